@@ -1,0 +1,48 @@
+"""Read and rewrite the text of a message's content, whichever of OpenAI's two shapes it has."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+TEXT_PART_TYPES = frozenset({"text", "input_text", "output_text"})
+IMAGE_PART_TYPES = frozenset({"image_url", "image", "input_image"})
+
+
+def part_text(part: object) -> str | None:
+    """The text of a content part (a bare string or a text part); ``None`` for images and others."""
+    if isinstance(part, str):
+        return part
+    if isinstance(part, Mapping) and part.get("type") in TEXT_PART_TYPES and isinstance(part.get("text"), str):
+        return str(part["text"])
+    return None
+
+
+def texts_of(content: object) -> Iterator[str]:
+    """Every text in ``content``: the string itself, or each text part of a list."""
+    if isinstance(content, str):
+        yield content
+    elif isinstance(content, list):
+        for part in content:
+            text = part_text(part)
+            if text is not None:
+                yield text
+
+
+def map_texts(message: Mapping[str, Any], rewrite: Callable[[str], str]) -> dict[str, Any]:
+    """A copy of ``message`` whose every text went through ``rewrite``; other parts are kept as they are."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return {**message, "content": rewrite(content)}
+    parts = [_rewrite_part(part, rewrite) for part in content or ()]
+    return {**message, "content": parts}
+
+
+def _rewrite_part(part: Any, rewrite: Callable[[str], str]) -> Any:
+    text = part_text(part)
+    if text is None:
+        return part
+    new_text = rewrite(text)
+    if new_text is text:
+        return part
+    return new_text if isinstance(part, str) else {**part, "text": new_text}

@@ -1,0 +1,65 @@
+"""Drop whole units, oldest first and in quantized blocks, and say so in one marker."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from ._draft import Draft, Entry, Request
+from ._notices import omitted_marker
+from ._units import Unit
+
+
+def drop_oldest(draft: Draft, request: Request, units: Sequence[Unit], target: int) -> Draft:
+    """Drop the oldest ``units`` until their current tokens, less the marker, reach ``target``."""
+    tokens = {entry.source: entry.tokens for entry in draft.entries}
+    count = units_worth(units, lambda index: tokens[index], target, request)
+    return drop_units(draft, request, units[:count])
+
+
+def units_worth(units: Sequence[Unit], size: Callable[[int], int], target: int, request: Request) -> int:
+    """How many of the oldest ``units`` must go to save ``target`` tokens, the marker paid for."""
+    if target <= 0:
+        return 0
+    saved = messages = 0
+    for count, unit in enumerate(units, start=1):
+        saved += sum(size(index) for index in unit)
+        messages += len(unit)
+        if saved - marker_entry(request, messages, count).tokens >= target:
+            return count
+    return len(units)
+
+
+def drop_units(draft: Draft, request: Request, units: Sequence[Unit]) -> Draft:
+    """
+    Remove ``units`` and put one marker where the first of them was.
+
+    Units are whole turns or assistant steps with their tool results, so no tool call is
+    ever separated from its results. The marker sits at the oldest gap, so everything
+    before it (system messages, and for ``auto`` the task) stays a stable prompt prefix.
+    """
+    gone = {index for unit in units for index in unit}
+    if not gone:
+        return draft
+    at = min(gone)
+    marker = marker_entry(request, len(gone), len(units))
+    entries: list[Entry] = []
+    for entry in draft.entries:
+        if entry.source == at:
+            entries.append(marker)
+        if entry.source not in gone:
+            entries.append(entry)
+    return Draft(
+        entries=tuple(entries),
+        fixed=draft.fixed,
+        elided=tuple(index for index in draft.elided if index not in gone),
+        dropped=tuple(sorted(gone)),
+        dropped_units=len(units),
+        cut=draft.cut,
+        marker=True,
+    )
+
+
+def marker_entry(request: Request, messages: int, units: int) -> Entry:
+    """The marker for this many dropped messages and units, with its token cost."""
+    marker = omitted_marker(messages, units)
+    return Entry(None, marker, request.counter.count_message(marker))

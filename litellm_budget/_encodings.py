@@ -1,0 +1,95 @@
+"""Load tiktoken encodings from files on disk only: the request path never downloads."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import threading
+import types
+from collections.abc import Iterable
+from pathlib import Path
+
+import tiktoken
+
+_loaded: dict[tuple[str, tuple[Path, ...]], tiktoken.Encoding | None] = {}
+_lock = threading.Lock()
+
+
+class EncodingUnavailableError(LookupError):
+    """The encoding's file is on none of the searched folders."""
+
+
+def search_dirs() -> list[Path]:
+    """
+    Folders that may hold tiktoken's cache files, in the order tiktoken itself would use.
+
+    LiteLLM ships cl100k_base, o200k_base and p50k_base in its ``tokenizers`` folder; it is
+    found without importing litellm, and without touching ``TIKTOKEN_CACHE_DIR``.
+    """
+    dirs = [os.environ.get(name) for name in ("TIKTOKEN_CACHE_DIR", "CUSTOM_TIKTOKEN_CACHE_DIR")]
+    found = [Path(d) for d in dirs if d]
+    bundled = _litellm_tokenizers_dir()
+    if bundled is not None:
+        found.append(bundled)
+    return found
+
+
+def load_offline(name: str, dirs: Iterable[Path] | None = None) -> tiktoken.Encoding | None:
+    """The encoding ``name`` built from local files, or ``None`` when they are missing."""
+    key = (name, tuple(search_dirs() if dirs is None else dirs))
+    with _lock:
+        if key not in _loaded:
+            _loaded[key] = _build(name, list(key[1]))
+        return _loaded[key]
+
+
+def _build(name: str, dirs: list[Path]) -> tiktoken.Encoding | None:
+    from tiktoken_ext import openai_public
+
+    constructor = getattr(openai_public, name, None)
+    if not isinstance(constructor, types.FunctionType):
+        return None
+
+    def read_local_ranks(url: str, expected_hash: str | None = None) -> dict[bytes, int]:
+        return _read_ranks(url, expected_hash, dirs)
+
+    # tiktoken's constructors know each encoding's pattern and special tokens but fetch the
+    # rank file over HTTP on a cache miss. Running the same code with a local-only reader in
+    # its globals keeps those definitions tiktoken's own while making a download impossible.
+    offline = types.FunctionType(
+        constructor.__code__,
+        {**vars(openai_public), "load_tiktoken_bpe": read_local_ranks},
+        constructor.__name__,
+    )
+    try:
+        params = offline()
+    except EncodingUnavailableError:
+        return None
+    return tiktoken.Encoding(**params)
+
+
+def _read_ranks(url: str, expected_hash: str | None, dirs: list[Path]) -> dict[bytes, int]:
+    file_name = hashlib.sha1(url.encode()).hexdigest()  # noqa: S324 - tiktoken's cache naming
+    for folder in dirs:
+        path = folder / file_name
+        if not path.is_file():
+            continue
+        data = path.read_bytes()
+        if expected_hash and hashlib.sha256(data).hexdigest() != expected_hash:
+            continue
+        return {
+            base64.b64decode(token): int(rank)
+            for token, rank in (line.split() for line in data.splitlines() if line)
+        }
+    raise EncodingUnavailableError(url)
+
+
+def _litellm_tokenizers_dir() -> Path | None:
+    import importlib.util
+
+    spec = importlib.util.find_spec("litellm")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(next(iter(spec.submodule_search_locations))) / "litellm_core_utils" / "tokenizers"
+    return folder if folder.is_dir() else None

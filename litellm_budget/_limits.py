@@ -1,0 +1,79 @@
+"""Budget arithmetic: the room held back for the answer, the safety margin, watermark and quantum."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from ._settings import BudgetSettings
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Limits:
+    """
+    The numbers a request is fitted against.
+
+    ``window``, ``reserve`` and ``margin`` are in the provider's tokens; ``budget``,
+    ``watermark`` and ``quantum`` in counted tokens (the provider's divided by ``ratio``),
+    which is what the policies compare message counts with.
+    """
+
+    window: int
+    reserve: int
+    margin: int
+    ratio: float
+    budget: int
+    watermark: int
+    quantum: int
+
+    def target(self, tokens: int) -> int:
+        """
+        Tokens to save from ``tokens``, rounded up to whole quanta.
+
+        Rounding makes the set of elided or dropped things identical across consecutive
+        turns of a growing conversation until it grows by another quantum, which keeps the
+        prompt prefix byte-stable for provider and KV caches.
+        """
+        if tokens <= self.watermark:
+            return 0
+        return math.ceil((tokens - self.watermark) / self.quantum) * self.quantum
+
+    def provider_tokens(self, counted: int) -> int:
+        """``counted`` tokens as the provider is expected to count them."""
+        return math.ceil(counted * self.ratio)
+
+
+def limits_for(window: int, max_tokens: int | None, settings: BudgetSettings, ratio: float = 1.0) -> Limits:
+    """Derive the limits of one request from its window, its ``max_tokens`` and the settings."""
+    margin = math.ceil(window * settings.safety_margin)
+    reserve = min(_wanted_reserve(window, max_tokens, settings), math.floor(window * settings.max_reserve_ratio))
+    budget = max(0, math.floor((window - reserve - margin) / ratio))
+    watermark = math.floor(budget * settings.watermark)
+    return Limits(
+        window=window,
+        reserve=reserve,
+        margin=margin,
+        ratio=ratio,
+        budget=budget,
+        watermark=watermark,
+        quantum=max(1, budget - watermark),
+    )
+
+
+def _wanted_reserve(window: int, max_tokens: int | None, settings: BudgetSettings) -> int:
+    if max_tokens is not None:
+        return max_tokens
+    if settings.response_reserve is not None:
+        return settings.response_reserve
+    if settings.policy == "elide":
+        return 0
+    share = math.floor(window * settings.reserve_ratio)
+    return max(settings.reserve_floor, min(settings.reserve_cap, share))
+
+
+def max_tokens_to_send(limits: Limits, max_tokens: int | None, prompt_tokens: int) -> int | None:
+    """The client's ``max_tokens``, lowered to the room left when prompt plus answer would overflow."""
+    if max_tokens is None:
+        return None
+    room = limits.window - limits.margin - limits.provider_tokens(prompt_tokens)
+    return max_tokens if max_tokens <= room else max(1, room)

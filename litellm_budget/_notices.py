@@ -1,0 +1,42 @@
+"""The words the model reads where something was taken out: information, never a task."""
+
+from __future__ import annotations
+
+TOOL_PLACEHOLDER = (
+    "[litellm_budget: this tool output was elided by the gateway to fit the context window. "
+    "Call the tool again if you need its content.]"
+)
+ASSISTANT_PLACEHOLDER = (
+    "[litellm_budget: the text of this earlier assistant message was elided by the gateway "
+    "to fit the context window.]"
+)
+NOTICE_PREFIX = "[litellm_budget:"
+
+
+def placeholder_for(role: str) -> str:
+    """The fixed placeholder for an elided message of ``role``."""
+    return ASSISTANT_PLACEHOLDER if role == "assistant" else TOOL_PLACEHOLDER
+
+
+def omitted_marker(messages: int, units: int) -> dict[str, str]:
+    """The one system message saying how much earlier conversation was dropped."""
+    noun = "message was" if messages == 1 else "messages were"
+    exchanges = "exchange" if units == 1 else "exchanges"
+    return {
+        "role": "system",
+        "content": (
+            f"[litellm_budget: {messages} earlier {noun} omitted from this conversation "
+            f"({units} {exchanges}) by the gateway to fit the context window. "
+            "The conversation continues below.]"
+        ),
+    }
+
+
+def cut_note(shown_head: int, shown_tail: int, total_chars: int) -> str:
+    """Stands between the head and the tail of a message that was cut to fit."""
+    omitted = total_chars - shown_head - shown_tail
+    return (
+        f"[litellm_budget: the gateway cut this message to fit the context window: it shows "
+        f"the first {shown_head} and the last {shown_tail} of {total_chars} characters; "
+        f"{omitted} characters in between were omitted.]"
+    )

@@ -1,0 +1,128 @@
+"""Every knob of the budget engine and the plugin, in one frozen value."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, get_args
+
+from ._types import PolicyName
+
+_POLICIES = frozenset(get_args(PolicyName))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class BudgetSettings:
+    """
+    How a request is fitted into its window. All defaults are the documented ones.
+
+    The same names are accepted by ``ContextBudget(...)``, by a deployment's
+    ``model_info: {litellm_budget: {...}}`` and, when the operator allows it, by a
+    request's ``metadata: {litellm_budget: {...}}``.
+    """
+
+    policy: PolicyName = "auto"
+    default_window: int | None = None
+    response_reserve: int | None = None
+    reserve_ratio: float = 0.25
+    reserve_floor: int = 256
+    reserve_cap: int = 8192
+    max_reserve_ratio: float = 0.5
+    safety_margin: float = 0.02
+    watermark: float = 0.75
+    protected_tail: int = 8
+    elide_min_tokens: int = 500
+    image_tokens: int = 765
+    token_ratios: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    fail_closed: bool = False
+    allow_request_overrides: bool = False
+    calibrate: bool = True
+    calibration_bounds: tuple[float, float] = (0.8, 2.0)
+    calibration_weight: float = 0.3
+
+    def __post_init__(self) -> None:
+        _check(self.policy in _POLICIES, "policy", f"one of {sorted(_POLICIES)}")
+        _check(_positive_or_none(self.default_window), "default_window", "a positive int or None")
+        _check(_non_negative_or_none(self.response_reserve), "response_reserve", "an int >= 0 or None")
+        _check(0 < self.reserve_ratio < 1, "reserve_ratio", "between 0 and 1")
+        _check(0 <= self.reserve_floor <= self.reserve_cap, "reserve_floor", "between 0 and reserve_cap")
+        _check(0 < self.max_reserve_ratio < 1, "max_reserve_ratio", "between 0 and 1")
+        _check(0 <= self.safety_margin < 0.5, "safety_margin", "between 0 and 0.5")
+        _check(0 < self.watermark < 1, "watermark", "between 0 and 1 (exclusive)")
+        _check(_non_negative_int(self.protected_tail), "protected_tail", "an int >= 0")
+        _check(_non_negative_int(self.elide_min_tokens), "elide_min_tokens", "an int >= 0")
+        _check(_non_negative_int(self.image_tokens), "image_tokens", "an int >= 0")
+        _check(all(r > 0 for r in self.token_ratios.values()), "token_ratios", "positive ratios")
+        low, high = self.calibration_bounds
+        _check(0 < low <= 1 <= high, "calibration_bounds", "(low <= 1 <= high), both positive")
+        _check(0 < self.calibration_weight <= 1, "calibration_weight", "in (0, 1]")
+        object.__setattr__(self, "token_ratios", MappingProxyType(dict(self.token_ratios)))
+
+    def updated(self, overrides: Mapping[str, Any]) -> BudgetSettings:
+        """
+        Return a copy with ``overrides`` applied, as read from YAML or JSON.
+
+        Raises:
+            ValueError: On an unknown key or a value of the wrong type.
+        """
+        if not overrides:
+            return self
+        known = {f.name: f for f in dataclasses.fields(self)}
+        unknown = sorted(set(overrides) - set(known))
+        if unknown:
+            msg = f"unknown litellm_budget setting(s) {unknown}; known: {sorted(known)}"
+            raise ValueError(msg)
+        values = {key: _coerce(key, getattr(self, key), value) for key, value in overrides.items()}
+        return dataclasses.replace(self, **values)
+
+    def ratio_for(self, model: str) -> float:
+        """The configured token ratio of ``model``, by full name, then without its provider."""
+        for name in (model, model.rsplit("/", 1)[-1]):
+            if name in self.token_ratios:
+                return self.token_ratios[name]
+        return 1.0
+
+
+def _coerce(key: str, current: object, value: object) -> object:
+    """Accept the value if it has the field's type; ints stand in for floats."""
+    if key == "calibration_bounds" and isinstance(value, list | tuple) and len(value) == 2:
+        return (float(value[0]), float(value[1]))
+    if key in {"default_window", "response_reserve"} and (value is None or _is_int(value)):
+        return value
+    if key == "token_ratios" and isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(current, bool):
+        ok = isinstance(value, bool)
+    elif isinstance(current, float):
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+    elif isinstance(current, int):
+        ok = _is_int(value)
+    else:
+        ok = isinstance(value, type(current))
+    if not ok:
+        msg = f"litellm_budget setting {key!r} must be like {current!r}, got {type(value).__name__}"
+        raise ValueError(msg)
+    return float(value) if isinstance(current, float) else value  # type: ignore[arg-type]
+
+
+def _check(ok: bool, field: str, expected: str) -> None:
+    if not ok:
+        msg = f"BudgetSettings.{field} must be {expected}"
+        raise ValueError(msg)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _non_negative_int(value: object) -> bool:
+    return _is_int(value) and value >= 0  # type: ignore[operator]
+
+
+def _positive_or_none(value: object) -> bool:
+    return value is None or (_is_int(value) and value > 0)  # type: ignore[operator]
+
+
+def _non_negative_or_none(value: object) -> bool:
+    return value is None or _non_negative_int(value)

@@ -1,0 +1,102 @@
+"""Decide whether a request is well-formed enough to trim safely, and say why not."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+SYSTEM_ROLES = frozenset({"system", "developer"})
+ANSWER_ROLES = frozenset({"tool", "function"})
+ROLES = SYSTEM_ROLES | ANSWER_ROLES | {"user", "assistant"}
+
+
+def unsupported_reason(messages: object, tools: object, max_tokens: object) -> str | None:
+    """
+    Why this request cannot be trimmed safely, or ``None`` when it can.
+
+    Trimming relies on OpenAI's shape: known roles, text or list content, and tool results
+    that each answer a call of the assistant message right before them. Anything else is
+    forwarded untouched, so the provider gives its own error, and the report says why.
+    """
+    if not isinstance(messages, list):
+        return f"messages is {type(messages).__name__}, not a list"
+    if tools is not None and not _is_list_of_mappings(tools):
+        return "tools is not a list of objects"
+    if max_tokens is not None and not (isinstance(max_tokens, int) and not isinstance(max_tokens, bool)):
+        return f"max_tokens is {type(max_tokens).__name__}, not an int"
+    if isinstance(max_tokens, int) and max_tokens < 0:
+        return "max_tokens is negative"
+    for index, message in enumerate(messages):
+        reason = _message_problem(message)
+        if reason is not None:
+            return f"message {index}: {reason}"
+    return _pairing_problem(messages)
+
+
+def role_of(message: Mapping[str, Any]) -> str:
+    """The message's role; callers validated it first."""
+    return str(message["role"])
+
+
+def _message_problem(message: object) -> str | None:
+    if not isinstance(message, Mapping):
+        return f"is {type(message).__name__}, not an object"
+    role = message.get("role")
+    if role not in ROLES:
+        return "has no role" if role is None else "has an unknown role"
+    content = message.get("content")
+    if content is not None and not isinstance(content, str) and not _is_content_list(content):
+        return f"content is {type(content).__name__}, not text or a list of parts"
+    calls = message.get("tool_calls")
+    if calls is not None and (role != "assistant" or not _are_tool_calls(calls)):
+        return "has malformed tool_calls"
+    if role == "tool" and not isinstance(message.get("tool_call_id"), str):
+        return "is a tool result without a tool_call_id"
+    return None
+
+
+def _pairing_problem(messages: Sequence[Mapping[str, Any]]) -> str | None:
+    """Every tool result answers an open call of the assistant just before it, and every call is answered."""
+    open_calls: set[str] = set()
+    answering = False
+    for index, message in enumerate(messages):
+        role = message["role"]
+        if role == "tool":
+            call_id = message["tool_call_id"]
+            if not answering or call_id not in open_calls:
+                return f"message {index}: tool result answers no open tool call"
+            open_calls.discard(call_id)
+            continue
+        if role == "function":
+            if not answering:
+                return f"message {index}: function result follows no assistant call"
+            continue
+        if open_calls:
+            return f"message {index}: follows an assistant tool call that was not answered"
+        answering = role == "assistant"
+        ids = [call["id"] for call in message.get("tool_calls") or ()]
+        if len(set(ids)) != len(ids):
+            return f"message {index}: duplicated tool_call ids"
+        open_calls = set(ids)
+    if open_calls:
+        return "the last assistant tool call was not answered"
+    return None
+
+
+def _is_list_of_mappings(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(item, Mapping) for item in value)
+
+
+def _is_content_list(content: object) -> bool:
+    if not isinstance(content, list):
+        return False
+    return all(isinstance(part, str) or (isinstance(part, Mapping) and isinstance(part.get("type"), str)) for part in content)
+
+
+def _are_tool_calls(calls: object) -> bool:
+    if not isinstance(calls, list):
+        return False
+    return all(
+        isinstance(call, Mapping) and isinstance(call.get("id"), str) and isinstance(call.get("function"), Mapping)
+        for call in calls
+    )

@@ -1,0 +1,183 @@
+"""Count requests in the model's own tokens, memoized per text so a growing history costs only its news."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import structlog
+
+from ._content import IMAGE_PART_TYPES, part_text
+from ._encodings import load_offline
+from ._lru import BoundedLRU
+from ._types import Message, TokenCounter, Tools
+
+log = structlog.get_logger("litellm_budget")
+
+# OpenAI's accounting, as LiteLLM's token_counter applies it: every message pays 3 tokens of
+# framing, a ``name`` one more, every reply is primed with 3, and a tools schema costs 9 extra.
+MESSAGE_OVERHEAD = 3
+NAME_OVERHEAD = 1
+REPLY_PRIMING = 3
+TOOLS_OVERHEAD = 9
+
+# tiktoken's BPE is quadratic in the length of one regex piece (a megabyte of "=" takes
+# minutes), so long texts are counted in chunks cut at whitespace: linear, and exact to within
+# a token per chunk.
+CHUNK_CHARS = 2048
+# Texts up to this length are cache keys themselves; longer ones are keyed by length and hash,
+# which bounds the cache's memory at max_entries * this many characters.
+EXACT_KEY_CHARS = 256
+# Without a tokenizer, a UTF-8 byte count over this divisor over-estimates every encoding we
+# ship on code, prose and CJK text alike (see tests/test_tokens.py), so budgets stay safe.
+ESTIMATE_BYTES_PER_TOKEN = 3.0
+
+_O200K_MODELS = re.compile(r"^(chatgpt-4o|gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|gpt-oss|o1|o3|o4)(?![0-9])")
+
+_text_counts: BoundedLRU[int] = BoundedLRU(65_536)
+_counters: dict[tuple[str, int], TokenCounter] = {}
+_counters_lock = threading.Lock()
+
+
+def encoding_name_for(model: str) -> str:
+    """The tiktoken encoding of ``model``; the provider prefix does not matter."""
+    base = model.rsplit("/", 1)[-1].lower()
+    return "o200k_base" if _O200K_MODELS.match(base) else "cl100k_base"
+
+
+def counter_for(model: str, *, image_tokens: int = 765) -> TokenCounter:
+    """A shared counter for ``model``; falls back to an estimate when the encoding is missing."""
+    encoding_name = encoding_name_for(model)
+    key = (encoding_name, image_tokens)
+    with _counters_lock:
+        counter = _counters.get(key)
+        if counter is None:
+            counter = _make_counter(encoding_name, image_tokens)
+            _counters[key] = counter
+        return counter
+
+
+def reset_counters() -> None:
+    """Forget loaded counters and memoized counts (tests, and after fixing a broken install)."""
+    with _counters_lock:
+        _counters.clear()
+    _text_counts.clear()
+
+
+def _make_counter(encoding_name: str, image_tokens: int) -> TokenCounter:
+    encoding = load_offline(encoding_name)
+    if encoding is not None:
+        return MemoCounter(f"tiktoken:{encoding_name}", _chunked(encoding.encode_ordinary), image_tokens)
+    log.warning(
+        "tokenizer_unavailable",
+        encoding=encoding_name,
+        fallback="estimate",
+        bytes_per_token=ESTIMATE_BYTES_PER_TOKEN,
+    )
+    return MemoCounter("estimate", estimate_tokens, image_tokens)
+
+
+def estimate_tokens(text: str) -> int:
+    """A deliberately high guess from the UTF-8 size, for when no tokenizer can be loaded."""
+    return math.ceil(len(text.encode("utf-8", "surrogatepass")) / ESTIMATE_BYTES_PER_TOKEN)
+
+
+def _chunked(encode: Callable[[str], list[int]]) -> Callable[[str], int]:
+    def count(text: str) -> int:
+        if len(text) <= CHUNK_CHARS:
+            return len(encode(text))
+        return sum(len(encode(chunk)) for chunk in split_chunks(text))
+
+    return count
+
+
+def split_chunks(text: str, size: int = CHUNK_CHARS) -> Iterable[str]:
+    """Cut ``text`` into pieces of at most ``size`` characters, preferably at whitespace."""
+    start = 0
+    while start < len(text):
+        end = min(start + size, len(text))
+        if end < len(text):
+            space = max(text.rfind(" ", start + size // 2, end), text.rfind("\n", start + size // 2, end))
+            end = space if space > start else end
+        yield text[start:end]
+        start = end
+
+
+class MemoCounter:
+    """Counts messages the way LiteLLM's ``token_counter`` does, remembering every text it saw."""
+
+    __slots__ = ("_measure", "image_tokens", "name")
+
+    def __init__(self, name: str, measure: Callable[[str], int], image_tokens: int) -> None:
+        self.name = name
+        self._measure = measure
+        self.image_tokens = image_tokens
+
+    def count_text(self, text: str) -> int:
+        """Tokens of ``text``, from the shared memo when it was seen before."""
+        key = (self.name, text if len(text) <= EXACT_KEY_CHARS else (len(text), hash(text)))
+        count = _text_counts.get(key)
+        if count is None:
+            count = self._measure(text)
+            _text_counts.put(key, count)
+        return count
+
+    def count_message(self, message: Message) -> int:
+        """Tokens of one message: framing, every string field, content parts and tool calls."""
+        total = MESSAGE_OVERHEAD
+        for key, value in message.items():
+            if value is None:
+                continue
+            if isinstance(value, str):
+                total += self.count_text(value) + (NAME_OVERHEAD if key == "name" else 0)
+            elif key == "content":
+                total += self.count_content(value)
+            elif key in {"tool_calls", "function_call"}:
+                total += self._count_calls(value)
+        return total
+
+    def count_content(self, content: object) -> int:
+        """Tokens of a message's content in any shape; unknown parts count as their JSON."""
+        if isinstance(content, str):
+            return self.count_text(content)
+        if isinstance(content, list):
+            return sum(self._count_part(part) for part in content)
+        return self.count_text(_as_json(content))
+
+    def count_tools(self, tools: Tools | None) -> int:
+        """The reply priming every request pays, plus the ``tools`` schema when there is one."""
+        if not tools:
+            return REPLY_PRIMING
+        return REPLY_PRIMING + TOOLS_OVERHEAD + self.count_text(_as_json(tools))
+
+    def _count_part(self, part: object) -> int:
+        text = part_text(part)
+        if text is not None:
+            return self.count_text(text)
+        if isinstance(part, Mapping) and part.get("type") in IMAGE_PART_TYPES:
+            return self.image_tokens
+        return self.count_text(_as_json(part))
+
+    def _count_calls(self, calls: object) -> int:
+        if isinstance(calls, Mapping):
+            calls = [{"function": calls}]
+        if not isinstance(calls, list):
+            return self.count_text(_as_json(calls))
+        total = 0
+        for call in calls:
+            function = call.get("function") if isinstance(call, Mapping) else None
+            if not isinstance(function, Mapping):
+                total += self.count_text(_as_json(call))
+                continue
+            for field in ("name", "arguments"):
+                value = function.get(field)
+                total += self.count_text(value if isinstance(value, str) else _as_json(value))
+        return total
+
+
+def _as_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str, ensure_ascii=False)
