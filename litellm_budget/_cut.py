@@ -44,17 +44,30 @@ def _cuttable(draft: Draft) -> list[tuple[int, Entry]]:
 
 
 def _cut_entry(entry: Entry, allowed: int, request: Request) -> Entry:
-    """The entry with its largest text cut until the message costs at most ``allowed`` tokens."""
-    text = max(texts_of(entry.message.get("content")), key=len)
-    keep = int(len(text) * max(0, allowed) / max(1, entry.tokens))
+    """The entry with its texts cut, largest first, until the message costs at most ``allowed``."""
+    for text in sorted(texts_of(entry.message.get("content")), key=len, reverse=True):
+        if entry.tokens <= allowed:
+            break
+        entry = _cut_text(entry, text, allowed, request)
+    return entry
+
+
+def _cut_text(entry: Entry, text: str, allowed: int, request: Request) -> Entry:
+    """Keep the head and tail of ``text``, shrinking until the message fits or only the note is left."""
+    text_tokens = request.counter.count_text(text)
+    room = allowed - (entry.tokens - text_tokens)
+    keep = int(len(text) * max(0, room) / max(1, text_tokens))
     while True:
-        shortened = _head_and_tail(text, keep)
-        message = map_texts(entry.message, lambda t: shortened if t is text else t)
+        message = _with_text(entry, text, _head_and_tail(text, keep))
         tokens = request.counter.count_message(message)
         if tokens <= allowed or keep == 0:
             return Entry(entry.source, message, tokens)
         over_share = (tokens - allowed) / max(1, tokens)
         keep = max(0, min(keep - max(1, int(keep * _MIN_SHRINK)), int(keep * (1 - over_share))))
+
+
+def _with_text(entry: Entry, old: str, new: str) -> dict[str, object]:
+    return map_texts(entry.message, lambda text: new if text is old else text)
 
 
 def _head_and_tail(text: str, keep: int) -> str:

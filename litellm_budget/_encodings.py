@@ -79,8 +79,7 @@ def _read_ranks(url: str, expected_hash: str | None, dirs: list[Path]) -> dict[b
         if expected_hash and hashlib.sha256(data).hexdigest() != expected_hash:
             continue
         return {
-            base64.b64decode(token): int(rank)
-            for token, rank in (line.split() for line in data.splitlines() if line)
+            base64.b64decode(token): int(rank) for token, rank in (line.split() for line in data.splitlines() if line)
         }
     raise EncodingUnavailableError(url)
 

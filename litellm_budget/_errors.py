@@ -32,7 +32,7 @@ def context_window_exceeded(report: BudgetReport, *, llm_provider: str | None = 
     error.param = "messages"
     error.code = "context_length_exceeded"
     error.provider_specific_fields = {"litellm_budget": report.as_dict()}
-    error.report = report  # type: ignore[attr-defined]
+    error.report = report
     return error
 
 

@@ -144,9 +144,7 @@ def _fitted(request: Request, draft: Draft, max_tokens: int | None, started: flo
 def _untouched(messages: Any, max_tokens: Any, started: float, **fields: Any) -> Fitted:
     """Forward exactly what came in: a non-list stays the very same object."""
     count = len(messages) if isinstance(messages, list) else 0
-    report = BudgetReport(
-        **fields, messages_before=count, messages_after=count, duration_ms=_elapsed_ms(started)
-    )
+    report = BudgetReport(**fields, messages_before=count, messages_after=count, duration_ms=_elapsed_ms(started))
     same = list(messages) if isinstance(messages, list) else messages
     return Fitted(messages=same, max_tokens=max_tokens, report=report)
 

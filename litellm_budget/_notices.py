@@ -7,8 +7,7 @@ TOOL_PLACEHOLDER = (
     "Call the tool again if you need its content.]"
 )
 ASSISTANT_PLACEHOLDER = (
-    "[litellm_budget: the text of this earlier assistant message was elided by the gateway "
-    "to fit the context window.]"
+    "[litellm_budget: the text of this earlier assistant message was elided by the gateway to fit the context window.]"
 )
 NOTICE_PREFIX = "[litellm_budget:"
 

@@ -73,5 +73,14 @@ def format_ranges(indices: Iterable[int]) -> str:
     return ",".join(parts)
 
 
+def parse_ranges(ranges: str) -> list[int]:
+    """The inverse of ``format_ranges``: ``"1-3,7"`` becomes ``[1, 2, 3, 7]``."""
+    indices: list[int] = []
+    for part in filter(None, ranges.split(",")):
+        start, _, end = part.partition("-")
+        indices.extend(range(int(start), int(end or start) + 1))
+    return indices
+
+
 def _span(start: int, end: int | None) -> str:
     return str(start) if end == start else f"{start}-{end}"

@@ -73,7 +73,7 @@ class BudgetSettings:
         if unknown:
             msg = f"unknown litellm_budget setting(s) {unknown}; known: {sorted(known)}"
             raise ValueError(msg)
-        values = {key: _coerce(key, getattr(self, key), value) for key, value in overrides.items()}
+        values: dict[str, Any] = {key: _coerce(key, getattr(self, key), value) for key, value in overrides.items()}
         return dataclasses.replace(self, **values)
 
     def ratio_for(self, model: str) -> float:

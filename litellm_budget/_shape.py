@@ -90,7 +90,9 @@ def _is_list_of_mappings(value: object) -> bool:
 def _is_content_list(content: object) -> bool:
     if not isinstance(content, list):
         return False
-    return all(isinstance(part, str) or (isinstance(part, Mapping) and isinstance(part.get("type"), str)) for part in content)
+    return all(
+        isinstance(part, str) or (isinstance(part, Mapping) and isinstance(part.get("type"), str)) for part in content
+    )
 
 
 def _are_tool_calls(calls: object) -> bool:

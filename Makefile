@@ -1,0 +1,35 @@
+# Two commands do all set-up on a fresh machine with only python3:
+#   make demo   - venv, install, real LiteLLM proxy on 127.0.0.1, replay a built-in agent session
+#   make test   - venv, install, the default test run
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+export LITELLM_LOCAL_MODEL_COST_MAP := True
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: install demo test lint bench clean
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+install: $(BIN)/.installed
+
+demo: install
+	$(BIN)/python examples/demo.py
+
+test: install
+	$(BIN)/python -m pytest
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+bench: install
+	$(BIN)/python benchmarks/bench_fit.py
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info

@@ -1,0 +1,54 @@
+"""Small builders for OpenAI-format conversations used across the tests."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+_ids = itertools.count()
+
+# Each of these words is one token in both cl100k_base and o200k_base, after a space.
+WORDS = "the and of to in is it that for on with as".split()
+
+
+def text(tokens: int, seed: int = 0) -> str:
+    """Exactly ``tokens`` tokens of words, varied by ``seed`` so texts differ."""
+    return " ".join(WORDS[(seed + i * 5) % len(WORDS)] for i in range(tokens))
+
+
+def system(content: str = "You are a careful agent.") -> dict[str, Any]:
+    return {"role": "system", "content": content}
+
+
+def user(content: str = "Please fix the bug.") -> dict[str, Any]:
+    return {"role": "user", "content": content}
+
+
+def assistant(content: str | None = "Let me look.") -> dict[str, Any]:
+    return {"role": "assistant", "content": content}
+
+
+def tool_step(output_tokens: int, *, thought: str = "Running a command.", seed: int = 0) -> list[dict[str, Any]]:
+    """One agent step: an assistant tool call and the tool's result of about ``output_tokens``."""
+    call_id = f"call_{next(_ids)}"
+    call = {"id": call_id, "type": "function", "function": {"name": "bash", "arguments": '{"command": "ls"}'}}
+    return [
+        {"role": "assistant", "content": thought, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": call_id, "content": text(output_tokens, seed)},
+    ]
+
+
+def agent_session(steps: int, output_tokens: int = 800, *, question: str = "Fix the failing test.") -> list[dict[str, Any]]:
+    """A system prompt, one task, then ``steps`` tool steps."""
+    messages = [system(), user(question)]
+    for step in range(steps):
+        messages += tool_step(output_tokens, seed=step)
+    return messages
+
+
+def chat_session(turns: int, answer_tokens: int = 300) -> list[dict[str, Any]]:
+    """A plain chat: ``turns`` user questions, each answered, ending on a question."""
+    messages = [system()]
+    for turn in range(turns):
+        messages += [user(f"Question {turn}?"), assistant(text(answer_tokens, turn))]
+    return [*messages, user("And the last question?")]

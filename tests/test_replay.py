@@ -1,0 +1,55 @@
+"""Every request of the real agent sessions, at 8k, 16k and 32k, under every policy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import litellm
+import pytest
+
+from litellm_budget import BudgetSettings
+from litellm_budget._fit import fit_request
+from litellm_budget._notices import NOTICE_PREFIX
+from litellm_budget._shape import SYSTEM_ROLES, unsupported_reason
+from litellm_budget._tokens import counter_for
+from tests.conftest import session_requests
+
+pytestmark = pytest.mark.sessions
+COUNTER = counter_for("gpt-4o")
+
+
+def _silent_changes(before: list[dict[str, Any]], after: list[dict[str, Any]], dropped: int) -> int:
+    """Messages changed or dropped without a notice the model can read."""
+    originals = {id(m) for m in before}
+    changed = [m for m in after if id(m) not in originals]
+    silent = sum(1 for m in changed if NOTICE_PREFIX not in str(m.get("content")))
+    has_marker = any(m["role"] == "system" and NOTICE_PREFIX in str(m.get("content")) for m in changed)
+    return silent + (1 if dropped and not has_marker else 0)
+
+
+@pytest.mark.parametrize("window", [8000, 16_000, 32_000])
+@pytest.mark.parametrize("policy", ["auto", "plan", "elide"])
+def test_replay(sessions: dict[str, list[dict[str, Any]]], policy: str, window: int) -> None:
+    """0 overflow by litellm.token_counter, 0 invalid pairs, 0 silent changes; auto rejects only the unfittable."""
+    options = BudgetSettings(policy=policy)  # type: ignore[arg-type]
+    overflow = invalid = silent = rejected = fitted = 0
+    for messages in sessions.values():
+        for request in session_requests(messages):
+            result = fit_request(request, model="gpt-4o", window=window, settings=options)
+            report = result.report
+            if report.action == "rejected":
+                rejected += 1
+                if policy == "auto":
+                    systems = [m for m in request if m["role"] in SYSTEM_ROLES]
+                    assert COUNTER.count_tools(None) + sum(map(COUNTER.count_message, [*systems, request[-1]])) > report.budget
+                continue
+            fitted += 1
+            prompt = litellm.token_counter(model="gpt-4o", messages=result.messages)
+            overflow += prompt + (result.max_tokens or 0) > window or prompt > window - report.reserve
+            invalid += unsupported_reason(result.messages, None, None) is not None
+            silent += _silent_changes(request, result.messages, report.dropped_messages)
+
+    assert fitted > 0
+    assert (overflow, invalid, silent) == (0, 0, 0)
+    if policy != "elide":
+        assert rejected == 0

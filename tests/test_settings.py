@@ -1,0 +1,54 @@
+"""BudgetSettings: defaults, validation and overrides read from YAML or JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from litellm_budget import BudgetSettings
+
+
+class TestSettings:
+    def test_documented_defaults(self) -> None:
+        """The defaults are the documented ones."""
+        settings = BudgetSettings()
+
+        assert (settings.policy, settings.protected_tail, settings.elide_min_tokens) == ("auto", 8, 500)
+        assert (settings.watermark, settings.safety_margin) == (0.75, 0.02)
+        assert (settings.reserve_ratio, settings.reserve_floor, settings.reserve_cap) == (0.25, 256, 8192)
+        assert settings.fail_closed is False
+        assert settings.allow_request_overrides is False
+
+    @pytest.mark.parametrize(
+        "kwargs",
+        [{"policy": "nope"}, {"watermark": 1.0}, {"protected_tail": -1}, {"default_window": 0}, {"token_ratios": {"m": 0}}],
+        ids=["policy", "watermark", "tail", "window", "ratio"],
+    )
+    def test_invalid_values_name_the_field(self, kwargs: dict[str, Any]) -> None:
+        """A bad value raises ValueError naming the field."""
+        with pytest.raises(ValueError, match=next(iter(kwargs))):
+            BudgetSettings(**kwargs)
+
+    def test_updated_from_yaml_like_values(self) -> None:
+        """Overrides accept ints for floats and lists for pairs; the original is unchanged."""
+        base = BudgetSettings()
+
+        updated = base.updated({"policy": "plan", "watermark": 1 / 2, "default_window": 4096, "calibration_bounds": [0.9, 1.5]})
+
+        assert (updated.policy, updated.watermark, updated.default_window) == ("plan", 0.5, 4096)
+        assert updated.calibration_bounds == (0.9, 1.5)
+        assert base.policy == "auto"
+
+    @pytest.mark.parametrize("overrides", [{"nope": 1}, {"protected_tail": "8"}, {"fail_closed": 1}])
+    def test_updated_rejects_unknown_keys_and_wrong_types(self, overrides: dict[str, Any]) -> None:
+        """Unknown keys and wrong types are refused with a clear message."""
+        with pytest.raises(ValueError, match="litellm_budget setting"):
+            BudgetSettings().updated(overrides)
+
+    def test_ratio_by_full_or_bare_name(self) -> None:
+        """Token ratios are looked up by the model's full name, then without its provider."""
+        settings = BudgetSettings(token_ratios={"claude-sonnet-4-5": 1.2})
+
+        assert settings.ratio_for("anthropic/claude-sonnet-4-5") == 1.2
+        assert settings.ratio_for("gpt-4o") == 1.0
