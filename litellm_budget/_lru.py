@@ -31,6 +31,11 @@ class BoundedLRU(Generic[_V]):
                 self._data.move_to_end(key)
             return value
 
+    def pop(self, key: Hashable) -> _V | None:
+        """Remove and return the value under ``key``; ``None`` if absent."""
+        with self._lock:
+            return self._data.pop(key, None)
+
     def put(self, key: Hashable, value: _V) -> None:
         """Store ``value``, evicting the least recently used entry when full."""
         with self._lock:

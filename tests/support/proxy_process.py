@@ -30,7 +30,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 import httpx
 import yaml
@@ -200,9 +203,7 @@ def _child_env(extra: dict[str, str] | None) -> dict[str, str]:
     env["NO_PROXY"] = env["no_proxy"] = ",".join(
         p for p in (env.get("NO_PROXY"), no_proxy) if p
     )
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(REPO_ROOT), env.get("PYTHONPATH")) if p
-    )
+    # No repo root on PYTHONPATH: the proxy must find litellm_budget as an installed package.
     if extra:
         env.update({k: str(v) for k, v in extra.items()})
     return env
@@ -221,7 +222,7 @@ def start_proxy(
     """Start ``litellm --config ... --host 127.0.0.1 --port N`` and wait until it answers.
 
     cwd is ``tmp_path`` and output goes to ``tmp_path/proxy.log``. The child env is ours plus
-    LITELLM_LOCAL_MODEL_COST_MAP=True, NO_PROXY for loopback, the repo root on PYTHONPATH,
+    LITELLM_LOCAL_MODEL_COST_MAP=True, NO_PROXY for loopback,
     then ``env``. Raises :class:`ProxyStartError` with the log tail if the process exits or is
     not ready within ``timeout`` seconds.
     """

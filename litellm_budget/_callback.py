@@ -1,0 +1,250 @@
+"""The LiteLLM adapter: extract, call the core, publish the report, return. Nothing more."""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable, Mapping, MutableMapping
+from pathlib import Path
+from typing import Any, NamedTuple, TypeVar, final
+
+import structlog
+from litellm.integrations.custom_logger import CustomLogger
+
+from . import _litellm_request as req
+from ._errors import context_window_exceeded, provider_of
+from ._fit import Fitted, fit_request
+from ._lru import BoundedLRU
+from ._observe import headers_for, publish, report_in
+from ._settings import BudgetSettings
+from ._targets import Target, deployment_target, group_target, has_fallbacks, with_request_overrides
+
+log = structlog.get_logger("litellm_budget")
+_T = TypeVar("_T")
+
+
+@final
+class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped to mypy here
+    """
+    Keeps every chat request inside its model's window; register an instance as a callback.
+
+    Keyword arguments are ``BudgetSettings`` knobs. They override the proxy's
+    ``callback_settings: {litellm_budget: {...}}``, which override the defaults.
+    The hooks are defined on this class itself, not inherited, because the proxy calls
+    ``async_pre_call_hook`` and the headers hook only on classes that define them.
+    """
+
+    def __init__(self, **knobs: Any) -> None:
+        super().__init__()
+        BudgetSettings().updated(knobs)  # fail at start-up, not on the first request
+        self._knobs = knobs
+        # Fits already done for a request (by litellm_call_id and by its metadata dict, which
+        # LiteLLM shares between hooks), so retries, fallbacks and the proxy's later hooks
+        # neither redo the work nor log it twice.
+        self._done: BoundedLRU[tuple[_Record, ...]] = BoundedLRU(8192)
+        # Caller lists trimmed in place for the Router's window check, restored before the call.
+        self._lent: BoundedLRU[tuple[list[Any], list[Any]]] = BoundedLRU(1024)
+
+    @property
+    def settings(self) -> BudgetSettings:
+        """Defaults, then the proxy's ``callback_settings.litellm_budget``, then this instance's knobs."""
+        import litellm
+
+        from_config = (getattr(litellm, "callback_settings", None) or {}).get("litellm_budget") or {}
+        return BudgetSettings().updated(from_config).updated(self._knobs)
+
+    async def async_pre_call_hook(
+        self, user_api_key_dict: Any, cache: Any, data: dict[str, Any], call_type: Any
+    ) -> dict[str, Any]:
+        """Proxy, before routing: fit the group's smallest window, so routing sees the fitted request."""
+        if req.is_chat(call_type) and isinstance(data.get("messages"), list):
+            self._guarded("async_pre_call_hook", lambda: self._fit_group(data), None)
+        return data
+
+    async def async_filter_deployments(
+        self,
+        model: str,
+        healthy_deployments: list[Any],
+        messages: list[Any] | None,
+        request_kwargs: dict[str, Any] | None = None,
+        parent_otel_span: Any = None,
+    ) -> list[Any]:
+        """Router, before its own window check: fit in place, so ``enable_pre_call_checks`` keeps deployments."""
+        if isinstance(messages, list) and messages:
+            self._guarded(
+                "async_filter_deployments",
+                lambda: self._fit_in_place(model, healthy_deployments, messages, request_kwargs or {}),
+                None,
+            )
+        return healthy_deployments
+
+    async def async_pre_call_deployment_hook(self, kwargs: dict[str, Any], call_type: Any) -> dict[str, Any] | None:
+        """SDK, Router and proxy, after a deployment is chosen: fit its window, or raise for fallbacks."""
+        if not req.is_chat(call_type) or not isinstance(kwargs.get("messages"), list):
+            return None
+        return self._guarded("async_pre_call_deployment_hook", lambda: self._fit_deployment(kwargs), None)
+
+    async def async_post_call_response_headers_hook(
+        self,
+        data: dict[str, Any],
+        user_api_key_dict: Any,
+        response: Any,
+        request_headers: dict[str, str] | None = None,
+        litellm_call_info: dict[str, Any] | None = None,
+    ) -> dict[str, str] | None:
+        """Proxy: ``x-litellm-budget-*`` headers from the report the pre-call hooks left."""
+        report = report_in(data.get("metadata")) or report_in(data.get("litellm_metadata"))
+        return headers_for(report) if report is not None else None
+
+    def _fit_group(self, data: dict[str, Any]) -> None:
+        from litellm.proxy import proxy_server
+
+        router = proxy_server.llm_router
+        group = str(data.get("model"))
+        deployments = (router.get_model_list(model_name=group) if router is not None else None) or []
+        target = group_target(group, deployments, self.settings)
+        if target is None:
+            return  # no window known before routing: the deployment hook decides
+        metadata = req.metadata_of(data)
+        target = with_request_overrides(target, metadata)
+        fitted = self._fit(
+            data, target, hook="async_pre_call_hook", metadata=metadata, defer=has_fallbacks(group, data, router)
+        )
+        if fitted is None:
+            return
+        if fitted.report.action == "rejected":
+            raise context_window_exceeded(fitted.report, llm_provider=provider_of(target.model))
+        req.apply(data, fitted)
+
+    def _fit_in_place(
+        self, model: str, deployments: list[Any], messages: list[Any], request_kwargs: dict[str, Any]
+    ) -> None:
+        target = group_target(model, deployments, self.settings)
+        if target is None:
+            return
+        metadata = request_kwargs.get("metadata")
+        request = {**request_kwargs, "messages": messages}
+        fitted = self._fit(request, target, hook="async_filter_deployments", metadata=_mutable(metadata), defer=True)
+        if fitted is not None and fitted.report.action == "trimmed":
+            # LiteLLM hands over the caller's own list and checks windows on it next, so it is
+            # trimmed in place; the deployment hook puts the caller's messages back.
+            if metadata is not None:
+                self._lent.put(id(metadata), (messages, list(messages)))
+            messages[:] = fitted.messages
+
+    def _fit_deployment(self, kwargs: dict[str, Any]) -> dict[str, Any] | None:
+        metadata = req.metadata_of(kwargs)
+        self._give_back(metadata, kwargs["messages"])
+        target = deployment_target(kwargs, self.settings)
+        fitted = self._fit(kwargs, target, hook="async_pre_call_deployment_hook", metadata=metadata)
+        if fitted is None:
+            return kwargs
+        if fitted.report.action == "rejected":
+            raise context_window_exceeded(fitted.report, llm_provider=_provider(kwargs))
+        req.apply(kwargs, fitted)
+        return kwargs
+
+    def _give_back(self, metadata: Mapping[str, Any], messages: list[Any]) -> None:
+        lent = self._lent.pop(id(metadata))
+        if lent is not None and lent[0] is not messages:
+            lent[0][:] = lent[1]
+
+    def _fit(
+        self,
+        request: Mapping[str, Any],
+        target: Target,
+        *,
+        hook: str,
+        metadata: MutableMapping[str, Any] | None,
+        defer: bool = False,
+    ) -> Fitted | None:
+        """
+        Fit unless this request already has a fit as good; publish every new outcome once.
+
+        With ``defer``, a rejection is left to a later hook (the chosen deployment may be
+        bigger, or a fallback may take it): it is logged as deferred, and ``None`` returned.
+        """
+        messages = request["messages"]
+        call_id = str(request.get("litellm_call_id") or "")
+        _, max_tokens = req.max_tokens_of(request)
+        wanted = _Record(target.window or 0, target.settings.policy, req.fingerprint(messages), hash(max_tokens))
+        keys = [key for key in (call_id, id(metadata) if metadata is not None else None) if key]
+        done = tuple(record for key in keys for record in self._done.get(key) or ())
+        if any(record.covers(wanted) for record in done):
+            return None
+        fitted = fit_request(
+            messages,
+            model=target.model,
+            window=target.window,
+            tools=request.get("tools"),
+            max_tokens=max_tokens,
+            settings=target.settings,
+        )
+        if target.refused:
+            log.warning("request_override_refused", keys=list(target.refused), model_group=target.group, hook=hook)
+        if defer and fitted.report.action == "rejected":
+            log.info("rejection_deferred", hook=hook, model_group=target.group, window=fitted.report.window)
+            return None
+        publish(fitted.report, metadata, hook=hook, model_group=target.group, litellm_call_id=call_id or None)
+        if fitted.report.action != "rejected":
+            after = _Record(
+                fitted.report.window or 0,
+                target.settings.policy,
+                req.fingerprint(fitted.messages),
+                hash(fitted.max_tokens),
+            )
+            for key in keys:
+                self._done.put(key, (*done, wanted, after))
+        return fitted
+
+    def _guarded(self, hook: str, work: Callable[[], _T], fallback: _T) -> _T:
+        """Fail open: a bug of ours logs an error and forwards the request untouched."""
+        import litellm
+
+        try:
+            return work()
+        except litellm.ContextWindowExceededError:
+            raise
+        # The one broad except of the package: the plugin must never be why a request fails,
+        # unless the operator asked for fail_closed.
+        except Exception as exc:
+            log.error("hook_failed", hook=hook, error_type=type(exc).__name__, where=_where(exc))
+            if self.settings.fail_closed:
+                raise
+            return fallback
+
+
+class _Record(NamedTuple):
+    """One fit of a request: the window it was for and the shape of the messages involved."""
+
+    window: int
+    policy: str
+    shape: int
+    max_tokens: int
+
+    def covers(self, wanted: _Record) -> bool:
+        """The same messages already fit a window no larger than the one wanted now."""
+        same = (self.policy, self.shape, self.max_tokens) == (wanted.policy, wanted.shape, wanted.max_tokens)
+        return same and 0 < self.window <= (wanted.window or self.window)
+
+
+def _mutable(metadata: object) -> MutableMapping[str, Any] | None:
+    return metadata if isinstance(metadata, MutableMapping) else None
+
+
+def _provider(kwargs: Mapping[str, Any]) -> str | None:
+    info = kwargs.get("litellm_call_info") or {}
+    provider = info.get("custom_llm_provider") if isinstance(info, Mapping) else None
+    return str(provider) if provider else None
+
+
+def _where(exc: BaseException) -> str:
+    """``file:line`` of the innermost frame: enough to find the bug, nothing from the request."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return "?"
+    frame = frames[-1]
+    return f"{Path(frame.filename).name}:{frame.lineno}"
+
+
+#: The instance ``litellm_settings: {callbacks: ["litellm_budget.handler"]}`` resolves to.
+handler = ContextBudget()

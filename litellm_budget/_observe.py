@@ -1,0 +1,75 @@
+"""Where a report goes: one structlog event, LiteLLM's metadata, response headers and metrics."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, MutableMapping
+from typing import Any
+
+import structlog
+
+from ._metrics import record_metrics
+from ._report import BudgetReport
+
+log = structlog.get_logger("litellm_budget")
+
+#: One stable event name per action, so dashboards can count them.
+EVENTS = {
+    "passthrough": "request_passed_through",
+    "trimmed": "request_trimmed",
+    "rejected": "request_rejected",
+    "unsupported": "request_unsupported",
+    "unknown_window": "window_unknown",
+}
+_LEVELS = {
+    "trimmed": "info",
+    "passthrough": "info",
+    "rejected": "warning",
+    "unsupported": "warning",
+    "unknown_window": "warning",
+}
+REPORT_KEY = "litellm_budget"
+HEADER_PREFIX = "x-litellm-budget-"
+
+
+def publish(report: BudgetReport, metadata: MutableMapping[str, Any] | None, **context: Any) -> None:
+    """Log the report once, put it where LiteLLM's loggers and headers can see it, count it."""
+    getattr(log, _LEVELS[report.action])(EVENTS[report.action], **context, **report.as_dict())
+    if metadata is not None:
+        record_in_metadata(metadata, report)
+    record_metrics(report, str(context.get("model_group") or report.model))
+
+
+def record_in_metadata(metadata: MutableMapping[str, Any], report: BudgetReport) -> None:
+    """
+    Merge the report into ``spend_logs_metadata``: the one metadata key LiteLLM keeps in the
+    StandardLoggingPayload, the spend logs and the Admin UI. Flat string copies of action
+    and policy serve as ``custom_prometheus_metadata_labels``.
+    """
+    existing = metadata.get("spend_logs_metadata")
+    merged = dict(existing) if isinstance(existing, Mapping) else {}
+    merged[REPORT_KEY] = report.as_dict()
+    merged[f"{REPORT_KEY}_action"] = report.action
+    merged[f"{REPORT_KEY}_policy"] = report.policy
+    metadata["spend_logs_metadata"] = merged
+
+
+def report_in(metadata: object) -> Mapping[str, Any] | None:
+    """The report a hook left in a request's metadata, if any."""
+    if not isinstance(metadata, Mapping):
+        return None
+    spend = metadata.get("spend_logs_metadata")
+    report = spend.get(REPORT_KEY) if isinstance(spend, Mapping) else None
+    return report if isinstance(report, Mapping) else None
+
+
+def headers_for(report: Mapping[str, Any]) -> dict[str, str]:
+    """The ``x-litellm-budget-*`` response headers: counts only, never contents."""
+    return {
+        f"{HEADER_PREFIX}action": str(report.get("action")),
+        f"{HEADER_PREFIX}policy": str(report.get("policy")),
+        f"{HEADER_PREFIX}tokens-before": str(report.get("tokens_before")),
+        f"{HEADER_PREFIX}tokens-after": str(report.get("tokens_after")),
+        f"{HEADER_PREFIX}elided": str(report.get("elided")),
+        f"{HEADER_PREFIX}dropped": str(report.get("dropped_messages")),
+        f"{HEADER_PREFIX}window": str(report.get("window")),
+    }

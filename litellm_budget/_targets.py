@@ -1,0 +1,109 @@
+"""What a LiteLLM request is fitted against: its window and settings, from deployment, group or request."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ._settings import BudgetSettings
+from ._window import model_map_window, positive_int
+
+#: The key, in a deployment's ``model_info`` and in request metadata, that holds settings.
+SETTINGS_KEY = "litellm_budget"
+#: The knobs a request may set for itself, and only when the operator allows it.
+REQUEST_KNOBS = frozenset({"policy", "protected_tail", "elide_min_tokens", "watermark", "response_reserve", "window"})
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Target:
+    """The window (``None``: look the model up) and settings one request is fitted against."""
+
+    model: str
+    group: str
+    window: int | None
+    settings: BudgetSettings
+    refused: tuple[str, ...] = ()
+
+
+def deployment_target(kwargs: Mapping[str, Any], settings: BudgetSettings) -> Target:
+    """
+    The chosen deployment's window and settings.
+
+    A deployment's own ``model_info.max_input_tokens`` wins over the model map, which a
+    Router may have overwritten with another deployment's value for the same backend model.
+    """
+    model_info = kwargs.get("model_info") or {}
+    metadata = kwargs.get("metadata") or kwargs.get("litellm_metadata") or {}
+    model = str(kwargs.get("model"))
+    target = Target(
+        model=model,
+        group=str(metadata.get("model_group") or model),
+        window=positive_int(model_info.get("max_input_tokens")),
+        settings=settings.updated(model_info.get(SETTINGS_KEY) or {}),
+    )
+    return with_request_overrides(target, metadata)
+
+
+def group_target(group: str, deployments: Iterable[Mapping[str, Any]], settings: BudgetSettings) -> Target | None:
+    """
+    The smallest known window among a model group's deployments, before routing.
+
+    Fitting the smallest means whichever deployment the router picks, the request fits;
+    ``None`` when no deployment's window is known, so the deployment hook decides.
+    """
+    known: list[tuple[int, Mapping[str, Any], str]] = []
+    for deployment in deployments:
+        model_info = deployment.get("model_info") or {}
+        model = str((deployment.get("litellm_params") or {}).get("model", group))
+        window = positive_int(model_info.get("max_input_tokens")) or model_map_window(model)
+        if window is not None:
+            known.append((window, model_info, model))
+    if not known:
+        return None
+    window, model_info, model = min(known, key=lambda item: item[0])
+    return Target(
+        model=model, group=group, window=window, settings=settings.updated(model_info.get(SETTINGS_KEY) or {})
+    )
+
+
+def with_request_overrides(target: Target, metadata: Mapping[str, Any]) -> Target:
+    """
+    Apply the request's own ``metadata.litellm_budget`` when the operator enabled it.
+
+    Only a few knobs are accepted, and ``window`` can only lower the model's window, so a
+    client can never make the gateway forward more than the model takes.
+    """
+    wanted = metadata.get(SETTINGS_KEY)
+    if not isinstance(wanted, Mapping) or not wanted:
+        return target
+    if not target.settings.allow_request_overrides:
+        return dataclasses.replace(target, refused=tuple(sorted(map(str, wanted))))
+    accepted = {key: value for key, value in wanted.items() if key in REQUEST_KNOBS and key != "window"}
+    refused = tuple(sorted(str(key) for key in wanted if key not in REQUEST_KNOBS))
+    window = target.window
+    requested = positive_int(wanted.get("window"))
+    if requested is not None:
+        window = requested if window is None else min(window, requested)
+    try:
+        settings = target.settings.updated(accepted)
+    except ValueError:
+        return dataclasses.replace(target, refused=tuple(sorted(map(str, wanted))))
+    return dataclasses.replace(target, window=window, settings=settings, refused=refused)
+
+
+def has_fallbacks(group: str, request: Mapping[str, Any], router: Any) -> bool:
+    """
+    Whether LiteLLM would retry this group elsewhere after a context-window error.
+
+    Then a request that cannot fit the group is left for the router, so a bigger model can
+    answer it; otherwise it is refused at once, with the report.
+    """
+    for key in ("context_window_fallbacks", "fallbacks"):
+        configured = request.get(key)
+        if configured is None:
+            configured = getattr(router, key, None)
+        for entry in configured or ():
+            if isinstance(entry, Mapping) and (group in entry or "*" in entry):
+                return True
+    return False

@@ -1,0 +1,149 @@
+"""The plugin through LiteLLM's real SDK entry points, against a recording fake upstream."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from typing import Any
+
+import litellm
+import pytest
+from structlog.testing import capture_logs
+
+from litellm_budget import ContextBudget
+from litellm_budget._notices import NOTICE_PREFIX
+from tests.builders import agent_session, system, text, user
+from tests.sdk_support import PayloadSpy, only_callbacks
+from tests.support.fake_upstream import FakeUpstream
+
+pytestmark = pytest.mark.asyncio
+SMALL = 8000
+
+
+@pytest.fixture(name="upstream", scope="module")
+def fixture_upstream() -> Iterator[FakeUpstream]:
+    with FakeUpstream() as upstream:
+        yield upstream
+
+
+@pytest.fixture(name="spy")
+def fixture_spy() -> Iterator[PayloadSpy]:
+    spy = PayloadSpy()
+    with only_callbacks(ContextBudget(default_window=SMALL), spy):
+        yield spy
+
+
+def deployment(upstream: FakeUpstream, name: str, window: int, model: str = "openai/acme-small") -> dict[str, Any]:
+    return {
+        "model_name": name,
+        "litellm_params": {"model": model, "api_base": upstream.base_url, "api_key": "sk-test"},
+        "model_info": {"id": f"{name}-{window}", "max_input_tokens": window},
+    }
+
+
+def long_session() -> list[dict[str, Any]]:
+    return agent_session(30, 900)
+
+
+class TestAcompletion:
+    @pytest.mark.parametrize("stream", [False, True])
+    async def test_trims_what_the_upstream_receives(self, upstream: FakeUpstream, spy: PayloadSpy, stream: bool) -> None:
+        """acompletion (streaming or not) sends the fitted request; the caller's list is untouched."""
+        messages = long_session()
+        snapshot = copy.deepcopy(messages)
+        upstream.clear()
+
+        response = await litellm.acompletion(
+            model="openai/acme-unknown", api_base=upstream.base_url, api_key="sk-test", messages=messages, stream=stream
+        )
+        if stream:
+            async for _ in response:
+                pass
+
+        sent = upstream.requests[-1]["messages"]
+        assert messages == snapshot
+        assert sent != snapshot
+        assert any(NOTICE_PREFIX in str(m.get("content")) for m in sent)
+        assert litellm.token_counter(model="gpt-4o", messages=sent) < SMALL
+
+    async def test_report_reaches_standard_logging_payload(self, upstream: FakeUpstream, spy: PayloadSpy) -> None:
+        """Every LiteLLM logger sees the report in spend_logs_metadata, with flat string labels."""
+        with capture_logs() as logs:
+            await litellm.acompletion(model="openai/acme-unknown", api_base=upstream.base_url, api_key="k", messages=long_session())
+            payloads = await spy.wait()
+
+        spend = payloads[-1]["metadata"]["spend_logs_metadata"]
+        assert spend["litellm_budget"]["action"] == "trimmed"
+        assert spend["litellm_budget_action"] == "trimmed"
+        assert spend["litellm_budget_policy"] == "auto"
+        events = [log for log in logs if log["event"].startswith("request_")]
+        assert [e["event"] for e in events] == ["request_trimmed"]
+        assert events[0]["tokens_after"] < events[0]["tokens_before"]
+
+    async def test_unfittable_raises_context_window_exceeded(self, upstream: FakeUpstream, spy: PayloadSpy) -> None:
+        """What cannot fit raises LiteLLM's ContextWindowExceededError and never reaches the upstream."""
+        upstream.clear()
+
+        with pytest.raises(litellm.ContextWindowExceededError) as caught:
+            await litellm.acompletion(
+                model="openai/acme-unknown", api_base=upstream.base_url, api_key="k",
+                messages=[system(text(20_000)), user("hi")], num_retries=2,
+            )
+
+        assert caught.value.param == "messages"
+        assert caught.value.provider_specific_fields["litellm_budget"]["action"] == "rejected"
+        assert upstream.requests == []
+
+    async def test_positional_call_passes_through(self, upstream: FakeUpstream, spy: PayloadSpy) -> None:
+        """LiteLLM hides positional arguments from the hook: such calls are forwarded untouched (pinned)."""
+        messages = long_session()
+        upstream.clear()
+
+        await litellm.acompletion("openai/acme-unknown", messages, api_base=upstream.base_url, api_key="k")
+
+        assert upstream.requests[-1]["messages"] == messages
+
+
+class TestRouter:
+    async def test_window_from_deployment_model_info(self, upstream: FakeUpstream, spy: PayloadSpy) -> None:
+        """The chosen deployment's model_info.max_input_tokens is the window."""
+        router = litellm.Router(model_list=[deployment(upstream, "small", 6000, model="openai/gpt-4o")])
+        upstream.clear()
+
+        with capture_logs() as logs:
+            await router.acompletion(model="small", messages=long_session())
+
+        sent = upstream.requests[-1]["messages"]
+        assert litellm.token_counter(model="gpt-4o", messages=sent) < 6000
+        assert [log["window"] for log in logs if log["event"] == "request_trimmed"] == [6000]
+
+    async def test_context_window_fallbacks_answer_from_the_big_model(self, upstream: FakeUpstream, spy: PayloadSpy) -> None:
+        """A request that cannot fit the small model falls back to the big one, which answers it."""
+        router = litellm.Router(
+            model_list=[deployment(upstream, "small", 1000), deployment(upstream, "big", 60_000, model="openai/acme-big")],
+            context_window_fallbacks=[{"small": ["big"]}],
+        )
+        upstream.clear()
+
+        response = await router.acompletion(model="small", messages=[system(text(3000)), user("question")])
+
+        assert response.choices[0].message.content == "ok"
+        assert upstream.requests[-1]["model"] == "acme-big"
+
+    async def test_trims_before_enable_pre_call_checks(self, upstream: FakeUpstream, spy: PayloadSpy) -> None:
+        """With the Router's own window check on, the request is trimmed first, so the deployment stays."""
+        router = litellm.Router(model_list=[deployment(upstream, "small", 6000, model="openai/gpt-4o")], enable_pre_call_checks=True)
+        messages = long_session()
+        snapshot = copy.deepcopy(messages)
+        upstream.clear()
+
+        await router.acompletion(model="small", messages=messages)
+
+        assert litellm.token_counter(model="gpt-4o", messages=upstream.requests[-1]["messages"]) < 6000
+        assert messages == snapshot
+
+    async def test_pre_call_checks_alone_reject_it(self, upstream: FakeUpstream) -> None:
+        """Without the plugin LiteLLM's own check refuses the same request (what the plugin saves us from)."""
+        router = litellm.Router(model_list=[deployment(upstream, "small", 6000, model="openai/gpt-4o")], enable_pre_call_checks=True)
+        with only_callbacks(), pytest.raises(litellm.ContextWindowExceededError):
+            await router.acompletion(model="small", messages=long_session())
