@@ -137,7 +137,7 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         target = deployment_target(kwargs, self.settings)
         fitted = self._fit(kwargs, target, hook="async_pre_call_deployment_hook", metadata=metadata)
         if fitted is None:
-            return kwargs
+            return None
         if fitted.report.action == "rejected":
             raise context_window_exceeded(fitted.report, llm_provider=_provider(kwargs))
         req.apply(kwargs, fitted)
@@ -186,6 +186,7 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
             return None
         publish(fitted.report, metadata, hook=hook, model_group=target.group, litellm_call_id=call_id or None)
         if fitted.report.action != "rejected":
+            wanted = wanted._replace(window=fitted.report.window or 0)
             after = _Record(
                 fitted.report.window or 0,
                 target.settings.policy,

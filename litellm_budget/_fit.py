@@ -12,7 +12,7 @@ from ._limits import Limits, limits_for, max_tokens_to_send
 from ._policies import POLICIES
 from ._report import BudgetReport, format_ranges
 from ._settings import BudgetSettings
-from ._shape import unsupported_reason
+from ._shape import SYSTEM_ROLES, unsupported_reason
 from ._tokens import counter_for
 from ._types import Action, Message, TokenCounter, Tools, WindowLookup
 from ._units import layout_of
@@ -111,6 +111,8 @@ def _fitted(request: Request, draft: Draft, max_tokens: int | None, started: flo
     changed = _first_changed(request.messages, out)
     action: Action = "rejected" if not fits else ("passthrough" if changed is None else "trimmed")
     sent = max_tokens_to_send(limits, max_tokens, draft.total if fits else tokens_before)
+    if not fits:
+        base["reason"] = _rejection_reason(request)
     report = BudgetReport(
         **base,
         action=action,
@@ -121,7 +123,7 @@ def _fitted(request: Request, draft: Draft, max_tokens: int | None, started: flo
         watermark=limits.watermark,
         quantum=limits.quantum,
         tokens_before=tokens_before,
-        tokens_after=draft.total,
+        tokens_after=draft.total if fits else min(draft.total, tokens_before),
         messages_before=len(request.messages),
         messages_after=len(draft.entries),
         elided=len(draft.elided),
@@ -139,6 +141,18 @@ def _fitted(request: Request, draft: Draft, max_tokens: int | None, started: flo
         duration_ms=_elapsed_ms(started),
     )
     return Fitted(messages=out, max_tokens=sent, report=report)
+
+
+def _rejection_reason(request: Request) -> str:
+    if request.settings.policy == "elide":
+        return "elide: nothing else may be elided (system, user and the last messages stay)"
+    kept = [i for i in sorted(request.layout.pinned) if request.messages[i]["role"] in SYSTEM_ROLES]
+    need = request.fixed + sum(request.counts[i] for i in kept)
+    return (
+        f"{request.settings.policy}: the system messages alone need {need} tokens"
+        if need > request.limits.budget
+        else f"{request.settings.policy}: what may not be dropped (system, question, final step) still overflows after cutting"
+    )
 
 
 def _untouched(messages: Any, max_tokens: Any, started: float, **fields: Any) -> Fitted:

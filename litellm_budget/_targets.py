@@ -84,12 +84,21 @@ def with_request_overrides(target: Target, metadata: Mapping[str, Any]) -> Targe
     window = target.window
     requested = positive_int(wanted.get("window"))
     if requested is not None:
-        window = requested if window is None else min(window, requested)
+        ceiling = window or _known_window(target.model) or target.settings.default_window
+        window = requested if ceiling is None else min(ceiling, requested)
     try:
         settings = target.settings.updated(accepted)
     except ValueError:
         return dataclasses.replace(target, refused=tuple(sorted(map(str, wanted))))
     return dataclasses.replace(target, window=window, settings=settings, refused=refused)
+
+
+def _known_window(model: str) -> int | None:
+    try:
+        return model_map_window(model)
+    # Same reasoning as in fit: the model map is LiteLLM's; a failed lookup means "unknown".
+    except Exception:  # noqa: BLE001
+        return None
 
 
 def has_fallbacks(group: str, request: Mapping[str, Any], router: Any) -> bool:

@@ -38,7 +38,9 @@ def tool_step(output_tokens: int, *, thought: str = "Running a command.", seed: 
     ]
 
 
-def agent_session(steps: int, output_tokens: int = 800, *, question: str = "Fix the failing test.") -> list[dict[str, Any]]:
+def agent_session(
+    steps: int, output_tokens: int = 800, *, question: str = "Fix the failing test."
+) -> list[dict[str, Any]]:
     """A system prompt, one task, then ``steps`` tool steps."""
     messages = [system(), user(question)]
     for step in range(steps):

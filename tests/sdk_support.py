@@ -47,10 +47,14 @@ class PayloadSpy(CustomLogger):  # type: ignore[misc]
         self.payloads: list[dict[str, Any]] = []
         self.failures: list[dict[str, Any]] = []
 
-    async def async_log_success_event(self, kwargs: dict[str, Any], response_obj: Any, start_time: Any, end_time: Any) -> None:
+    async def async_log_success_event(
+        self, kwargs: dict[str, Any], response_obj: Any, start_time: Any, end_time: Any
+    ) -> None:
         self.payloads.append(kwargs.get("standard_logging_object") or {})
 
-    async def async_log_failure_event(self, kwargs: dict[str, Any], response_obj: Any, start_time: Any, end_time: Any) -> None:
+    async def async_log_failure_event(
+        self, kwargs: dict[str, Any], response_obj: Any, start_time: Any, end_time: Any
+    ) -> None:
         self.failures.append(kwargs.get("standard_logging_object") or {})
 
     async def wait(self, count: int = 1, timeout: float = 5.0) -> list[dict[str, Any]]:

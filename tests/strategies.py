@@ -18,7 +18,9 @@ def contents(draw: st.DrawFn) -> str | list[dict[str, Any]]:
     seed = draw(st.integers(0, 11))
     if draw(st.booleans()):
         return text(draw(SIZES), seed)
-    parts: list[dict[str, Any]] = [{"type": "text", "text": text(draw(SIZES), seed + i)} for i in range(draw(st.integers(1, 3)))]
+    parts: list[dict[str, Any]] = [
+        {"type": "text", "text": text(draw(SIZES), seed + i)} for i in range(draw(st.integers(1, 3)))
+    ]
     if draw(st.booleans()):
         parts.insert(draw(st.integers(0, len(parts))), dict(IMAGE))
     return parts

@@ -120,7 +120,9 @@ class TestElide:
 
         limits = limits_for(window, None, ELIDE)
         target = limits.target(before)
-        saved_each = [COUNTER.count_message(messages[i]) - COUNTER.count_message(fitted.messages[i]) for i in range(len(messages))]
+        saved_each = [
+            COUNTER.count_message(messages[i]) - COUNTER.count_message(fitted.messages[i]) for i in range(len(messages))
+        ]
         elided = [i for i, s in enumerate(saved_each) if s > 0]
         assert target % limits.quantum == 0
         assert target > before - limits.watermark
@@ -151,7 +153,11 @@ class TestElide:
         image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}
         step = tool_step(10)
         step[1]["content"] = [{"type": "text", "text": text(3000)}, image, {"type": "text", "text": "short note"}]
-        chatty = {"role": "tool", "tool_call_id": "x", "content": [{"type": "text", "text": text(300, i)} for i in range(10)]}
+        chatty = {
+            "role": "tool",
+            "tool_call_id": "x",
+            "content": [{"type": "text", "text": text(300, i)} for i in range(10)],
+        }
         chatty_step = tool_step(10)
         chatty_step[1] = {**chatty, "tool_call_id": chatty_step[1]["tool_call_id"]}
         messages = [system(), user("Look."), *step, *chatty_step, *agent_session(4, 100)[2:], user("Done?")]

@@ -82,8 +82,20 @@ class TestReport:
 
         report = fitted.report.as_dict()
         for key in (
-            "model", "window", "budget", "tokens_before", "tokens_after", "policy", "action", "elided",
-            "dropped_units", "cut", "first_changed_index", "reserve", "max_tokens_sent", "duration_ms",
+            "model",
+            "window",
+            "budget",
+            "tokens_before",
+            "tokens_after",
+            "policy",
+            "action",
+            "elided",
+            "dropped_units",
+            "cut",
+            "first_changed_index",
+            "reserve",
+            "max_tokens_sent",
+            "duration_ms",
         ):
             assert key in report
         assert json.loads(json.dumps(report)) == report
@@ -135,7 +147,9 @@ UNSUPPORTED = [
 
 
 class TestMalformed:
-    @pytest.mark.parametrize(("messages", "reason"), [(m, r) for _, m, r in UNSUPPORTED], ids=[i for i, _, _ in UNSUPPORTED])
+    @pytest.mark.parametrize(
+        ("messages", "reason"), [(m, r) for _, m, r in UNSUPPORTED], ids=[i for i, _, _ in UNSUPPORTED]
+    )
     def test_passes_through_with_a_reason(self, messages: Any, reason: str) -> None:
         """Malformed requests are forwarded untouched with action unsupported and the reason."""
         snapshot = copy.deepcopy(messages)

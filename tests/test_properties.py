@@ -26,7 +26,11 @@ def tokens_of(messages: list[dict[str, Any]]) -> int:
     return sum(COUNTER.count_message(m) for m in messages) + COUNTER.count_tools(None)
 
 
-@settings(max_examples=int(__import__("os").environ.get("HYP_EXAMPLES", "150")), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=int(__import__("os").environ.get("HYP_EXAMPLES", "150")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(messages=conversations(), policy=POLICIES, window=WINDOWS, max_tokens=MAX_TOKENS)
 def test_invariants(messages: list[dict[str, Any]], policy: str, window: int, max_tokens: int | None) -> None:
     """Fits or raises; pairs valid; input kept; deterministic; idempotent; system and final kept."""
@@ -49,7 +53,9 @@ def test_invariants(messages: list[dict[str, Any]], policy: str, window: int, ma
     assert report.tokens_after <= report.budget
     assert report.tokens_after == tokens_of(out)
     assert unsupported_reason(out, None, fitted.max_tokens) is None
-    assert [m for m in out if m["role"] in SYSTEM_ROLES and m in messages] == [m for m in messages if m["role"] in SYSTEM_ROLES]
+    assert [m for m in out if m["role"] in SYSTEM_ROLES and m in messages] == [
+        m for m in messages if m["role"] in SYSTEM_ROLES
+    ]
     final_index = len(messages) - 1
     assert out[-1] is messages[-1] or final_index in parse_ranges(report.cut_at)
     if fitted.max_tokens is not None:
@@ -75,6 +81,10 @@ def _assert_rejection_was_unavoidable(messages: list[dict[str, Any]], budget: in
     floor = tokens_of([*systems, messages[-1]]) if messages[-1] not in systems else tokens_of(systems)
     for index in kept:
         parts = messages[index].get("content")
-        images = sum(1 for p in parts if isinstance(p, dict) and p.get("type") == "image_url") if isinstance(parts, list) else 0
+        images = (
+            sum(1 for p in parts if isinstance(p, dict) and p.get("type") == "image_url")
+            if isinstance(parts, list)
+            else 0
+        )
         floor += 80 + COUNTER.image_tokens * images  # type: ignore[attr-defined]
     assert floor > budget

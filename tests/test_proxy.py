@@ -75,7 +75,9 @@ def long_body(model: str = "budget-model") -> dict[str, Any]:
 
 class TestTrimming:
     @pytest.mark.parametrize("stream", [False, True])
-    def test_upstream_receives_the_fitted_request(self, proxy: ProxyProcess, upstream: FakeUpstream, stream: bool) -> None:
+    def test_upstream_receives_the_fitted_request(
+        self, proxy: ProxyProcess, upstream: FakeUpstream, stream: bool
+    ) -> None:
         """Through /v1/chat/completions (streaming or not) the provider gets a request that fits."""
         upstream.clear()
 
@@ -123,7 +125,9 @@ class TestRejection:
         """System plus question alone overflow: HTTP 400, param messages, the report attached."""
         upstream.clear()
 
-        status, headers, payload = post_chat(proxy, {"model": "budget-model", "messages": [system(text(20_000)), user("hi")]})
+        status, headers, payload = post_chat(
+            proxy, {"model": "budget-model", "messages": [system(text(20_000)), user("hi")]}
+        )
 
         assert status == 400
         error = payload["error"]
@@ -133,11 +137,15 @@ class TestRejection:
         assert headers["x-litellm-budget-action"] == "rejected"
         assert upstream.requests == []
 
-    def test_context_window_fallback_answers_from_the_big_model(self, proxy: ProxyProcess, upstream: FakeUpstream) -> None:
+    def test_context_window_fallback_answers_from_the_big_model(
+        self, proxy: ProxyProcess, upstream: FakeUpstream
+    ) -> None:
         """What cannot fit small-ctx is answered by big-ctx through context_window_fallbacks."""
         upstream.clear()
 
-        status, _, payload = post_chat(proxy, {"model": "small-ctx", "messages": [system(text(3000)), user("question")]})
+        status, _, payload = post_chat(
+            proxy, {"model": "small-ctx", "messages": [system(text(3000)), user("question")]}
+        )
 
         assert status == 200
         assert payload["choices"][0]["message"]["content"] == "ok"
@@ -160,7 +168,9 @@ class TestObservability:
         """/metrics shows the plugin's counters and LiteLLM's own metrics labelled with the action."""
         post_chat(proxy, long_body())
 
-        metrics = httpx.get(proxy.base_url + "/metrics/", headers=proxy.auth_headers, timeout=10, follow_redirects=True).text
+        metrics = httpx.get(
+            proxy.base_url + "/metrics/", headers=proxy.auth_headers, timeout=10, follow_redirects=True
+        ).text
 
         assert 'litellm_budget_trims_total{model_group="budget-model",policy="auto"}' in metrics
         assert "litellm_budget_tokens_saved_total" in metrics

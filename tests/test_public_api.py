@@ -14,7 +14,11 @@ def test_all_is_sorted_and_complete() -> None:
 
 def test_public_names_are_exactly_all() -> None:
     """Everything public in the module is in __all__ (modules and future-imports aside)."""
-    public = {n for n, v in vars(litellm_budget).items() if not n.startswith("_") and not isinstance(v, type(litellm_budget)) and n != "annotations"}
+    public = {
+        n
+        for n, v in vars(litellm_budget).items()
+        if not n.startswith("_") and not isinstance(v, type(litellm_budget)) and n != "annotations"
+    }
 
     assert public <= set(litellm_budget.__all__)
 

@@ -41,7 +41,10 @@ def test_replay(sessions: dict[str, list[dict[str, Any]]], policy: str, window: 
                 rejected += 1
                 if policy == "auto":
                     systems = [m for m in request if m["role"] in SYSTEM_ROLES]
-                    assert COUNTER.count_tools(None) + sum(map(COUNTER.count_message, [*systems, request[-1]])) > report.budget
+                    assert (
+                        COUNTER.count_tools(None) + sum(map(COUNTER.count_message, [*systems, request[-1]]))
+                        > report.budget
+                    )
                 continue
             fitted += 1
             prompt = litellm.token_counter(model="gpt-4o", messages=result.messages)

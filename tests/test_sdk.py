@@ -47,7 +47,9 @@ def long_session() -> list[dict[str, Any]]:
 
 class TestAcompletion:
     @pytest.mark.parametrize("stream", [False, True])
-    async def test_trims_what_the_upstream_receives(self, upstream: FakeUpstream, spy: PayloadSpy, stream: bool) -> None:
+    async def test_trims_what_the_upstream_receives(
+        self, upstream: FakeUpstream, spy: PayloadSpy, stream: bool
+    ) -> None:
         """acompletion (streaming or not) sends the fitted request; the caller's list is untouched."""
         messages = long_session()
         snapshot = copy.deepcopy(messages)
@@ -69,7 +71,9 @@ class TestAcompletion:
     async def test_report_reaches_standard_logging_payload(self, upstream: FakeUpstream, spy: PayloadSpy) -> None:
         """Every LiteLLM logger sees the report in spend_logs_metadata, with flat string labels."""
         with capture_logs() as logs:
-            await litellm.acompletion(model="openai/acme-unknown", api_base=upstream.base_url, api_key="k", messages=long_session())
+            await litellm.acompletion(
+                model="openai/acme-unknown", api_base=upstream.base_url, api_key="k", messages=long_session()
+            )
             payloads = await spy.wait()
 
         spend = payloads[-1]["metadata"]["spend_logs_metadata"]
@@ -86,8 +90,11 @@ class TestAcompletion:
 
         with pytest.raises(litellm.ContextWindowExceededError) as caught:
             await litellm.acompletion(
-                model="openai/acme-unknown", api_base=upstream.base_url, api_key="k",
-                messages=[system(text(20_000)), user("hi")], num_retries=2,
+                model="openai/acme-unknown",
+                api_base=upstream.base_url,
+                api_key="k",
+                messages=[system(text(20_000)), user("hi")],
+                num_retries=2,
             )
 
         assert caught.value.param == "messages"
@@ -117,10 +124,15 @@ class TestRouter:
         assert litellm.token_counter(model="gpt-4o", messages=sent) < 6000
         assert [log["window"] for log in logs if log["event"] == "request_trimmed"] == [6000]
 
-    async def test_context_window_fallbacks_answer_from_the_big_model(self, upstream: FakeUpstream, spy: PayloadSpy) -> None:
+    async def test_context_window_fallbacks_answer_from_the_big_model(
+        self, upstream: FakeUpstream, spy: PayloadSpy
+    ) -> None:
         """A request that cannot fit the small model falls back to the big one, which answers it."""
         router = litellm.Router(
-            model_list=[deployment(upstream, "small", 1000), deployment(upstream, "big", 60_000, model="openai/acme-big")],
+            model_list=[
+                deployment(upstream, "small", 1000),
+                deployment(upstream, "big", 60_000, model="openai/acme-big"),
+            ],
             context_window_fallbacks=[{"small": ["big"]}],
         )
         upstream.clear()
@@ -132,7 +144,9 @@ class TestRouter:
 
     async def test_trims_before_enable_pre_call_checks(self, upstream: FakeUpstream, spy: PayloadSpy) -> None:
         """With the Router's own window check on, the request is trimmed first, so the deployment stays."""
-        router = litellm.Router(model_list=[deployment(upstream, "small", 6000, model="openai/gpt-4o")], enable_pre_call_checks=True)
+        router = litellm.Router(
+            model_list=[deployment(upstream, "small", 6000, model="openai/gpt-4o")], enable_pre_call_checks=True
+        )
         messages = long_session()
         snapshot = copy.deepcopy(messages)
         upstream.clear()
@@ -144,6 +158,8 @@ class TestRouter:
 
     async def test_pre_call_checks_alone_reject_it(self, upstream: FakeUpstream) -> None:
         """Without the plugin LiteLLM's own check refuses the same request (what the plugin saves us from)."""
-        router = litellm.Router(model_list=[deployment(upstream, "small", 6000, model="openai/gpt-4o")], enable_pre_call_checks=True)
+        router = litellm.Router(
+            model_list=[deployment(upstream, "small", 6000, model="openai/gpt-4o")], enable_pre_call_checks=True
+        )
         with only_callbacks(), pytest.raises(litellm.ContextWindowExceededError):
             await router.acompletion(model="small", messages=long_session())

@@ -22,7 +22,13 @@ class TestSettings:
 
     @pytest.mark.parametrize(
         "kwargs",
-        [{"policy": "nope"}, {"watermark": 1.0}, {"protected_tail": -1}, {"default_window": 0}, {"token_ratios": {"m": 0}}],
+        [
+            {"policy": "nope"},
+            {"watermark": 1.0},
+            {"protected_tail": -1},
+            {"default_window": 0},
+            {"token_ratios": {"m": 0}},
+        ],
         ids=["policy", "watermark", "tail", "window", "ratio"],
     )
     def test_invalid_values_name_the_field(self, kwargs: dict[str, Any]) -> None:
@@ -34,7 +40,9 @@ class TestSettings:
         """Overrides accept ints for floats and lists for pairs; the original is unchanged."""
         base = BudgetSettings()
 
-        updated = base.updated({"policy": "plan", "watermark": 1 / 2, "default_window": 4096, "calibration_bounds": [0.9, 1.5]})
+        updated = base.updated(
+            {"policy": "plan", "watermark": 1 / 2, "default_window": 4096, "calibration_bounds": [0.9, 1.5]}
+        )
 
         assert (updated.policy, updated.watermark, updated.default_window) == ("plan", 0.5, 4096)
         assert updated.calibration_bounds == (0.9, 1.5)

@@ -38,9 +38,7 @@ MESSAGES: list[dict[str, Any]] = [
 ]
 
 
-def _post(
-    upstream: FakeUpstream, body: dict[str, Any], path: str = "/chat/completions"
-) -> httpx.Response:
+def _post(upstream: FakeUpstream, body: dict[str, Any], path: str = "/chat/completions") -> httpx.Response:
     return httpx.post(upstream.base_url + path, json=body, timeout=10, trust_env=False)
 
 
@@ -92,23 +90,15 @@ class TestFakeUpstream:
         assert events[-1] == "[DONE]"
         chunks = events[:-1]
         assert all(c["object"] == "chat.completion.chunk" for c in chunks)
-        text = "".join(
-            c["choices"][0]["delta"].get("content", "") for c in chunks if c["choices"]
-        )
+        text = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks if c["choices"])
         assert text == "ok"
         assert chunks[-1]["choices"] == []
         assert chunks[-1]["usage"]["prompt_tokens"] == estimate_tokens(MESSAGES)
         assert all(c["usage"] is None for c in chunks[:-1])
 
-    def test_stream_without_include_usage_has_no_usage(
-        self, upstream: FakeUpstream
-    ) -> None:
+    def test_stream_without_include_usage_has_no_usage(self, upstream: FakeUpstream) -> None:
         """Without stream_options.include_usage no chunk carries usage, as with OpenAI."""
-        events = parse_sse(
-            _post(
-                upstream, {"model": "fake", "messages": MESSAGES, "stream": True}
-            ).text
-        )
+        events = parse_sse(_post(upstream, {"model": "fake", "messages": MESSAGES, "stream": True}).text)
         assert events[-1] == "[DONE]"
         assert all("usage" not in c for c in events[:-1])
 
@@ -123,11 +113,7 @@ class TestFakeUpstream:
                 {"model": "fake", "messages": MESSAGES, "n": 2, "stream": True},
             ).text
         )
-        finished = sorted(
-            c["choices"][0]["index"]
-            for c in events[:-1]
-            if c["choices"][0]["finish_reason"]
-        )
+        finished = sorted(c["choices"][0]["index"] for c in events[:-1] if c["choices"][0]["finish_reason"])
         assert finished == [0, 1]
 
     def test_cwe_marker_yields_openai_400(self, upstream: FakeUpstream) -> None:
@@ -163,9 +149,7 @@ class TestFakeUpstream:
             usage = _post(up, {"model": "fake", "messages": MESSAGES}).json()["usage"]
             assert usage["prompt_tokens"] == int(estimate_tokens(MESSAGES) * 2.5)
         with FakeUpstream(report_usage=False) as up:
-            assert (
-                "usage" not in _post(up, {"model": "fake", "messages": MESSAGES}).json()
-            )
+            assert "usage" not in _post(up, {"model": "fake", "messages": MESSAGES}).json()
             body = {
                 "model": "fake",
                 "messages": MESSAGES,
@@ -179,23 +163,13 @@ class TestFakeUpstream:
         """GET /v1/models lists models, /health is 200, unknown routes are a JSON 404."""
         models = httpx.get(upstream.base_url + "/models", trust_env=False).json()
         assert models["object"] == "list" and models["data"]
-        assert (
-            httpx.get(upstream.root_url + "/health", trust_env=False).status_code == 200
-        )
-        assert (
-            httpx.post(
-                upstream.base_url + "/nope", json={}, trust_env=False
-            ).status_code
-            == 404
-        )
+        assert httpx.get(upstream.root_url + "/health", trust_env=False).status_code == 200
+        assert httpx.post(upstream.base_url + "/nope", json={}, trust_env=False).status_code == 404
 
     def test_responses_and_anthropic_messages(self, upstream: FakeUpstream) -> None:
         """The Responses and Anthropic Messages shapes answer too (for non-chat plugin paths)."""
         resp = _post(upstream, {"model": "fake", "input": "hi"}, "/responses").json()
-        assert (
-            resp["object"] == "response"
-            and resp["output"][0]["content"][0]["text"] == "ok"
-        )
+        assert resp["object"] == "response" and resp["output"][0]["content"][0]["text"] == "ok"
         msg = _post(
             upstream,
             {
@@ -211,9 +185,7 @@ class TestFakeUpstream:
             {"model": "c", "max_tokens": 5, "system": CWE_MARKER, "messages": []},
             "/messages",
         )
-        assert cwe.status_code == 400 and cwe.json()["error"]["message"].startswith(
-            "prompt is too long"
-        )
+        assert cwe.status_code == 400 and cwe.json()["error"]["message"].startswith("prompt is too long")
 
     def test_concurrent_requests_and_clear(self, upstream: FakeUpstream) -> None:
         """Concurrent clients all succeed and all bodies are recorded; clear() empties the record."""
@@ -234,9 +206,7 @@ class TestFakeUpstream:
         for t in threads:
             t.join()
         assert statuses == [200] * 24
-        assert sorted(
-            int(b["messages"][0]["content"]) for b in upstream.requests
-        ) == list(range(24))
+        assert sorted(int(b["messages"][0]["content"]) for b in upstream.requests) == list(range(24))
         upstream.clear()
         assert upstream.requests == []
 
@@ -261,12 +231,7 @@ class TestFakeUpstream:
             assert proc.stdout is not None
             base_url = proc.stdout.readline().split()[-1]
             body = {"model": "fake", "messages": MESSAGES}
-            assert (
-                httpx.post(
-                    base_url + "/chat/completions", json=body, trust_env=False
-                ).status_code
-                == 200
-            )
+            assert httpx.post(base_url + "/chat/completions", json=body, trust_env=False).status_code == 200
             assert [json.loads(line) for line in log.read_text().splitlines()] == [body]
         finally:
             proc.terminate()
@@ -314,9 +279,7 @@ class TestLitellmSdk:
         assert usage is not None and usage.prompt_tokens == estimate_tokens(MESSAGES)
         assert upstream.requests[0]["stream"] is True
 
-    def test_upstream_cwe_maps_to_context_window_exceeded(
-        self, upstream: FakeUpstream
-    ) -> None:
+    def test_upstream_cwe_maps_to_context_window_exceeded(self, upstream: FakeUpstream) -> None:
         """The fake's 400 is mapped by litellm to ContextWindowExceededError (what a plugin must prevent)."""
         with pytest.raises(ContextWindowExceededError):
             asyncio.run(
@@ -329,9 +292,7 @@ class TestLitellmSdk:
             )
 
     @pytest.mark.asyncio
-    async def test_acompletion_under_pytest_asyncio(
-        self, upstream: FakeUpstream
-    ) -> None:
+    async def test_acompletion_under_pytest_asyncio(self, upstream: FakeUpstream) -> None:
         """pytest-asyncio (strict mode, function-scoped loop) works alongside the asyncio.run tests."""
         resp = await litellm.acompletion(
             model="openai/fake",
@@ -343,9 +304,7 @@ class TestLitellmSdk:
         assert len(upstream.requests) == 1
 
     @pytest.mark.asyncio
-    async def test_acompletion_under_pytest_asyncio_again(
-        self, upstream: FakeUpstream
-    ) -> None:
+    async def test_acompletion_under_pytest_asyncio_again(self, upstream: FakeUpstream) -> None:
         """A second pytest-asyncio test on a fresh loop still works with litellm's cached clients."""
         resp = await litellm.acompletion(
             model="openai/fake",
@@ -366,9 +325,7 @@ def module_upstream() -> Iterator[FakeUpstream]:
 
 
 @pytest.fixture(scope="module")
-def proxy(
-    module_upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[ProxyProcess]:
+def proxy(module_upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyProcess]:
     config = {
         "model_list": [
             {
@@ -397,54 +354,31 @@ class TestProxy:
     def test_generated_master_key_is_enforced(self, proxy: ProxyProcess) -> None:
         """The injected sk- master key is written to the config, and requests without it are refused."""
         assert proxy.master_key.startswith("sk-")
-        assert (
-            yaml.safe_load(proxy.config_path.read_text())["general_settings"][
-                "master_key"
-            ]
-            == proxy.master_key
-        )
+        assert yaml.safe_load(proxy.config_path.read_text())["general_settings"]["master_key"] == proxy.master_key
         url = proxy.base_url + "/v1/chat/completions"
         body = {"model": "mocked", "messages": MESSAGES}
         # 1.108.5 without prisma installed: no key -> 500 (its error handler imports prisma and
         # crashes), wrong key -> 400 "No connected db."; neither is 401, so only assert refusal.
         for headers in ({}, {"Authorization": "Bearer sk-wrong"}):
-            assert (
-                httpx.post(url, json=body, headers=headers, trust_env=False).status_code
-                >= 400
-            )
+            assert httpx.post(url, json=body, headers=headers, trust_env=False).status_code >= 400
 
-    def test_non_stream_through_proxy(
-        self, proxy: ProxyProcess, module_upstream: FakeUpstream
-    ) -> None:
+    def test_non_stream_through_proxy(self, proxy: ProxyProcess, module_upstream: FakeUpstream) -> None:
         """A chat completion through the proxy returns 200 and the upstream saw the body."""
         module_upstream.clear()
-        status, headers, data = post_chat(
-            proxy, {"model": "fake", "messages": MESSAGES}
-        )
+        status, headers, data = post_chat(proxy, {"model": "fake", "messages": MESSAGES})
         assert status == 200, data
         assert data["choices"][0]["message"]["content"] == "ok"
         assert headers["x-litellm-model-group"] == "fake"
         assert module_upstream.requests == [{"model": "fake", "messages": MESSAGES}]
 
-    def test_stream_through_proxy(
-        self, proxy: ProxyProcess, module_upstream: FakeUpstream
-    ) -> None:
+    def test_stream_through_proxy(self, proxy: ProxyProcess, module_upstream: FakeUpstream) -> None:
         """A streamed chat completion through the proxy returns 200 SSE ending in [DONE]."""
         module_upstream.clear()
-        status, _, text = post_chat(
-            proxy, {"model": "fake", "messages": MESSAGES}, stream=True
-        )
+        status, _, text = post_chat(proxy, {"model": "fake", "messages": MESSAGES}, stream=True)
         assert status == 200, text
         events = parse_sse(text)
         assert events[-1] == "[DONE]"
-        assert (
-            "".join(
-                e["choices"][0]["delta"].get("content") or ""
-                for e in events[:-1]
-                if e["choices"]
-            )
-            == "ok"
-        )
+        assert "".join(e["choices"][0]["delta"].get("content") or "" for e in events[:-1] if e["choices"]) == "ok"
         # The proxy asks upstream for usage even though the client did not, and strips it again.
         assert module_upstream.requests == [
             {
@@ -456,9 +390,7 @@ class TestProxy:
         ]
         assert all(not e.get("usage") for e in events[:-1])
 
-    def test_mock_response_deployment(
-        self, proxy: ProxyProcess, module_upstream: FakeUpstream
-    ) -> None:
+    def test_mock_response_deployment(self, proxy: ProxyProcess, module_upstream: FakeUpstream) -> None:
         """A mock_response deployment answers without touching the upstream."""
         module_upstream.clear()
         status, _, data = post_chat(proxy, {"model": "mocked", "messages": MESSAGES})
@@ -466,9 +398,7 @@ class TestProxy:
         assert data["choices"][0]["message"]["content"] == "mocked!"
         assert module_upstream.requests == []
 
-    def test_upstream_overflow_is_a_400(
-        self, proxy: ProxyProcess, module_upstream: FakeUpstream
-    ) -> None:
+    def test_upstream_overflow_is_a_400(self, proxy: ProxyProcess, module_upstream: FakeUpstream) -> None:
         """The upstream's context_length_exceeded reaches the client as the proxy's 400 shape."""
         module_upstream.clear()
         status, _, data = post_json(
@@ -478,9 +408,7 @@ class TestProxy:
         )
         assert status == 400
         assert data["error"]["type"] == "invalid_request_error"
-        assert (
-            data["error"]["code"] == "400"
-        )  # litellm re-codes it; context_length_exceeded is lost
+        assert data["error"]["code"] == "400"  # litellm re-codes it; context_length_exceeded is lost
         assert "ContextWindowExceededError" in data["error"]["message"]
         assert len(module_upstream.requests) == 1
 
@@ -509,10 +437,7 @@ class TestProxyLifecycle:
             assert proxy.config_path == cfg.resolve()
             status, _, data = post_chat(proxy, {"model": "m", "messages": MESSAGES})
             assert status == 200 and data["choices"][0]["message"]["content"] == "hi"
-            assert (
-                "Uvicorn running" in proxy.log_text()
-                or "Application startup complete" in proxy.log_text()
-            )
+            assert "Uvicorn running" in proxy.log_text() or "Application startup complete" in proxy.log_text()
         finally:
             proxy.stop()
         assert not proxy.is_running()
@@ -527,9 +452,7 @@ class TestProxyLifecycle:
                     "litellm_params": {"model": "openai/gpt-4o", "mock_response": "hi"},
                 }
             ],
-            "litellm_settings": {
-                "callbacks": ["no_such_module_for_harness.handler.instance"]
-            },
+            "litellm_settings": {"callbacks": ["no_such_module_for_harness.handler.instance"]},
         }
         with pytest.raises(ProxyStartError, match="no_such_module_for_harness"):
             start_proxy(config, tmp_path=tmp_path, timeout=90)

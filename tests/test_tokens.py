@@ -56,7 +56,9 @@ class TestEncoding:
             assert encoding is not None
             assert len(encoding.encode_ordinary(sample)) == litellm.token_counter(model=model, text=sample)
 
-    def test_missing_files_fall_back_to_an_estimate(self, no_network: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def test_missing_files_fall_back_to_an_estimate(
+        self, no_network: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
         """With no encoding file anywhere and no network: one warning event, then a safe estimate."""
         monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
         monkeypatch.setattr("litellm_budget._encodings._litellm_tokenizers_dir", lambda: None)
@@ -89,13 +91,21 @@ class TestCounting:
     def test_tools_schema_is_counted(self) -> None:
         """A tools schema adds its tokens to every request."""
         counter = counter_for("gpt-4o")
-        tools = [{"type": "function", "function": {"name": "bash", "description": text(200), "parameters": {"type": "object"}}}]
+        tools = [
+            {
+                "type": "function",
+                "function": {"name": "bash", "description": text(200), "parameters": {"type": "object"}},
+            }
+        ]
 
         assert counter.count_tools(tools) > counter.count_tools(None) + 200
 
     def test_images_cost_the_configured_fixed_amount(self) -> None:
         """An image part costs image_tokens, whatever its URL."""
-        image = {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "https://example.invalid/x.png"}}]}
+        image = {
+            "role": "user",
+            "content": [{"type": "image_url", "image_url": {"url": "https://example.invalid/x.png"}}],
+        }
         small = counter_for("gpt-4o", image_tokens=100).count_message(image)
         large = counter_for("gpt-4o", image_tokens=1000).count_message(image)
 
@@ -156,4 +166,6 @@ class TestMemo:
         long_text = text(5000, 3)
         counter.count_text(long_text)
 
-        assert all(not (isinstance(k[1], str) and len(k[1]) > _tokens.EXACT_KEY_CHARS) for k in _tokens._text_counts._data)
+        assert all(
+            not (isinstance(k[1], str) and len(k[1]) > _tokens.EXACT_KEY_CHARS) for k in _tokens._text_counts._data
+        )

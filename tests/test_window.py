@@ -19,7 +19,9 @@ def fixture_registered() -> Iterator[str]:
 
 
 class TestModelMap:
-    @pytest.mark.parametrize("model", ["gpt-4o", "openai/gpt-4o", "GPT-4o", "claude-sonnet-4-5", "gemini/gemini-2.5-pro"])
+    @pytest.mark.parametrize(
+        "model", ["gpt-4o", "openai/gpt-4o", "GPT-4o", "claude-sonnet-4-5", "gemini/gemini-2.5-pro"]
+    )
     def test_agrees_with_get_model_info(self, model: str) -> None:
         """For mapped models the window equals LiteLLM's own get_model_info."""
         expected = litellm.get_model_info(model.lower())["max_input_tokens"]
@@ -40,7 +42,9 @@ class TestModelMap:
 
     def test_router_stub_without_window_is_none(self) -> None:
         """A Router registers unknown deployments with max_input_tokens None: that reads as unknown."""
-        router = litellm.Router(model_list=[{"model_name": "g", "litellm_params": {"model": "openai/acme-stub-xyz", "api_key": "x"}}])
+        router = litellm.Router(
+            model_list=[{"model_name": "g", "litellm_params": {"model": "openai/acme-stub-xyz", "api_key": "x"}}]
+        )
 
         assert router is not None
         assert model_map_window("openai/acme-stub-xyz") is None

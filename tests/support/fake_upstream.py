@@ -59,9 +59,7 @@ CWE_MARKER = "UPSTREAM_CWE"
 """A message containing this string is answered with a provider-side context-length 400."""
 
 REPLY_TEXT = "ok"
-_DEFAULT_CONTEXT = (
-    8192  # only quoted in the error message when max_context_tokens is unset
-)
+_DEFAULT_CONTEXT = 8192  # only quoted in the error message when max_context_tokens is unset
 
 
 def estimate_tokens(messages: Any) -> int:
@@ -412,9 +410,7 @@ class _Handler(BaseHTTPRequestHandler):
             },
             event="content_block_delta",
         )
-        self._sse(
-            {"type": "content_block_stop", "index": 0}, event="content_block_stop"
-        )
+        self._sse({"type": "content_block_stop", "index": 0}, event="content_block_stop")
         self._sse(
             {
                 "type": "message_delta",
@@ -426,9 +422,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._sse({"type": "message_stop"}, event="message_stop")
 
 
-def _openai_error(
-    message: str, type_: str, param: str | None, code: str | None
-) -> dict[str, Any]:
+def _openai_error(message: str, type_: str, param: str | None, code: str | None) -> dict[str, Any]:
     return {"error": {"message": message, "type": type_, "param": param, "code": code}}
 
 
@@ -447,9 +441,7 @@ def _contains_marker(payload: Any) -> bool:
     """True if any message *content* (or the system/instructions/input text) holds the marker."""
     if isinstance(payload, list):
         return any(
-            CWE_MARKER in json.dumps(m.get("content"))
-            if isinstance(m, dict)
-            else CWE_MARKER in json.dumps(m)
+            CWE_MARKER in json.dumps(m.get("content")) if isinstance(m, dict) else CWE_MARKER in json.dumps(m)
             for m in payload
         )
     return CWE_MARKER in json.dumps(payload)
@@ -586,14 +578,8 @@ class FakeUpstream:
         ``counted`` is what the estimate is computed over; ``scanned`` is searched for the marker.
         """
         tokens = estimate_tokens(counted)
-        limit = (
-            self.max_context_tokens
-            if self.max_context_tokens is not None
-            else _DEFAULT_CONTEXT
-        )
-        if _contains_marker(scanned) or (
-            self.max_context_tokens is not None and tokens > self.max_context_tokens
-        ):
+        limit = self.max_context_tokens if self.max_context_tokens is not None else _DEFAULT_CONTEXT
+        if _contains_marker(scanned) or (self.max_context_tokens is not None and tokens > self.max_context_tokens):
             return tokens, limit
         return None
 
@@ -611,13 +597,9 @@ class FakeUpstream:
 
 def main(argv: list[str] | None = None) -> int:
     """Script entry point: serve until SIGTERM/SIGINT, logging bodies as JSONL."""
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0] if __doc__ else None
-    )
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument(
-        "--port", type=int, default=0, help="0 picks a free port (printed on stdout)"
-    )
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port (printed on stdout)")
     parser.add_argument(
         "--log",
         type=Path,

@@ -159,9 +159,7 @@ def _resolve_env_ref(value: Any, env: dict[str, str]) -> Any:
     return value
 
 
-def _prepare_config(
-    config: dict[str, Any] | str | Path, env: dict[str, str], tmp_path: Path
-) -> tuple[Path, str]:
+def _prepare_config(config: dict[str, Any] | str | Path, env: dict[str, str], tmp_path: Path) -> tuple[Path, str]:
     """Return (config path to pass, master key); mutates ``env`` when the key goes through it.
 
     A dict is copied, given a key if it lacks one, and written to ``tmp_path/proxy_config.yaml``.
@@ -172,9 +170,7 @@ def _prepare_config(
         data = copy.deepcopy(config)
         general = data.setdefault("general_settings", {}) or {}
         data["general_settings"] = general
-        key = _resolve_env_ref(general.get("master_key"), env) or env.get(
-            "LITELLM_MASTER_KEY"
-        )
+        key = _resolve_env_ref(general.get("master_key"), env) or env.get("LITELLM_MASTER_KEY")
         if not key:
             key = f"sk-{secrets.token_hex(24)}"
             general["master_key"] = key
@@ -184,9 +180,7 @@ def _prepare_config(
 
     path = Path(config).resolve()
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    key = _resolve_env_ref(
-        (data.get("general_settings") or {}).get("master_key"), env
-    ) or env.get("LITELLM_MASTER_KEY")
+    key = _resolve_env_ref((data.get("general_settings") or {}).get("master_key"), env) or env.get("LITELLM_MASTER_KEY")
     if not key:
         key = f"sk-{secrets.token_hex(24)}"
         env["LITELLM_MASTER_KEY"] = key
@@ -195,14 +189,10 @@ def _prepare_config(
 
 def _child_env(extra: dict[str, str] | None) -> dict[str, str]:
     env = dict(os.environ)
-    env["LITELLM_LOCAL_MODEL_COST_MAP"] = (
-        "True"  # otherwise start-up retries a network fetch
-    )
+    env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # otherwise start-up retries a network fetch
     env["PYTHONUNBUFFERED"] = "1"  # log_text() should see lines as they happen
     no_proxy = "127.0.0.1,localhost"
-    env["NO_PROXY"] = env["no_proxy"] = ",".join(
-        p for p in (env.get("NO_PROXY"), no_proxy) if p
-    )
+    env["NO_PROXY"] = env["no_proxy"] = ",".join(p for p in (env.get("NO_PROXY"), no_proxy) if p)
     # No repo root on PYTHONPATH: the proxy must find litellm_budget as an installed package.
     if extra:
         env.update({k: str(v) for k, v in extra.items()})
@@ -278,18 +268,14 @@ def _wait_ready(proxy: ProxyProcess, timeout: float) -> None:
         while True:
             code = proxy.process.poll()
             if code is not None:
-                raise ProxyStartError(
-                    f"litellm proxy exited with {code} during start-up:\n{proxy.log_tail()}"
-                )
+                raise ProxyStartError(f"litellm proxy exited with {code} during start-up:\n{proxy.log_tail()}")
             try:
                 if client.get(url).status_code == 200:
                     return
             except httpx.HTTPError:
                 pass
             if time.monotonic() >= deadline:
-                raise ProxyStartError(
-                    f"litellm proxy not ready after {timeout:.0f}s:\n{proxy.log_tail()}"
-                )
+                raise ProxyStartError(f"litellm proxy not ready after {timeout:.0f}s:\n{proxy.log_tail()}")
             time.sleep(0.25)
 
 
@@ -329,9 +315,7 @@ def post_json(
     all_headers = {**proxy.auth_headers, **(headers or {})}
     with (
         httpx.Client(timeout=timeout, trust_env=False) as client,
-        client.stream(
-            "POST", proxy.base_url + path, json=sent, headers=all_headers
-        ) as resp,
+        client.stream("POST", proxy.base_url + path, json=sent, headers=all_headers) as resp,
     ):
         text = resp.read().decode("utf-8", errors="replace")
     payload: Any = text
