@@ -18,7 +18,7 @@ $(BIN)/.installed: pyproject.toml
 install: $(BIN)/.installed
 
 demo: install
-	$(BIN)/python examples/demo.py
+	$(BIN)/litellm-budget demo --config examples/config.yaml
 
 test: install
 	$(BIN)/python -m pytest

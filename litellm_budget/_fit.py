@@ -151,7 +151,8 @@ def _rejection_reason(request: Request) -> str:
     return (
         f"{request.settings.policy}: the system messages alone need {need} tokens"
         if need > request.limits.budget
-        else f"{request.settings.policy}: what may not be dropped (system, question, final step) still overflows after cutting"
+        else f"{request.settings.policy}: what may not be dropped (system, question, final step) "
+        "still overflows after cutting"
     )
 
 

@@ -49,5 +49,5 @@ def _make_counters() -> dict[str, Any]:
             counters[key] = Counter(name, doc, labels)
         except ValueError:
             # Already registered (the module was imported twice): reuse the live collector.
-            counters[key] = REGISTRY._names_to_collectors[name]  # noqa: SLF001
+            counters[key] = REGISTRY._names_to_collectors[name]
     return counters

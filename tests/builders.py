@@ -8,7 +8,7 @@ from typing import Any
 _ids = itertools.count()
 
 # Each of these words is one token in both cl100k_base and o200k_base, after a space.
-WORDS = "the and of to in is it that for on with as".split()
+WORDS = ["the", "and", "of", "to", "in", "is", "it", "that", "for", "on", "with", "as"]
 
 
 def text(tokens: int, seed: int = 0) -> str:

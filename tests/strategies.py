@@ -38,7 +38,7 @@ def steps(draw: st.DrawFn, ids: list[int]) -> list[dict[str, Any]]:
         ids[0] += 1
         call_ids.append(f"call_{ids[0]}")
     tool_calls = [
-        {"id": cid, "type": "function", "function": {"name": "run", "arguments": '{"n": %d}' % i}}
+        {"id": cid, "type": "function", "function": {"name": "run", "arguments": f'{{"n": {i}}}'}}
         for i, cid in enumerate(call_ids)
     ]
     results = [{"role": "tool", "tool_call_id": cid, "content": draw(contents())} for cid in call_ids]

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import copy
+import itertools
 from typing import Any
 
 import pytest
-from tests.builders import agent_session, assistant, system, text, tool_step, user
 
 from litellm_budget import BudgetSettings, fit
 from litellm_budget._limits import limits_for
 from litellm_budget._notices import ASSISTANT_PLACEHOLDER, TOOL_PLACEHOLDER
 from litellm_budget._tokens import counter_for
+from tests.builders import agent_session, assistant, system, text, tool_step, user
 
 ELIDE = BudgetSettings(policy="elide")
 COUNTER = counter_for("gpt-4o")
@@ -140,7 +141,7 @@ class TestElide:
             outputs.append((fitted.report.elided_at, fitted.messages))
 
         changes = 0
-        for (before_set, before), (after_set, after) in zip(outputs, outputs[1:], strict=False):
+        for (before_set, before), (after_set, after) in itertools.pairwise(outputs):
             if before_set == after_set:
                 assert after[: len(before)] == before
             else:

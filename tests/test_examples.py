@@ -61,7 +61,9 @@ def test_config_yaml_in_the_real_proxy(tmp_path: Path) -> None:
     with start_proxy(EXAMPLES / "config.yaml", tmp_path=tmp_path) as proxy:
         status, headers, payload = post_chat(proxy, {**body, "model": "agent-model"})
         _, plan_headers, _ = post_chat(proxy, {**body, "model": "agent-model-plan"})
-        metrics = httpx.get(proxy.base_url + "/metrics/", headers=proxy.auth_headers, follow_redirects=True, timeout=10).text
+        metrics = httpx.get(
+            proxy.base_url + "/metrics/", headers=proxy.auth_headers, follow_redirects=True, timeout=10
+        ).text
 
     assert status == 200
     assert payload["choices"][0]["message"]["content"].startswith("Understood")

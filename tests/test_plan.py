@@ -67,7 +67,7 @@ class TestPlan:
 
         fitted = fit(messages, model="gpt-4o", window=window, settings=PLAN)
 
-        kept = [m for m in fitted.messages[2:]]
+        kept = list(fitted.messages[2:])
         first_kept = messages.index(kept[0])
         assert kept[0]["role"] == "user"
         assert kept == messages[first_kept:]

@@ -162,14 +162,16 @@ class TestFakeUpstream:
     def test_models_health_and_404(self, upstream: FakeUpstream) -> None:
         """GET /v1/models lists models, /health is 200, unknown routes are a JSON 404."""
         models = httpx.get(upstream.base_url + "/models", trust_env=False).json()
-        assert models["object"] == "list" and models["data"]
+        assert models["object"] == "list"
+        assert models["data"]
         assert httpx.get(upstream.root_url + "/health", trust_env=False).status_code == 200
         assert httpx.post(upstream.base_url + "/nope", json={}, trust_env=False).status_code == 404
 
     def test_responses_and_anthropic_messages(self, upstream: FakeUpstream) -> None:
         """The Responses and Anthropic Messages shapes answer too (for non-chat plugin paths)."""
         resp = _post(upstream, {"model": "fake", "input": "hi"}, "/responses").json()
-        assert resp["object"] == "response" and resp["output"][0]["content"][0]["text"] == "ok"
+        assert resp["object"] == "response"
+        assert resp["output"][0]["content"][0]["text"] == "ok"
         msg = _post(
             upstream,
             {
@@ -185,7 +187,8 @@ class TestFakeUpstream:
             {"model": "c", "max_tokens": 5, "system": CWE_MARKER, "messages": []},
             "/messages",
         )
-        assert cwe.status_code == 400 and cwe.json()["error"]["message"].startswith("prompt is too long")
+        assert cwe.status_code == 400
+        assert cwe.json()["error"]["message"].startswith("prompt is too long")
 
     def test_concurrent_requests_and_clear(self, upstream: FakeUpstream) -> None:
         """Concurrent clients all succeed and all bodies are recorded; clear() empties the record."""
@@ -276,7 +279,8 @@ class TestLitellmSdk:
 
         text, usage = asyncio.run(run())
         assert text == "ok"
-        assert usage is not None and usage.prompt_tokens == estimate_tokens(MESSAGES)
+        assert usage is not None
+        assert usage.prompt_tokens == estimate_tokens(MESSAGES)
         assert upstream.requests[0]["stream"] is True
 
     def test_upstream_cwe_maps_to_context_window_exceeded(self, upstream: FakeUpstream) -> None:
@@ -436,7 +440,8 @@ class TestProxyLifecycle:
         try:
             assert proxy.config_path == cfg.resolve()
             status, _, data = post_chat(proxy, {"model": "m", "messages": MESSAGES})
-            assert status == 200 and data["choices"][0]["message"]["content"] == "hi"
+            assert status == 200
+            assert data["choices"][0]["message"]["content"] == "hi"
             assert "Uvicorn running" in proxy.log_text() or "Application startup complete" in proxy.log_text()
         finally:
             proxy.stop()

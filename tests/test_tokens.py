@@ -25,7 +25,7 @@ def fixture_no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
-    yield
+    return
 
 
 class TestEncoding:
@@ -45,7 +45,7 @@ class TestEncoding:
         ],
     )
     def test_encoding_by_family(self, model: str, encoding: str) -> None:
-        """o200k for the gpt-4o/4.1/4.5/5 and o-series families, cl100k otherwise; the provider prefix does not matter."""
+        """o200k for gpt-4o/4.1/4.5/5 and the o-series, cl100k otherwise; the provider prefix does not matter."""
         assert encoding_name_for(model) == encoding
 
     def test_loads_offline_from_litellm(self, no_network: None) -> None:

@@ -22,15 +22,19 @@ import copy
 import json
 import os
 import secrets
-import signal
-import socket
 import subprocess
-import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
+
+from litellm_budget._proxy_runner import (
+    ProxyStartError,
+    free_port,
+    proxy_command,
+    stop_process,
+    wait_until_ready,
+)
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -39,7 +43,6 @@ import httpx
 import yaml
 
 __all__ = [
-    "LAUNCH_CODE",
     "REPO_ROOT",
     "ProxyProcess",
     "ProxyStartError",
@@ -53,24 +56,8 @@ __all__ = [
 REPO_ROOT = Path(__file__).resolve().parents[2]
 """Put on the proxy's PYTHONPATH so ``litellm_budget.*`` callbacks import without installing."""
 
-LAUNCH_CODE = "import sys; from litellm import run_server; sys.exit(run_server())"
-"""What the ``litellm`` console script runs (its entry point is ``litellm:run_server``)."""
-
-READY_PATH = "/health/liveliness"
-"""Unauthenticated; uvicorn only binds after the lifespan startup (config load) finished."""
 
 _LIVE: set[ProxyProcess] = set()
-
-
-class ProxyStartError(RuntimeError):
-    """The proxy died or never became ready; the message carries the log tail."""
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    """A port that was free a moment ago (tiny race, acceptable for tests)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass(eq=False)
@@ -117,20 +104,11 @@ class ProxyProcess:
     def stop(self, grace: float = 10.0) -> int | None:
         """SIGTERM by PID, SIGKILL after ``grace`` seconds; returns the exit code (idempotent)."""
         _LIVE.discard(self)
-        proc = self.process
-        if proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=grace)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    proc.kill()
-                proc.wait(timeout=grace)
+        code = stop_process(self.process, grace)
         if self._log_file is not None:
             self._log_file.close()
             self._log_file = None
-        return proc.returncode
+        return code
 
     def __enter__(self) -> Self:
         return self
@@ -223,18 +201,7 @@ def start_proxy(
     port = port or free_port(host)
     log_path = tmp_path / "proxy.log"
     log_file = log_path.open("ab")
-    cmd = [
-        sys.executable,
-        "-c",
-        LAUNCH_CODE,
-        "--config",
-        str(cfg_path),
-        "--host",
-        host,
-        "--port",
-        str(port),
-        *extra_args,
-    ]
+    cmd = [*proxy_command(cfg_path, host, port), *extra_args]
     process = subprocess.Popen(
         cmd,
         cwd=tmp_path,
@@ -262,21 +229,7 @@ def start_proxy(
 
 
 def _wait_ready(proxy: ProxyProcess, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    url = proxy.base_url + READY_PATH
-    with httpx.Client(timeout=2.0, trust_env=False) as client:
-        while True:
-            code = proxy.process.poll()
-            if code is not None:
-                raise ProxyStartError(f"litellm proxy exited with {code} during start-up:\n{proxy.log_tail()}")
-            try:
-                if client.get(url).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() >= deadline:
-                raise ProxyStartError(f"litellm proxy not ready after {timeout:.0f}s:\n{proxy.log_tail()}")
-            time.sleep(0.25)
+    wait_until_ready(proxy.process, proxy.base_url, timeout, proxy.log_tail)
 
 
 def parse_sse(text: str) -> list[Any]:

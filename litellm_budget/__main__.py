@@ -1,0 +1,9 @@
+"""``python -m litellm_budget`` runs the CLI."""
+
+from __future__ import annotations
+
+import sys
+
+from ._cli import main
+
+sys.exit(main())

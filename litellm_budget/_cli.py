@@ -1,0 +1,112 @@
+"""``litellm-budget``: inspect a request, replay sessions, run the demo. Parsing and printing only."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script; returns the exit status."""
+    args = _parser().parse_args(argv)
+    from ._sessions import SessionFileError
+
+    try:
+        return int(args.run(args))
+    except (SessionFileError, ValueError, RuntimeError) as exc:
+        print(f"litellm-budget: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="litellm-budget", description="Fit chat requests into context windows.")
+    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    inspect = commands.add_parser("inspect", help="the ledger of one request and what fit() would do")
+    inspect.add_argument("file", type=Path, help="a JSON list of messages, a request body, or a session file")
+    inspect.add_argument("--model", help="the model (default: the request body's)")
+    inspect.add_argument("--window", type=_positive, help="context window (default: LiteLLM's model map)")
+    inspect.add_argument("--policy", choices=["auto", "elide", "plan"], default="auto")
+    inspect.add_argument("--json", action="store_true", help="machine-readable output")
+    inspect.set_defaults(run=_inspect)
+
+    replay = commands.add_parser("replay", help="replay every request of recorded sessions and measure")
+    replay.add_argument("paths", nargs="+", type=Path, help="session files, or folders of them")
+    replay.add_argument("--model", required=True, help="the model whose tokenizer and prices apply")
+    replay.add_argument("--window", required=True, type=_int_list, help="windows, comma-separated: 8000,16000")
+    replay.add_argument("--policy", type=_name_list, default=["auto"], help="policies: auto,plan,elide")
+    replay.add_argument("--baseline", type=_name_list, default=[], help="baselines: trim_messages,sliding")
+    replay.add_argument(
+        "--price-per-mtok", type=float, help="fresh input price per million tokens (default: model map)"
+    )
+    replay.add_argument("--cached-share", type=float, default=0.1, help="cached input price as a share of fresh (0.1)")
+    replay.add_argument("--rows", action="store_true", help="also print every request")
+    replay.add_argument("--json", action="store_true", help="machine-readable output")
+    replay.add_argument("--plot", type=Path, help="write a PNG of tokens per request (needs matplotlib)")
+    replay.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    replay.set_defaults(run=_replay)
+
+    demo = commands.add_parser("demo", help="start the LiteLLM proxy and replay a built-in agent session")
+    demo.add_argument("--config", type=Path, default=Path("examples/config.yaml"))
+    demo.add_argument("--model", default="agent-model", help="a model_name of the config")
+    demo.add_argument("--steps", type=_positive, default=40, help="agent steps in the built-in session")
+    demo.set_defaults(run=_demo)
+    return parser
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    from ._inspect import inspect_conversation, render_inspection
+    from ._sessions import load_conversation
+    from ._settings import BudgetSettings
+
+    conversation = load_conversation(args.file)
+    model = args.model or conversation.model
+    if not model:
+        msg = "no --model given and the file names none"
+        raise ValueError(msg)
+    data = inspect_conversation(
+        conversation, model=model, window=args.window, settings=BudgetSettings(policy=args.policy)
+    )
+    print(json.dumps(data, indent=2) if args.json else render_inspection(data))
+    return 0
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from ._replay_cli import run_replay
+
+    return run_replay(args)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from ._demo import run_demo
+
+    if not args.config.is_file():
+        msg = f"{args.config}: no such config file"
+        raise ValueError(msg)
+    return run_demo(args.config, model=args.model, steps=args.steps, out=sys.stdout)
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        msg = f"{text} is not a positive integer"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        return [_positive(part) for part in text.split(",") if part]
+    except ValueError as exc:
+        msg = f"{text!r} is not a comma-separated list of positive integers"
+        raise argparse.ArgumentTypeError(msg) from exc
+
+
+def _name_list(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]

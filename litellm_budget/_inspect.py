@@ -1,0 +1,82 @@
+"""The ledger of one request and what fit() would do to it, for people and for machines."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _table
+from ._fit import fit_request
+from ._report import parse_ranges
+from ._sessions import Conversation
+from ._settings import BudgetSettings
+from ._shape import SYSTEM_ROLES
+from ._tokens import counter_for
+
+
+def inspect_conversation(
+    conversation: Conversation, *, model: str, window: int | None = None, settings: BudgetSettings | None = None
+) -> dict[str, Any]:
+    """Measure every part of the request and explain the fit: plain data, ready for JSON."""
+    messages = conversation.messages
+    fitted = fit_request(
+        messages,
+        model=model,
+        window=window,
+        tools=conversation.tools,
+        max_tokens=conversation.max_tokens,
+        settings=settings or BudgetSettings(),
+    )
+    report = fitted.report.as_dict()
+    counter = counter_for(model)
+    sizes = [counter.count_message(m) if isinstance(m, dict) else 0 for m in messages]
+    parts: list[tuple[str, list[int]]] = [
+        ("system", [i for i, m in enumerate(messages[:-1]) if m.get("role") in SYSTEM_ROLES]),
+        *((f"history: {role}", _history(messages, role)) for role in ("user", "assistant", "tool")),
+        (
+            f"final message ({messages[-1].get('role')})" if messages else "final message",
+            [len(messages) - 1] if messages else [],
+        ),
+    ]
+    ledger = [_entry(name, len(ix), sum(sizes[i] for i in ix), report["window"]) for name, ix in parts]
+    ledger.insert(
+        1, _entry("tools schema + reply priming", 0, counter.count_tools(conversation.tools), report["window"])
+    )
+    changes = [
+        {"index": i, "role": messages[i].get("role"), "tokens": sizes[i], "change": change}
+        for change, key in (("elided", "elided_at"), ("dropped", "dropped_at"), ("cut", "cut_at"))
+        for i in parse_ranges(report[key])
+    ]
+    return {"ledger": ledger, "report": report, "changes": sorted(changes, key=lambda c: c["index"])}
+
+
+def render_inspection(data: dict[str, Any]) -> str:
+    """The inspection as readable tables."""
+    report = data["report"]
+    ledger = _table.render(
+        ["part", "messages", "tokens", "share of window"],
+        [[e["part"], e["messages"], e["tokens"], e["share"]] for e in data["ledger"]],
+    )
+    limits = (
+        f"window {report['window']}  reserve {report['reserve']}  margin {report['margin']}  "
+        f"budget {report['budget']}  watermark {report['watermark']}  quantum {report['quantum']}"
+    )
+    verdict = (
+        f"{report['policy']}: {report['action']}  {report['tokens_before']} -> {report['tokens_after']} tokens  "
+        f"elided {report['elided']}  dropped {report['dropped_messages']} messages "
+        f"({report['dropped_units']} units)  cut {report['cut']}"
+    )
+    lines = [ledger, "", limits, verdict]
+    if report.get("reason"):
+        lines.append(f"why: {report['reason']}")
+    if data["changes"]:
+        lines += ["", _table.render(["index", "role", "tokens", "change"], [list(c.values()) for c in data["changes"]])]
+    return "\n".join(lines)
+
+
+def _history(messages: list[dict[str, Any]], role: str) -> list[int]:
+    return [i for i, m in enumerate(messages[:-1]) if m.get("role") == role]
+
+
+def _entry(part: str, count: int, tokens: int, window: int | None) -> dict[str, Any]:
+    share = round(tokens / window, 4) if window else None
+    return {"part": part, "messages": count, "tokens": tokens, "share": share}

@@ -1,0 +1,176 @@
+"""Replay recorded sessions request by request and measure what each strategy would have sent."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from ._baselines import BASELINES
+from ._fit import fit_request
+from ._policies import POLICIES
+from ._settings import BudgetSettings
+from ._shape import unsupported_reason
+from ._tokens import counter_for
+from ._types import Message
+
+#: Our count is within 1% of LiteLLM's; below this share of the window no overflow is possible.
+_SURE_FIT = 0.95
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a strategy would send for one request (``None``: it refused), and how it called it."""
+
+    messages: list[Message] | None
+    action: str
+    elided: int = 0
+    dropped: int = 0
+
+
+Strategy = Callable[[list[Message]], Outcome]
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Row:
+    """One replayed request."""
+
+    session: str
+    request: int
+    messages: int
+    tokens_before: int
+    tokens_after: int
+    action: str
+    elided: int
+    dropped: int
+    shared: int
+    overflow: bool
+    invalid: bool
+    ms: float
+
+
+@dataclasses.dataclass(slots=True)
+class Totals:
+    """The measures of one strategy at one window, summed over every replayed request."""
+
+    requests: int = 0
+    fitted: int = 0
+    rejected: int = 0
+    overflow: int = 0
+    invalid: int = 0
+    sent_tokens: int = 0
+    shared_tokens: int = 0
+    previous_tokens: int = 0
+    fill: float = 0.0
+    ms: float = 0.0
+
+    def add(self, row: Row, window: int, previous: int) -> None:
+        """Count one request; ``previous`` is the size of the prompt sent before it (0 if none)."""
+        self.requests += 1
+        self.ms += row.ms
+        if row.action == "rejected":
+            self.rejected += 1
+            return
+        self.fitted += 1
+        self.overflow += row.overflow
+        self.invalid += row.invalid
+        self.sent_tokens += row.tokens_after
+        self.shared_tokens += row.shared
+        self.previous_tokens += previous
+        self.fill += row.tokens_after / window
+
+    def summary(self, *, price: float, cached_share: float) -> dict[str, Any]:
+        """Plain numbers for tables and JSON: ratios, re-prefill, cost with a cache discount."""
+        reprefill = self.sent_tokens - self.shared_tokens
+        cost = (reprefill + self.shared_tokens * cached_share) * price
+        return {
+            "requests": self.requests,
+            "fitted": self.fitted,
+            "rejected": self.rejected,
+            "overflow": self.overflow,
+            "invalid_pairs": self.invalid,
+            "reuse": round(self.shared_tokens / self.sent_tokens, 4) if self.sent_tokens else 0.0,
+            "prefix_kept": round(self.shared_tokens / self.previous_tokens, 4) if self.previous_tokens else 0.0,
+            "reprefilled_tokens": reprefill,
+            "mean_fill": round(self.fill / self.fitted, 4) if self.fitted else 0.0,
+            "input_cost": round(cost, 4),
+            "ms_per_request": round(self.ms / self.requests, 3) if self.requests else 0.0,
+        }
+
+
+def strategy_for(name: str, model: str, window: int, settings: BudgetSettings | None = None) -> Strategy:
+    """A policy of ours (``auto``, ``plan``, ``elide``) or a baseline (``trim_messages``, ``sliding``)."""
+    if name in POLICIES:
+        options = (settings or BudgetSettings()).updated({"policy": name})
+
+        def policy(messages: list[Message]) -> Outcome:
+            report = (fitted := fit_request(messages, model=model, window=window, settings=options)).report
+            sent = None if report.action == "rejected" else fitted.messages
+            return Outcome(sent, report.action, report.elided, report.dropped_messages)
+
+        return policy
+    if name in BASELINES:
+        baseline = BASELINES[name](model, window)
+        return lambda messages: _baseline_outcome(messages, baseline(messages))
+    msg = f"unknown policy or baseline {name!r}; choose from {sorted([*POLICIES, *BASELINES])}"
+    raise ValueError(msg)
+
+
+def replay_session(
+    name: str, requests: Iterable[list[Message]], strategy: Strategy, *, model: str, window: int
+) -> list[Row]:
+    """Run ``strategy`` on each request in order, measuring the prefix shared with the last one sent."""
+    counter = counter_for(model)
+    rows: list[Row] = []
+    previous: list[Message] = []
+    for number, request in enumerate(requests, start=1):
+        started = time.perf_counter()
+        outcome = strategy(request)
+        ms = (time.perf_counter() - started) * 1000
+        sent = outcome.messages or []
+        sizes = [counter.count_message(m) for m in sent]
+        after = sum(sizes) + counter.count_tools(None) if outcome.messages is not None else 0
+        rows.append(
+            Row(
+                session=name,
+                request=number,
+                messages=len(request),
+                tokens_before=sum(map(counter.count_message, request)) + counter.count_tools(None),
+                tokens_after=after,
+                action=outcome.action,
+                elided=outcome.elided,
+                dropped=outcome.dropped,
+                shared=_shared_prefix(previous, sent, sizes),
+                overflow=outcome.messages is not None and _overflows(sent, after, model, window),
+                invalid=outcome.messages is not None and unsupported_reason(sent, None, None) is not None,
+                ms=ms,
+            )
+        )
+        if outcome.messages is not None:
+            previous = sent
+    return rows
+
+
+def _shared_prefix(previous: Sequence[Message], current: Sequence[Message], sizes: Sequence[int]) -> int:
+    """Tokens of the leading messages ``current`` has in common with ``previous``: a prompt cache hit."""
+    shared = 0
+    for before, now, size in zip(previous, current, sizes, strict=False):
+        if before is not now and before != now:
+            break
+        shared += size
+    return shared
+
+
+def _overflows(messages: list[Message], counted: int, model: str, window: int) -> bool:
+    """Judged by ``litellm.token_counter``, asked only when our own count comes close."""
+    if counted < window * _SURE_FIT:
+        return False
+    import litellm
+
+    return int(litellm.token_counter(model=model.rsplit("/", 1)[-1], messages=messages)) > window
+
+
+def _baseline_outcome(before: list[Message], after: list[Message]) -> Outcome:
+    changed = after != before
+    return Outcome(after, "trimmed" if changed else "passthrough", 0, max(0, len(before) - len(after)))

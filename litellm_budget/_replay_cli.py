@@ -1,0 +1,117 @@
+"""The ``replay`` command: every session x window x strategy, totals side by side."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from . import _table
+from ._demo import format_rows
+from ._progress import Progress
+from ._replay import Row, Totals, replay_session, strategy_for
+from ._sessions import load_conversation, requests_of, session_files
+
+COLUMNS = [
+    "requests",
+    "fitted",
+    "rejected",
+    "overflow",
+    "invalid_pairs",
+    "reuse",
+    "prefix_kept",
+    "reprefilled_tokens",
+    "mean_fill",
+    "input_cost",
+    "ms_per_request",
+]
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    """Replay, print the totals (and rows, a plot) and return 0."""
+    conversations = [load_conversation(path) for path in session_files(args.paths)]
+    if not conversations:
+        msg = "no session files found"
+        raise ValueError(msg)
+    names = [*args.policy, *args.baseline]
+    for name in names:
+        strategy_for(name, args.model, 1000)  # unknown names fail before the long run
+    price = _price(args.model, args.price_per_mtok)
+    requests = {c.name: list(requests_of(c.messages)) for c in conversations}
+    progress = Progress(
+        sum(map(len, requests.values())) * len(names) * len(args.window),
+        enabled=None if not args.no_progress else False,
+    )
+    results: list[dict[str, Any]] = []
+    all_rows: dict[tuple[int, str], list[Row]] = {}
+    for window in args.window:
+        for name in names:
+            totals = Totals()
+            rows: list[Row] = []
+            for session, session_requests in requests.items():
+                strategy = strategy_for(name, args.model, window)
+                session_rows = replay_session(session, session_requests, strategy, model=args.model, window=window)
+                previous = 0
+                for row in session_rows:
+                    totals.add(row, window, previous)
+                    previous = row.tokens_after if row.action != "rejected" else previous
+                    progress.step(f"{window} {name} {session}")
+                rows += session_rows
+            all_rows[(window, name)] = rows
+            results.append(
+                {"window": window, "strategy": name, **totals.summary(price=price, cached_share=args.cached_share)}
+            )
+    progress.close()
+    _print(args, results, all_rows)
+    if args.plot:
+        _plot(args, all_rows)
+    return 0
+
+
+def _print(args: argparse.Namespace, results: list[dict[str, Any]], rows: dict[tuple[int, str], list[Row]]) -> None:
+    if args.json:
+        print(json.dumps({"model": args.model, "results": results}, indent=2))
+        return
+    print(
+        _table.render(
+            ["window", "strategy", *COLUMNS], [[r["window"], r["strategy"], *(r[c] for c in COLUMNS)] for r in results]
+        )
+    )
+    print("\nreuse: share of each prompt that repeats the previous prompt's prefix (cacheable);")
+    print("prefix_kept: share of the previous prompt still a prefix of the next (cache entries that stay valid).")
+    if args.rows:
+        for (window, name), session_rows in rows.items():
+            print(f"\n== {name} at {window}")
+            print(format_rows(session_rows))
+
+
+def _plot(args: argparse.Namespace, rows: dict[tuple[int, str], list[Row]]) -> None:
+    from ._plot import plot_session
+
+    window = args.window[0]
+    longest = max(
+        {r.session for r in rows[(window, args.policy[0] if args.policy else args.baseline[0])]},
+        key=lambda s: sum(1 for r in rows[(window, next(iter(n for (w, n) in rows if w == window)))] if r.session == s),
+    )
+    by_strategy = {
+        name: [r for r in session_rows if r.session == longest]
+        for (w, name), session_rows in rows.items()
+        if w == window
+    }
+    plot_session(by_strategy, args.plot, title=f"{longest} at a {window}-token window ({args.model})", window=window)
+    print(f"\nplot written to {args.plot}")
+
+
+def _price(model: str, per_mtok: float | None) -> float:
+    """Fresh input price per token: the flag, else LiteLLM's model map, else $1 per million."""
+    if per_mtok is not None:
+        return per_mtok / 1_000_000
+    import litellm
+
+    from ._window import candidate_names
+
+    for name in candidate_names(model):
+        entry = litellm.model_cost.get(name)
+        if isinstance(entry, dict) and isinstance(entry.get("input_cost_per_token"), int | float):
+            return float(entry["input_cost_per_token"])
+    return 1 / 1_000_000

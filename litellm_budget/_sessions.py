@@ -1,0 +1,70 @@
+"""Read what operators have on disk: a list of messages, a request body, or a recorded session."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from ._types import Message
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Conversation:
+    """Messages read from a file, with the request's other fields when the file had them."""
+
+    name: str
+    messages: list[dict[str, Any]]
+    model: str | None = None
+    tools: list[dict[str, Any]] | None = None
+    max_tokens: int | None = None
+
+
+class SessionFileError(ValueError):
+    """A file that holds no conversation this tool can read; the message says what was expected."""
+
+
+def load_conversation(path: Path) -> Conversation:
+    """
+    Load a JSON list of messages, a request body ``{"model", "messages", ...}``, or a session
+    file (``{"messages": [...], ...}``, like ``../shared/sessions``).
+
+    Raises:
+        SessionFileError: The file is missing, not JSON, or has no list of message objects.
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise SessionFileError(f"{path}: no such file") from exc
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SessionFileError(f"{path}: not a readable JSON file ({exc.__class__.__name__})") from exc
+    body = {"messages": data} if isinstance(data, list) else data
+    messages = body.get("messages") if isinstance(body, dict) else None
+    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+        msg = f"{path}: expected a JSON list of messages, or an object with a 'messages' list"
+        raise SessionFileError(msg)
+    max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
+    return Conversation(
+        name=path.stem,
+        messages=messages,
+        model=body.get("model") if isinstance(body.get("model"), str) else None,
+        tools=body.get("tools") if isinstance(body.get("tools"), list) else None,
+        max_tokens=max_tokens if isinstance(max_tokens, int) and not isinstance(max_tokens, bool) else None,
+    )
+
+
+def session_files(paths: Sequence[Path]) -> list[Path]:
+    """The JSON files named, with folders expanded to the JSON files inside them, sorted."""
+    found: list[Path] = []
+    for path in paths:
+        found.extend(sorted(path.glob("*.json")) if path.is_dir() else [path])
+    return found
+
+
+def requests_of(messages: Sequence[Message]) -> Iterator[list[Message]]:
+    """Every request an agent sent during a session: the history before each assistant message."""
+    for index, message in enumerate(messages):
+        if message.get("role") == "assistant" and index > 0:
+            yield list(messages[:index])
