@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import typing
 
 from ._api import fit
 from ._fit import Fitted
 from ._report import BudgetReport
 from ._settings import BudgetSettings
 
-if TYPE_CHECKING:
+if typing.TYPE_CHECKING:
     from ._callback import ContextBudget
 
     handler: ContextBudget
@@ -24,7 +24,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> typing.Any:
     # LiteLLM's CustomLogger is imported only when the plugin itself is wanted, so that
     # `fit()` and the CLI start fast. `handler` is the instance the proxy's
     # `callbacks: ["litellm_budget.handler"]` resolves to, created once.

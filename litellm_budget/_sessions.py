@@ -46,10 +46,11 @@ def load_conversation(path: Path) -> Conversation:
         msg = f"{path}: expected a JSON list of messages, or an object with a 'messages' list"
         raise SessionFileError(msg)
     max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
+    model = body.get("model")
     return Conversation(
         name=path.stem,
         messages=messages,
-        model=body.get("model") if isinstance(body.get("model"), str) else None,
+        model=model if isinstance(model, str) else None,
         tools=body.get("tools") if isinstance(body.get("tools"), list) else None,
         max_tokens=max_tokens if isinstance(max_tokens, int) and not isinstance(max_tokens, bool) else None,
     )
