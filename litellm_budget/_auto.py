@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from ._cut import cut_to_fit
 from ._draft import Draft, Request
 from ._drop import drop_units, units_worth
-from ._elide import bulky_output, elide_oldest, elide_tail, elided_entry
+from ._elide import elide_oldest, elide_tail, elided_tokens
 from ._units import Unit
 
 
@@ -47,7 +47,4 @@ def _drop_then_elide(request: Request, units: Sequence[Unit]) -> Draft:
 
 def _settled_sizes(request: Request) -> list[int]:
     """Each message's tokens as it will settle: elided if it is a bulky output, else as it is."""
-    return [
-        elided_entry(request, index).tokens if bulky_output(request, index) else tokens
-        for index, tokens in enumerate(request.counts)
-    ]
+    return [elided_tokens(request, index) for index in range(len(request.counts))]

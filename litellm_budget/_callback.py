@@ -35,8 +35,8 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
 
     def __init__(self, **knobs: Any) -> None:
         super().__init__()
-        BudgetSettings().updated(knobs)  # fail at start-up, not on the first request
         self._knobs = knobs
+        self._settings_for: tuple[dict[str, Any], BudgetSettings] = ({}, BudgetSettings().updated(knobs))
         # Fits already done for a request (by litellm_call_id and by its metadata dict, which
         # LiteLLM shares between hooks), so retries, fallbacks and the proxy's later hooks
         # neither redo the work nor log it twice.
@@ -50,7 +50,11 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         import litellm
 
         from_config = (getattr(litellm, "callback_settings", None) or {}).get("litellm_budget") or {}
-        return BudgetSettings().updated(from_config).updated(self._knobs)
+        seen, settings = self._settings_for
+        if from_config != seen:
+            settings = BudgetSettings().updated(from_config).updated(self._knobs)
+            self._settings_for = (dict(from_config), settings)
+        return settings
 
     async def async_pre_call_hook(
         self, user_api_key_dict: Any, cache: Any, data: dict[str, Any], call_type: Any

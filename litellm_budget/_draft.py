@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from ._limits import Limits
 from ._settings import BudgetSettings
@@ -20,9 +21,14 @@ class Entry:
     tokens: int
 
 
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Request:
-    """Everything a policy may read: the caller's messages, their counts, layout and limits."""
+    """
+    Everything a policy may read: the caller's messages, their counts, layout and limits.
+
+    ``memo`` holds what policies derive per message (is it bulky, its elided copy), so a
+    chain of steps computes each once per request.
+    """
 
     messages: Sequence[Message]
     counts: Sequence[int]
@@ -32,6 +38,7 @@ class Request:
     settings: BudgetSettings
     counter: TokenCounter
     tools: Tools | None = None
+    memo: dict[tuple[str, int], Any] = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     @property
     def final(self) -> int:
@@ -50,17 +57,17 @@ class Draft:
     dropped_units: int = 0
     cut: tuple[int, ...] = ()
     marker: bool = False
+    total: int = dataclasses.field(init=False)
+
+    def __post_init__(self) -> None:
+        # Policies compare the total after every step: sum it once per draft.
+        object.__setattr__(self, "total", self.fixed + sum(entry.tokens for entry in self.entries))
 
     @classmethod
     def of(cls, request: Request) -> Draft:
         """The untouched request as a draft."""
         entries = tuple(Entry(i, m, c) for i, (m, c) in enumerate(zip(request.messages, request.counts, strict=True)))
         return cls(entries=entries, fixed=request.fixed)
-
-    @property
-    def total(self) -> int:
-        """Counted tokens of the whole draft."""
-        return self.fixed + sum(entry.tokens for entry in self.entries)
 
     def replaced(self, replacements: dict[int, Entry], **changes: object) -> Draft:
         """A copy where the entries of the given source indices are swapped for new ones."""

@@ -66,17 +66,37 @@ def elidable(request: Request, index: int) -> bool:
 
 def bulky_output(request: Request, index: int) -> bool:
     """A tool or assistant message with a text above the threshold, wherever it stands."""
+    key = ("bulky", index)
+    if key not in request.memo:
+        message = request.messages[index]
+        request.memo[key] = message["role"] in _ELIDABLE_ROLES and any(
+            _is_bulky(text, request) for text in texts_of(message.get("content"))
+        )
+    return bool(request.memo[key])
+
+
+def elided_tokens(request: Request, index: int) -> int:
+    """What the message at ``index`` would cost once elided, without building the copy."""
+    if not bulky_output(request, index):
+        return request.counts[index]
     message = request.messages[index]
-    return message["role"] in _ELIDABLE_ROLES and any(
-        _is_bulky(text, request) for text in texts_of(message.get("content"))
-    )
+    placeholder = request.counter.count_text(placeholder_for(message["role"]))
+    bulky = [
+        tokens
+        for text in texts_of(message.get("content"))
+        if (tokens := request.counter.count_text(text)) > request.settings.elide_min_tokens
+    ]
+    return request.counts[index] - sum(bulky) + placeholder * len(bulky)
 
 
 def elided_entry(request: Request, index: int) -> Entry:
     """The message at ``index`` with every bulky text replaced by its placeholder."""
-    message = request.messages[index]
-    copy = _elided_copy(message, request)
-    return Entry(index, copy, request.counter.count_message(copy))
+    key = ("elided", index)
+    if key not in request.memo:
+        copy = _elided_copy(request.messages[index], request)
+        request.memo[key] = Entry(index, copy, request.counter.count_message(copy))
+    entry: Entry = request.memo[key]
+    return entry
 
 
 def _elided_copy(message: Any, request: Request) -> dict[str, Any]:

@@ -45,12 +45,13 @@ def apply(request: MutableMapping[str, Any], fitted: Fitted) -> None:
 
 
 def fingerprint(messages: list[Any]) -> int:
-    """A cheap identity of a message list (roles, sizes, tool ids), to recognise it again after copies."""
+    """A cheap identity of a message list (roles and text sizes), to recognise it again after copies."""
     return hash(tuple(_shape(message) for message in messages))
 
 
-def _shape(message: Any) -> tuple[Any, ...]:
+def _shape(message: Any) -> tuple[Any, int]:
     if not isinstance(message, Mapping):
-        return (type(message).__name__,)
-    size = sum(len(text) for text in texts_of(message.get("content")))
-    return (message.get("role"), size, message.get("tool_call_id"), len(message.get("tool_calls") or ()))
+        return (type(message).__name__, 0)
+    content = message.get("content")
+    size = len(content) if isinstance(content, str) else sum(map(len, texts_of(content)))
+    return (message.get("role"), size)

@@ -1,9 +1,8 @@
-"""A small thread-safe LRU map, so every cache the plugin keeps has a hard bound."""
+"""A small thread-safe bounded cache, so every cache the plugin keeps has a hard bound."""
 
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Hashable
 from typing import Generic, TypeVar
 
@@ -11,43 +10,56 @@ _V = TypeVar("_V")
 
 
 class BoundedLRU(Generic[_V]):
-    """Least-recently-used map holding at most ``max_entries`` values."""
+    """
+    Holds at most ``max_entries`` values, dropping the least recently used half at a time.
 
-    __slots__ = ("_data", "_lock", "max_entries")
+    Two generations of plain dicts: hits in the old one are promoted, and when the new one
+    fills, the old one is dropped whole. Lookups take no lock (a dict read is atomic), which
+    matters on the request path, where a 200-message history makes hundreds of lookups.
+    """
+
+    __slots__ = ("_lock", "_old", "_young", "max_entries")
 
     def __init__(self, max_entries: int) -> None:
-        if max_entries < 1:
-            msg = "max_entries must be >= 1"
+        if max_entries < 2:
+            msg = "max_entries must be >= 2"
             raise ValueError(msg)
         self.max_entries = max_entries
-        self._data: OrderedDict[Hashable, _V] = OrderedDict()
+        self._young: dict[Hashable, _V] = {}
+        self._old: dict[Hashable, _V] = {}
         self._lock = threading.Lock()
 
     def get(self, key: Hashable) -> _V | None:
-        """The value under ``key``, marked as recently used; ``None`` if absent."""
-        with self._lock:
-            value = self._data.get(key)
+        """The value under ``key``, kept as recently used; ``None`` if absent."""
+        value = self._young.get(key)
+        if value is None:
+            value = self._old.get(key)
             if value is not None:
-                self._data.move_to_end(key)
-            return value
+                self.put(key, value)
+        return value
+
+    def put(self, key: Hashable, value: _V) -> None:
+        """Store ``value``; when the young generation is full, the old one is forgotten."""
+        with self._lock:
+            self._young[key] = value
+            if len(self._young) >= self.max_entries // 2:
+                self._old, self._young = self._young, {}
 
     def pop(self, key: Hashable) -> _V | None:
         """Remove and return the value under ``key``; ``None`` if absent."""
         with self._lock:
-            return self._data.pop(key, None)
-
-    def put(self, key: Hashable, value: _V) -> None:
-        """Store ``value``, evicting the least recently used entry when full."""
-        with self._lock:
-            self._data[key] = value
-            self._data.move_to_end(key)
-            while len(self._data) > self.max_entries:
-                self._data.popitem(last=False)
+            value = self._young.pop(key, None)
+            old = self._old.pop(key, None)
+            return value if value is not None else old
 
     def clear(self) -> None:
         """Forget everything."""
         with self._lock:
-            self._data.clear()
+            self._young, self._old = {}, {}
+
+    def cached_keys(self) -> list[Hashable]:
+        """Every key held, for tests and diagnostics."""
+        return [*self._old, *self._young]
 
     def __len__(self) -> int:
-        return len(self._data)
+        return len(self._young) + len(self._old)

@@ -33,13 +33,16 @@ HEADER_PREFIX = "x-litellm-budget-"
 
 def publish(report: BudgetReport, metadata: MutableMapping[str, Any] | None, **context: Any) -> None:
     """Log the report once, put it where LiteLLM's loggers and headers can see it, count it."""
-    getattr(log, _LEVELS[report.action])(EVENTS[report.action], **context, **report.as_dict())
+    fields = report.as_dict()
+    getattr(log, _LEVELS[report.action])(EVENTS[report.action], **context, **fields)
     if metadata is not None:
-        record_in_metadata(metadata, report)
+        record_in_metadata(metadata, report, fields)
     record_metrics(report, str(context.get("model_group") or report.model))
 
 
-def record_in_metadata(metadata: MutableMapping[str, Any], report: BudgetReport) -> None:
+def record_in_metadata(
+    metadata: MutableMapping[str, Any], report: BudgetReport, fields: dict[str, Any] | None = None
+) -> None:
     """
     Merge the report into ``spend_logs_metadata``: the one metadata key LiteLLM keeps in the
     StandardLoggingPayload, the spend logs and the Admin UI. Flat string copies of action
@@ -47,7 +50,7 @@ def record_in_metadata(metadata: MutableMapping[str, Any], report: BudgetReport)
     """
     existing = metadata.get("spend_logs_metadata")
     merged = dict(existing) if isinstance(existing, Mapping) else {}
-    merged[REPORT_KEY] = report.as_dict()
+    merged[REPORT_KEY] = fields if fields is not None else report.as_dict()
     merged[f"{REPORT_KEY}_action"] = report.action
     merged[f"{REPORT_KEY}_policy"] = report.policy
     metadata["spend_logs_metadata"] = merged

@@ -47,7 +47,8 @@ _CLASS_CHANGE = re.compile(r"[a-z](?=[A-Z])|[A-Za-z](?=[0-9])|[0-9](?=[A-Za-z])"
 
 _O200K_MODELS = re.compile(r"^(chatgpt-4o|gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|gpt-oss|o1|o3|o4)(?![0-9])")
 
-_text_counts: BoundedLRU[int] = BoundedLRU(65_536)
+#: Entries per counter's memo of text counts.
+MEMO_ENTRIES = 65_536
 _counters: dict[tuple[str, int], TokenCounter] = {}
 _counters_lock = threading.Lock()
 
@@ -74,7 +75,6 @@ def reset_counters() -> None:
     """Forget loaded counters and memoized counts (tests, and after fixing a broken install)."""
     with _counters_lock:
         _counters.clear()
-    _text_counts.clear()
 
 
 def _make_counter(encoding_name: str, image_tokens: int) -> TokenCounter:
@@ -139,20 +139,21 @@ def split_chunks(text: str, size: int = CHUNK_CHARS) -> Iterable[str]:
 class MemoCounter:
     """Counts messages the way LiteLLM's ``token_counter`` does, remembering every text it saw."""
 
-    __slots__ = ("_measure", "image_tokens", "name")
+    __slots__ = ("_measure", "image_tokens", "memo", "name")
 
     def __init__(self, name: str, measure: Callable[[str], int], image_tokens: int) -> None:
         self.name = name
         self._measure = measure
         self.image_tokens = image_tokens
+        self.memo: BoundedLRU[int] = BoundedLRU(MEMO_ENTRIES)
 
     def count_text(self, text: str) -> int:
-        """Tokens of ``text``, from the shared memo when it was seen before."""
-        key = (self.name, text if len(text) <= EXACT_KEY_CHARS else (len(text), hash(text)))
-        count = _text_counts.get(key)
+        """Tokens of ``text``, from the memo when it was seen before."""
+        key: str | tuple[int, int] = text if len(text) <= EXACT_KEY_CHARS else (len(text), hash(text))
+        count = self.memo.get(key)
         if count is None:
             count = self._measure(text)
-            _text_counts.put(key, count)
+            self.memo.put(key, count)
         return count
 
     def count_message(self, message: Message) -> int:

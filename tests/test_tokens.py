@@ -154,11 +154,10 @@ class TestMemo:
     def test_cache_is_bounded(self) -> None:
         """The text cache never holds more than its bound."""
         counter = counter_for("gpt-4o")
-        bound = _tokens._text_counts.max_entries
-        for i in range(200):
+        for i in range(3 * _tokens.MEMO_ENTRIES):
             counter.count_text(f"unique text {i}")
 
-        assert len(_tokens._text_counts) <= bound
+        assert len(counter.memo) <= _tokens.MEMO_ENTRIES
 
     def test_long_texts_are_keyed_by_hash(self) -> None:
         """Long texts are not kept as keys, so the cache's memory stays bounded."""
@@ -166,6 +165,4 @@ class TestMemo:
         long_text = text(5000, 3)
         counter.count_text(long_text)
 
-        assert all(
-            not (isinstance(k[1], str) and len(k[1]) > _tokens.EXACT_KEY_CHARS) for k in _tokens._text_counts._data
-        )
+        assert all(not (isinstance(k, str) and len(k) > _tokens.EXACT_KEY_CHARS) for k in counter.memo.cached_keys())
