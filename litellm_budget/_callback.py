@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import traceback
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar, final
 
@@ -11,6 +11,7 @@ import structlog
 from litellm.integrations.custom_logger import CustomLogger
 
 from . import _litellm_request as req
+from ._calibration import CACHE_PREFIX, Calibration, reported_prompt_tokens
 from ._errors import context_window_exceeded, provider_of
 from ._fit import Fitted, fit_request
 from ._lru import BoundedLRU
@@ -19,6 +20,8 @@ from ._settings import BudgetSettings
 from ._targets import Target, deployment_target, group_target, has_fallbacks, with_request_overrides
 
 log = structlog.get_logger("litellm_budget")
+#: A learned ratio outlives a quiet day, not a model upgrade.
+_SHARED_TTL = 7 * 24 * 3600
 _T = TypeVar("_T")
 
 
@@ -43,6 +46,9 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         self._done: BoundedLRU[tuple[_Record, ...]] = BoundedLRU(8192)
         # Caller lists trimmed in place for the Router's window check, restored before the call.
         self._lent: BoundedLRU[tuple[list[Any], list[Any]]] = BoundedLRU(1024)
+        self._calibration = Calibration()
+        # The proxy's DualCache (Redis when configured), seen in the pre-call hook.
+        self._shared_cache: Any = None
 
     @property
     def settings(self) -> BudgetSettings:
@@ -60,8 +66,12 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         self, user_api_key_dict: Any, cache: Any, data: dict[str, Any], call_type: Any
     ) -> dict[str, Any]:
         """Proxy, before routing: fit the group's smallest window, so routing sees the fitted request."""
+        self._shared_cache = cache if cache is not None else self._shared_cache
         if req.is_chat(call_type) and isinstance(data.get("messages"), list):
-            self._guarded("async_pre_call_hook", lambda: self._fit_group(data), None)
+            target = self._guarded("async_pre_call_hook", lambda: self._group_target(data), None)
+            if target is not None:
+                await self._refresh_ratio(cache, target)
+                self._guarded("async_pre_call_hook", lambda: self._fit_group(data, target), None)
         return data
 
     async def async_filter_deployments(
@@ -99,20 +109,25 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         report = report_in(data.get("metadata")) or report_in(data.get("litellm_metadata"))
         return headers_for(report) if report is not None else None
 
-    def _fit_group(self, data: dict[str, Any]) -> None:
-        from litellm.proxy import proxy_server
+    async def async_log_success_event(
+        self, kwargs: dict[str, Any], response_obj: Any, start_time: Any, end_time: Any
+    ) -> None:
+        """Learn the provider's token ratio from the usage it reported; never raises."""
+        if self.settings.calibrate:
+            await self._guarded_async("async_log_success_event", self._learn_ratio(kwargs, response_obj))
 
-        router = proxy_server.llm_router
+    def _group_target(self, data: dict[str, Any]) -> Target | None:
+        """The group's smallest known window; ``None`` leaves the work to the deployment hook."""
         group = str(data.get("model"))
+        router = _proxy_router()
         deployments = (router.get_model_list(model_name=group) if router is not None else None) or []
         target = group_target(group, deployments, self.settings)
-        if target is None:
-            return  # no window known before routing: the deployment hook decides
+        return None if target is None else with_request_overrides(target, req.metadata_of(data))
+
+    def _fit_group(self, data: dict[str, Any], target: Target) -> None:
         metadata = req.metadata_of(data)
-        target = with_request_overrides(target, metadata)
-        fitted = self._fit(
-            data, target, hook="async_pre_call_hook", metadata=metadata, defer=has_fallbacks(group, data, router)
-        )
+        defer = has_fallbacks(target.group, data, _proxy_router())
+        fitted = self._fit(data, target, hook="async_pre_call_hook", metadata=metadata, defer=defer)
         if fitted is None:
             return
         if fitted.report.action == "rejected":
@@ -182,6 +197,7 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
             tools=request.get("tools"),
             max_tokens=max_tokens,
             settings=target.settings,
+            ratio=self._calibration.ratio(target.model) if target.settings.calibrate else 1.0,
         )
         if target.refused:
             log.warning("request_override_refused", keys=list(target.refused), model_group=target.group, hook=hook)
@@ -200,6 +216,35 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
             for key in keys:
                 self._done.put(key, (*done, wanted, after))
         return fitted
+
+    async def _refresh_ratio(self, cache: Any, target: Target) -> None:
+        """Adopt the ratio other replicas learned for this model, at most every few seconds."""
+        if cache is None or not target.settings.calibrate or not self._calibration.due_for_refresh(target.model):
+            return
+        shared = await self._guarded_async("async_pre_call_hook", _read_shared(cache, CACHE_PREFIX + target.model))
+        self._calibration.adopt(target.model, shared, target.settings)
+
+    async def _learn_ratio(self, kwargs: dict[str, Any], response: Any) -> None:
+        payload = kwargs.get("standard_logging_object") or {}
+        report = report_in(payload.get("metadata")) or report_in((kwargs.get("litellm_params") or {}).get("metadata"))
+        if report is None or report.get("action") not in {"passthrough", "trimmed"}:
+            return
+        model = str(report.get("model"))
+        counted = int(report.get("tokens_after") or 0)
+        updated = self._calibration.observe(model, counted, reported_prompt_tokens(kwargs, response), self.settings)
+        if updated is not None:
+            log.debug("token_ratio_learned", model=model, ratio=round(updated, 4))
+            if self._shared_cache is not None:
+                await self._shared_cache.async_set_cache(CACHE_PREFIX + model, updated, ttl=_SHARED_TTL)
+
+    async def _guarded_async(self, hook: str, work: Awaitable[_T]) -> _T | None:
+        """Like ``_guarded``, for coroutines that only observe: a failure is logged and ignored."""
+        try:
+            return await work
+        # Same reason as in _guarded: observing must never break a request.
+        except Exception as exc:  # noqa: BLE001
+            log.error("hook_failed", hook=hook, error_type=type(exc).__name__, where=_where(exc))
+            return None
 
     def _guarded(self, hook: str, work: Callable[[], _T], fallback: _T) -> _T:
         """Fail open: a bug of ours logs an error and forwards the request untouched."""
@@ -230,6 +275,16 @@ class _Record(NamedTuple):
         """The same messages already fit a window no larger than the one wanted now."""
         same = (self.policy, self.shape, self.max_tokens) == (wanted.policy, wanted.shape, wanted.max_tokens)
         return same and 0 < self.window <= (wanted.window or self.window)
+
+
+async def _read_shared(cache: Any, key: str) -> object:
+    return await cache.async_get_cache(key)
+
+
+def _proxy_router() -> Any:
+    from litellm.proxy import proxy_server
+
+    return proxy_server.llm_router
 
 
 def _mutable(metadata: object) -> MutableMapping[str, Any] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -28,9 +29,12 @@ def plot_session(rows_by_strategy: Mapping[str, Sequence[Row]], path: Path, *, t
     figure, axes = plt.subplots(figsize=(11, 5))
     for name, rows in rows_by_strategy.items():
         xs = [row.request for row in rows]
-        (line,) = axes.plot(xs, [row.tokens_after for row in rows], label=name, linewidth=1.4)
+        sizes = [math.nan if row.action == "rejected" else row.tokens_after for row in rows]  # a gap: nothing sent
+        (line,) = axes.plot(xs, sizes, label=name, linewidth=1.4)
         breaks = [
-            (r.request, r.tokens_after) for prev, r in itertools.pairwise(rows) if r.shared < prev.tokens_after / 2
+            (r.request, r.tokens_after)
+            for prev, r in itertools.pairwise(rows)
+            if r.action != "rejected" and prev.action != "rejected" and r.shared < prev.tokens_after / 2
         ]
         if breaks:
             axes.scatter(*zip(*breaks, strict=True), marker="x", color=line.get_color(), s=28)

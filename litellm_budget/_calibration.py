@@ -1,0 +1,75 @@
+"""Learn how a provider counts: the ratio of reported ``usage.prompt_tokens`` to our own count."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ._lru import BoundedLRU
+from ._settings import BudgetSettings
+
+#: Requests smaller than this say little about a ratio (framing dominates).
+MIN_COUNTED = 200
+#: How often, per model, a proxy re-reads the ratio other replicas wrote to the shared cache.
+REFRESH_SECONDS = 10.0
+CACHE_PREFIX = "litellm_budget:token_ratio:"
+
+
+class Calibration:
+    """
+    Per-model token ratios, damped and clamped, learned from each success and applied to the
+    budgets of later requests. In the proxy they are also written to, and read from, the
+    DualCache LiteLLM hands the pre-call hook (Redis when the operator configured it), so
+    every replica learns from all traffic.
+    """
+
+    def __init__(self, max_models: int = 4096) -> None:
+        self._ratios: BoundedLRU[float] = BoundedLRU(max_models)
+        self._refreshed: BoundedLRU[float] = BoundedLRU(max_models)
+
+    def ratio(self, model: str) -> float:
+        """The learned ratio of ``model``; 1.0 until something was learned."""
+        return self._ratios.get(model) or 1.0
+
+    def observe(self, model: str, counted: int, reported: object, settings: BudgetSettings) -> float | None:
+        """
+        Fold one response's usage into the ratio; ``None`` when the observation was ignored.
+
+        Ignored: no usage, tiny requests, and ratios far outside the bounds (mock responses,
+        providers that bill cached tokens separately), which say nothing about counting.
+        """
+        if not isinstance(reported, int) or isinstance(reported, bool) or reported <= 0 or counted < MIN_COUNTED:
+            return None
+        low, high = settings.calibration_bounds
+        observed = reported / counted
+        if not low / 2 <= observed <= high * 2:
+            return None
+        current = self.ratio(model)
+        updated = min(high, max(low, current + settings.calibration_weight * (observed - current)))
+        self._ratios.put(model, updated)
+        return updated
+
+    def adopt(self, model: str, shared: object, settings: BudgetSettings) -> None:
+        """Take a ratio another replica wrote, if it is a sane number."""
+        low, high = settings.calibration_bounds
+        if isinstance(shared, int | float) and not isinstance(shared, bool) and low <= shared <= high:
+            self._ratios.put(model, float(shared))
+
+    def due_for_refresh(self, model: str) -> bool:
+        """Whether the shared value of ``model`` should be read again (at most every few seconds)."""
+        now = time.monotonic()
+        last = self._refreshed.get(model)
+        if last is not None and now - last < REFRESH_SECONDS:
+            return False
+        self._refreshed.put(model, now)
+        return True
+
+
+def reported_prompt_tokens(kwargs: dict[str, Any], response: Any) -> object:
+    """``usage.prompt_tokens`` of a success: from the logging payload, else from the response."""
+    payload = kwargs.get("standard_logging_object") or {}
+    tokens = payload.get("prompt_tokens") if isinstance(payload, dict) else None
+    if isinstance(tokens, int) and tokens > 0:
+        return tokens
+    usage = getattr(response, "usage", None)
+    return getattr(usage, "prompt_tokens", None)

@@ -1,0 +1,135 @@
+"""Learning how a provider counts: from reported usage, damped, clamped, shared, applied."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import litellm
+import pytest
+from litellm.caching.dual_cache import DualCache
+
+from litellm_budget import BudgetSettings, ContextBudget, fit
+from litellm_budget._calibration import CACHE_PREFIX, Calibration
+from tests.builders import agent_session, system, text, user
+from tests.sdk_support import PayloadSpy, only_callbacks
+from tests.support.fake_upstream import FakeUpstream
+
+SETTINGS = BudgetSettings()
+
+
+class TestCalibration:
+    def test_damped_towards_the_observed_ratio(self) -> None:
+        """Each observation moves the ratio a weighted step towards what the provider reported."""
+        calibration = Calibration()
+
+        first = calibration.observe("m", 1000, 1500, SETTINGS)
+        second = calibration.observe("m", 1000, 1500, SETTINGS)
+
+        assert first == pytest.approx(1.15)
+        assert second == pytest.approx(1.255)
+        assert calibration.ratio("other") == 1.0
+
+    def test_clamped_to_the_bounds(self) -> None:
+        """However often a provider reports 3x, the ratio stays within calibration_bounds."""
+        calibration = Calibration()
+        for _ in range(50):
+            calibration.observe("m", 1000, 3900, SETTINGS)
+
+        assert calibration.ratio("m") == SETTINGS.calibration_bounds[1]
+
+    @pytest.mark.parametrize(
+        ("counted", "reported"),
+        [(1000, None), (1000, 0), (100, 150), (5000, 10), (1000, True)],
+        ids=["no-usage", "zero", "tiny-request", "mock-usage", "bool"],
+    )
+    def test_ignores_what_says_nothing(self, counted: int, reported: Any) -> None:
+        """No usage, tiny requests and absurd ratios (mock responses) teach nothing."""
+        calibration = Calibration()
+
+        assert calibration.observe("m", counted, reported, SETTINGS) is None
+        assert calibration.ratio("m") == 1.0
+
+
+@pytest.fixture(name="inflating_upstream", scope="module")
+def fixture_inflating_upstream() -> Iterator[FakeUpstream]:
+    with FakeUpstream(usage_ratio=2.0) as upstream:
+        yield upstream
+
+
+@pytest.mark.asyncio
+async def test_inflated_usage_shrinks_later_budgets(inflating_upstream: FakeUpstream) -> None:
+    """After a few calls to a provider that counts more, a request the plain count lets through is trimmed."""
+    model, window = "openai/acme-calibrated", 6000
+    learner = ContextBudget(default_window=window)
+    spy = PayloadSpy()
+    borderline = [system(), user(text(3800))]
+
+    with only_callbacks(learner, spy):
+        for number in range(6):
+            await litellm.acompletion(
+                model=model,
+                api_base=inflating_upstream.base_url,
+                api_key="k",
+                messages=[system(), user(text(1500, number))],
+            )
+            await spy.wait(number + 1)
+        # Success logging runs in background tasks, in no fixed order: wait for the learning.
+        for _ in range(250):
+            if learner._calibration.ratio(model) > 1.5:
+                break
+            await asyncio.sleep(0.02)
+        calibrated = learner._calibration.ratio(model)
+        inflating_upstream.clear()
+        await litellm.acompletion(model=model, api_base=inflating_upstream.base_url, api_key="k", messages=borderline)
+        await spy.wait(7)
+
+    plain = fit(borderline, model=model, window=window)
+    assert calibrated > 1.5
+    assert plain.report.action == "passthrough"
+    sent = inflating_upstream.requests[-1]["messages"]
+    assert sent != borderline
+    assert "the gateway cut this message" in sent[-1]["content"]
+    assert spy.payloads[-1]["metadata"]["spend_logs_metadata"]["litellm_budget"]["token_ratio"] == pytest.approx(
+        calibrated
+    )
+
+
+@pytest.mark.asyncio
+async def test_replicas_share_the_ratio_through_the_proxy_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ratio one replica learned reaches another through the DualCache both pre-call hooks receive."""
+    from litellm.proxy import proxy_server
+
+    model = "openai/acme-shared"
+    router = litellm.Router(
+        model_list=[
+            {
+                "model_name": "group",
+                "litellm_params": {"model": model, "api_key": "k"},
+                "model_info": {"max_input_tokens": 8000},
+            }
+        ]
+    )
+    monkeypatch.setattr(proxy_server, "llm_router", router)
+    shared = DualCache()  # what the proxy passes; backed by Redis when the operator configures it
+    first, second = ContextBudget(), ContextBudget()
+    data = {"model": "group", "messages": agent_session(3), "metadata": {}}
+    await first.async_pre_call_hook(None, shared, dict(data), "acompletion")
+    success = {
+        "standard_logging_object": {
+            "prompt_tokens": 1600,
+            "metadata": {
+                "spend_logs_metadata": {
+                    "litellm_budget": {"model": model, "action": "passthrough", "tokens_after": 1000}
+                }
+            },
+        }
+    }
+    await first.async_log_success_event(success, None, None, None)
+
+    await second.async_pre_call_hook(None, shared, dict(data), "acompletion")
+
+    assert first._calibration.ratio(model) > 1.1
+    assert second._calibration.ratio(model) == pytest.approx(first._calibration.ratio(model))
+    assert await shared.async_get_cache(CACHE_PREFIX + model) == pytest.approx(first._calibration.ratio(model))
