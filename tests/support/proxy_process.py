@@ -265,10 +265,12 @@ def post_json(
     sent = dict(body)
     if stream:
         sent["stream"] = True
-    all_headers = {**proxy.auth_headers, **(headers or {})}
+    all_headers = {**proxy.auth_headers, "content-type": "application/json", **(headers or {})}
+    # ASCII-escaped JSON, so bodies with lone surrogates (valid JSON) can be sent too.
+    content = json.dumps(sent).encode("ascii")
     with (
         httpx.Client(timeout=timeout, trust_env=False) as client,
-        client.stream("POST", proxy.base_url + path, json=sent, headers=all_headers) as resp,
+        client.stream("POST", proxy.base_url + path, content=content, headers=all_headers) as resp,
     ):
         text = resp.read().decode("utf-8", errors="replace")
     payload: Any = text
