@@ -70,6 +70,7 @@ def _send(client: httpx.Client, key: str, model: str, number: int, request: list
         elided=int(header("x-litellm-budget-elided", 0)),
         dropped=int(header("x-litellm-budget-dropped", 0)),
         shared=0,
+        new=0,
         overflow=False,
         invalid=False,
         ms=(time.perf_counter() - started) * 1000,

@@ -45,6 +45,7 @@ class Row:
     elided: int
     dropped: int
     shared: int
+    new: int
     overflow: bool
     invalid: bool
     ms: float
@@ -61,6 +62,7 @@ class Totals:
     invalid: int = 0
     sent_tokens: int = 0
     shared_tokens: int = 0
+    new_tokens: int = 0
     previous_tokens: int = 0
     fill: float = 0.0
     ms: float = 0.0
@@ -77,6 +79,7 @@ class Totals:
         self.invalid += row.invalid
         self.sent_tokens += row.tokens_after
         self.shared_tokens += row.shared
+        self.new_tokens += min(row.new, row.tokens_after)
         self.previous_tokens += previous
         self.fill += row.tokens_after / window
 
@@ -92,6 +95,7 @@ class Totals:
             "invalid_pairs": self.invalid,
             "reuse": round(self.shared_tokens / self.sent_tokens, 4) if self.sent_tokens else 0.0,
             "prefix_kept": round(self.shared_tokens / self.previous_tokens, 4) if self.previous_tokens else 0.0,
+            "reuse_ceiling": round(1 - self.new_tokens / self.sent_tokens, 4) if self.sent_tokens else 0.0,
             "reprefilled_tokens": reprefill,
             "mean_fill": round(self.fill / self.fitted, 4) if self.fitted else 0.0,
             "input_cost": round(cost, 4),
@@ -124,6 +128,7 @@ def replay_session(
     counter = counter_for(model)
     rows: list[Row] = []
     previous: list[Message] = []
+    seen = 0
     for number, request in enumerate(requests, start=1):
         started = time.perf_counter()
         outcome = strategy(request)
@@ -131,22 +136,25 @@ def replay_session(
         sent = outcome.messages or []
         sizes = [counter.count_message(m) for m in sent]
         after = sum(sizes) + counter.count_tools(None) if outcome.messages is not None else 0
+        before = sum(map(counter.count_message, request)) + counter.count_tools(None)
         rows.append(
             Row(
                 session=name,
                 request=number,
                 messages=len(request),
-                tokens_before=sum(map(counter.count_message, request)) + counter.count_tools(None),
+                tokens_before=before,
                 tokens_after=after,
                 action=outcome.action,
                 elided=outcome.elided,
                 dropped=outcome.dropped,
                 shared=_shared_prefix(previous, sent, sizes),
+                new=before - seen,
                 overflow=outcome.messages is not None and _overflows(sent, after, model, window),
                 invalid=outcome.messages is not None and unsupported_reason(sent, None, None) is not None,
                 ms=ms,
             )
         )
+        seen = before
         if outcome.messages is not None:
             previous = sent
     return rows

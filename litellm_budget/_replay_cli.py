@@ -19,6 +19,7 @@ COLUMNS = [
     "overflow",
     "invalid_pairs",
     "reuse",
+    "reuse_ceiling",
     "prefix_kept",
     "reprefilled_tokens",
     "mean_fill",
@@ -78,6 +79,7 @@ def _print(args: argparse.Namespace, results: list[dict[str, Any]], rows: dict[t
         )
     )
     print("\nreuse: share of each prompt that repeats the previous prompt's prefix (cacheable);")
+    print("reuse_ceiling: the most any strategy sending these sizes could reuse (new messages are never cached);")
     print("prefix_kept: share of the previous prompt still a prefix of the next (cache entries that stay valid).")
     if args.rows:
         for (window, name), session_rows in rows.items():
