@@ -45,12 +45,14 @@ def run_demo(config: Path, *, model: str, steps: int, out: TextIO) -> int:
     return 0
 
 
-def format_rows(rows: list[Row]) -> str:
-    """The per-request table shared by the demo and ``replay --rows``."""
-    return _table.render(
-        ROW_HEADERS,
-        [[r.request, r.messages, r.tokens_before, r.tokens_after, r.action, r.elided, r.dropped, r.ms] for r in rows],
-    )
+def format_rows(rows: list[Row], *, reused: bool = False) -> str:
+    """The per-request table shared by the demo and ``replay --rows`` (which knows what was reused)."""
+    headers = [*ROW_HEADERS[:4], *(["reused"] if reused else []), *ROW_HEADERS[4:]]
+    table = []
+    for r in rows:
+        sizes = [r.request, r.messages, r.tokens_before, r.tokens_after, *([r.shared] if reused else [])]
+        table.append([*sizes, r.action, r.elided, r.dropped, r.ms])
+    return _table.render(headers, table)
 
 
 def _send(client: httpx.Client, key: str, model: str, number: int, request: list[Any]) -> Row:

@@ -84,7 +84,7 @@ def _print(args: argparse.Namespace, results: list[dict[str, Any]], rows: dict[t
     if args.rows:
         for (window, name), session_rows in rows.items():
             print(f"\n== {name} at {window}")
-            print(format_rows(session_rows))
+            print(format_rows(session_rows, reused=True))
 
 
 def _plot(args: argparse.Namespace, rows: dict[tuple[int, str], list[Row]]) -> None:

@@ -297,7 +297,7 @@ class TestLitellmSdk:
 
     @pytest.mark.asyncio
     async def test_acompletion_under_pytest_asyncio(self, upstream: FakeUpstream) -> None:
-        """pytest-asyncio (strict mode, function-scoped loop) works alongside the asyncio.run tests."""
+        """pytest-asyncio (strict mode, the session's loop) works alongside the asyncio.run tests."""
         resp = await litellm.acompletion(
             model="openai/fake",
             api_base=upstream.base_url,
@@ -306,17 +306,6 @@ class TestLitellmSdk:
         )
         assert resp.choices[0].message.content == "ok"
         assert len(upstream.requests) == 1
-
-    @pytest.mark.asyncio
-    async def test_acompletion_under_pytest_asyncio_again(self, upstream: FakeUpstream) -> None:
-        """A second pytest-asyncio test on a fresh loop still works with litellm's cached clients."""
-        resp = await litellm.acompletion(
-            model="openai/fake",
-            api_base=upstream.base_url,
-            api_key="x",
-            messages=MESSAGES,
-        )
-        assert resp.choices[0].message.content == "ok"
 
 
 # -- the real proxy ---------------------------------------------------------------------------

@@ -1,0 +1,56 @@
+"""Calibration inside the real proxy: usage from success events shrinks later budgets."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.builders import system, text, user
+from tests.support.fake_upstream import FakeUpstream
+from tests.support.proxy_process import post_chat, start_proxy
+
+pytestmark = pytest.mark.proxy
+
+
+@pytest.fixture(name="upstream", scope="module")
+def fixture_upstream() -> Iterator[FakeUpstream]:
+    with FakeUpstream(usage_ratio=2.0) as upstream:
+        yield upstream
+
+
+def test_learned_ratio_applies_to_later_requests(upstream: FakeUpstream, tmp_path: Path) -> None:
+    """After a few answers reporting inflated usage, the proxy's reports carry a ratio above 1.5."""
+    shutil.copy(Path(__file__).with_name("proxy_spy.py"), tmp_path / "proxy_spy.py")
+    config = {
+        "model_list": [
+            {
+                "model_name": "m",
+                "litellm_params": {"model": "openai/acme-inflated", "api_base": upstream.base_url, "api_key": "k"},
+                "model_info": {"max_input_tokens": 6000},
+            }
+        ],
+        "litellm_settings": {"callbacks": ["litellm_budget.handler", "proxy_spy.spy"]},
+    }
+    spy_log = tmp_path / "spy.jsonl"
+    with start_proxy(config, tmp_path=tmp_path, env={"SPY_LOG": str(spy_log)}) as proxy:
+        for number in range(8):
+            assert post_chat(proxy, {"model": "m", "messages": [system(), user(text(1500, number))]})[0] == 200
+            time.sleep(0.3)  # success logging is asynchronous
+        upstream.clear()
+        status, _, _ = post_chat(proxy, {"model": "m", "messages": [system(), user(text(3800))]})
+        time.sleep(1.0)
+
+    reports = [
+        json.loads(line)["metadata"]["spend_logs_metadata"]["litellm_budget"]
+        for line in spy_log.read_text().splitlines()
+    ]
+    assert status == 200
+    assert reports[0]["token_ratio"] == 1.0
+    assert reports[-1]["token_ratio"] > 1.5
+    assert reports[-1]["action"] == "trimmed"
+    assert "the gateway cut this message" in upstream.requests[-1]["messages"][-1]["content"]
