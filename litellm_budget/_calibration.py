@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any
+
+import structlog
 
 from ._lru import BoundedLRU
 from ._settings import BudgetSettings
+
+log = structlog.get_logger("litellm_budget")
 
 #: Requests smaller than this say little about a ratio (framing dominates).
 MIN_COUNTED = 200
 #: How often, per model, a proxy re-reads the ratio other replicas wrote to the shared cache.
 REFRESH_SECONDS = 10.0
 CACHE_PREFIX = "litellm_budget:token_ratio:"
+#: A learned ratio outlives a quiet day, not a model upgrade.
+SHARED_TTL = 7 * 24 * 3600
 
 
 class Calibration:
@@ -54,6 +61,19 @@ class Calibration:
         low, high = settings.calibration_bounds
         if isinstance(shared, int | float) and not isinstance(shared, bool) and low <= shared <= high:
             self._ratios.put(model, float(shared))
+
+    async def learn(self, report: Mapping[str, Any], reported: object, settings: BudgetSettings, cache: Any) -> None:
+        """Fold a success's usage into the ratio of the report's model; share it when there is a cache."""
+        model = str(report.get("model"))
+        updated = self.observe(model, int(report.get("tokens_after") or 0), reported, settings)
+        if updated is not None:
+            log.debug("token_ratio_learned", model=model, ratio=round(updated, 4))
+            if cache is not None:
+                await cache.async_set_cache(CACHE_PREFIX + model, updated, ttl=SHARED_TTL)
+
+    async def refresh(self, cache: Any, model: str, settings: BudgetSettings) -> None:
+        """Adopt what the shared cache holds for ``model``."""
+        self.adopt(model, await cache.async_get_cache(CACHE_PREFIX + model), settings)
 
     def due_for_refresh(self, model: str) -> bool:
         """Whether the shared value of ``model`` should be read again (at most every few seconds)."""

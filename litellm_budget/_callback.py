@@ -5,23 +5,22 @@ from __future__ import annotations
 import traceback
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar, final
+from typing import Any, TypeVar, final
 
 import structlog
 from litellm.integrations.custom_logger import CustomLogger
 
 from . import _litellm_request as req
-from ._calibration import CACHE_PREFIX, Calibration, reported_prompt_tokens
+from ._calibration import Calibration, reported_prompt_tokens
 from ._errors import context_window_exceeded, provider_of
 from ._fit import Fitted, fit_request
 from ._lru import BoundedLRU
 from ._observe import headers_for, publish, report_in
+from ._once import DoneFits, FitRecord
 from ._settings import BudgetSettings
 from ._targets import Target, deployment_target, group_target, has_fallbacks, with_request_overrides
 
 log = structlog.get_logger("litellm_budget")
-#: A learned ratio outlives a quiet day, not a model upgrade.
-_SHARED_TTL = 7 * 24 * 3600
 _T = TypeVar("_T")
 
 
@@ -40,10 +39,7 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         super().__init__()
         self._knobs = knobs
         self._settings_for: tuple[dict[str, Any], BudgetSettings] = ({}, BudgetSettings().updated(knobs))
-        # Fits already done for a request (by litellm_call_id and by its metadata dict, which
-        # LiteLLM shares between hooks), so retries, fallbacks and the proxy's later hooks
-        # neither redo the work nor log it twice.
-        self._done: BoundedLRU[tuple[_Record, ...]] = BoundedLRU(8192)
+        self._done = DoneFits()
         # Caller lists trimmed in place for the Router's window check, restored before the call.
         self._lent: BoundedLRU[tuple[list[Any], list[Any]]] = BoundedLRU(1024)
         self._calibration = Calibration()
@@ -185,10 +181,9 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         messages = request["messages"]
         call_id = str(request.get("litellm_call_id") or "")
         _, max_tokens = req.max_tokens_of(request)
-        wanted = _Record(target.window or 0, target.settings.policy, req.fingerprint(messages), hash(max_tokens))
+        wanted = FitRecord(target.window or 0, target.settings.policy, req.fingerprint(messages), hash(max_tokens))
         keys = [key for key in (call_id, id(metadata) if metadata is not None else None) if key]
-        done = tuple(record for key in keys for record in self._done.get(key) or ())
-        if any(record.covers(wanted) for record in done):
+        if self._done.covered(keys, wanted):
             return None
         fitted = fit_request(
             messages,
@@ -206,36 +201,23 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
             return None
         publish(fitted.report, metadata, hook=hook, model_group=target.group, litellm_call_id=call_id or None)
         if fitted.report.action != "rejected":
-            wanted = wanted._replace(window=fitted.report.window or 0)
-            after = _Record(
-                fitted.report.window or 0,
-                target.settings.policy,
-                req.fingerprint(fitted.messages),
-                hash(fitted.max_tokens),
-            )
-            for key in keys:
-                self._done.put(key, (*done, wanted, after))
+            window = fitted.report.window or 0
+            after = FitRecord(window, target.settings.policy, req.fingerprint(fitted.messages), hash(fitted.max_tokens))
+            self._done.remember(keys, wanted._replace(window=window), after)
         return fitted
 
     async def _refresh_ratio(self, cache: Any, target: Target) -> None:
         """Adopt the ratio other replicas learned for this model, at most every few seconds."""
-        if cache is None or not target.settings.calibrate or not self._calibration.due_for_refresh(target.model):
-            return
-        shared = await self._guarded_async("async_pre_call_hook", _read_shared(cache, CACHE_PREFIX + target.model))
-        self._calibration.adopt(target.model, shared, target.settings)
+        if cache is not None and target.settings.calibrate and self._calibration.due_for_refresh(target.model):
+            refresh = self._calibration.refresh(cache, target.model, target.settings)
+            await self._guarded_async("async_pre_call_hook", refresh)
 
     async def _learn_ratio(self, kwargs: dict[str, Any], response: Any) -> None:
         payload = kwargs.get("standard_logging_object") or {}
         report = report_in(payload.get("metadata")) or report_in((kwargs.get("litellm_params") or {}).get("metadata"))
-        if report is None or report.get("action") not in {"passthrough", "trimmed"}:
-            return
-        model = str(report.get("model"))
-        counted = int(report.get("tokens_after") or 0)
-        updated = self._calibration.observe(model, counted, reported_prompt_tokens(kwargs, response), self.settings)
-        if updated is not None:
-            log.debug("token_ratio_learned", model=model, ratio=round(updated, 4))
-            if self._shared_cache is not None:
-                await self._shared_cache.async_set_cache(CACHE_PREFIX + model, updated, ttl=_SHARED_TTL)
+        if report is not None and report.get("action") in {"passthrough", "trimmed"}:
+            reported = reported_prompt_tokens(kwargs, response)
+            await self._calibration.learn(report, reported, self.settings, self._shared_cache)
 
     async def _guarded_async(self, hook: str, work: Awaitable[_T]) -> _T | None:
         """Like ``_guarded``, for coroutines that only observe: a failure is logged and ignored."""
@@ -263,24 +245,6 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
             return fallback
 
 
-class _Record(NamedTuple):
-    """One fit of a request: the window it was for and the shape of the messages involved."""
-
-    window: int
-    policy: str
-    shape: int
-    max_tokens: int
-
-    def covers(self, wanted: _Record) -> bool:
-        """The same messages already fit a window no larger than the one wanted now."""
-        same = (self.policy, self.shape, self.max_tokens) == (wanted.policy, wanted.shape, wanted.max_tokens)
-        return same and 0 < self.window <= (wanted.window or self.window)
-
-
-async def _read_shared(cache: Any, key: str) -> object:
-    return await cache.async_get_cache(key)
-
-
 def _proxy_router() -> Any:
     from litellm.proxy import proxy_server
 
@@ -292,9 +256,9 @@ def _mutable(metadata: object) -> MutableMapping[str, Any] | None:
 
 
 def _provider(kwargs: Mapping[str, Any]) -> str | None:
-    info = kwargs.get("litellm_call_info") or {}
-    provider = info.get("custom_llm_provider") if isinstance(info, Mapping) else None
-    return str(provider) if provider else None
+    """The provider LiteLLM already resolved for this call, when the kwargs say."""
+    provider = kwargs.get("custom_llm_provider")
+    return provider if isinstance(provider, str) and provider else None
 
 
 def _where(exc: BaseException) -> str:

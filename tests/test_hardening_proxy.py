@@ -137,7 +137,7 @@ def test_bad_input_adds_no_server_errors(proxies: dict[str, ProxyProcess], name:
 
 class TestPrivacy:
     def test_canary_never_in_logs_reports_headers_or_metrics(self, proxies: dict[str, ProxyProcess]) -> None:
-        """Message text and API keys never reach the plugin's log events, reports, headers or metrics."""
+        """Message text and API keys never reach the plugin's events (one per request), reports, headers, metrics."""
         proxy = proxies["on"]
         trimmed = agent_session(30, 900)
         trimmed[3]["content"] = f"{CANARY} " + trimmed[3]["content"]
@@ -158,6 +158,11 @@ class TestPrivacy:
         ).text
 
         assert {e["action"] for e in ours} >= {"trimmed", "rejected"}
+        for sent in headers:
+            assert [e["event"] for e in ours if e.get("litellm_call_id") == sent["x-litellm-call-id"]] in (
+                ["request_trimmed"],
+                ["request_rejected"],
+            )
         assert CANARY not in json.dumps(ours)
         assert CANARY not in json.dumps([r for r in reports if r])
         assert CANARY not in json.dumps(
