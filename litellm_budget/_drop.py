@@ -24,7 +24,8 @@ def units_worth(units: Sequence[Unit], size: Callable[[int], int], target: int, 
     for count, unit in enumerate(units, start=1):
         saved += sum(size(index) for index in unit)
         messages += len(unit)
-        if saved - marker_entry(request, messages, count).tokens >= target:
+        # The marker always costs something, so it is only priced once the target is in reach.
+        if saved >= target and saved - marker_entry(request, messages, count).tokens >= target:
             return count
     return len(units)
 

@@ -79,14 +79,16 @@ def elided_tokens(request: Request, index: int) -> int:
     """What the message at ``index`` would cost once elided, without building the copy."""
     if not bulky_output(request, index):
         return request.counts[index]
-    message = request.messages[index]
-    placeholder = request.counter.count_text(placeholder_for(message["role"]))
-    bulky = [
-        tokens
-        for text in texts_of(message.get("content"))
-        if (tokens := request.counter.count_text(text)) > request.settings.elide_min_tokens
-    ]
-    return request.counts[index] - sum(bulky) + placeholder * len(bulky)
+    key = ("elided_tokens", index)
+    if key not in request.memo:
+        # The copy differs only in the replaced texts, so its count follows from the original's.
+        message = request.messages[index]
+        placeholder = request.counter.count_text(placeholder_for(message["role"]))
+        threshold = request.settings.elide_min_tokens
+        bulky = [n for text in texts_of(message.get("content")) if (n := request.counter.count_text(text)) > threshold]
+        request.memo[key] = request.counts[index] - sum(bulky) + placeholder * len(bulky)
+    tokens: int = request.memo[key]
+    return tokens
 
 
 def elided_entry(request: Request, index: int) -> Entry:
@@ -94,7 +96,7 @@ def elided_entry(request: Request, index: int) -> Entry:
     key = ("elided", index)
     if key not in request.memo:
         copy = _elided_copy(request.messages[index], request)
-        request.memo[key] = Entry(index, copy, request.counter.count_message(copy))
+        request.memo[key] = Entry(index, copy, elided_tokens(request, index))
     entry: Entry = request.memo[key]
     return entry
 
