@@ -79,6 +79,8 @@ class _Server(ThreadingHTTPServer):
 
     daemon_threads = True
     allow_reuse_address = True
+    # The listen backlog: socketserver's default of 5 resets bursts of concurrent clients.
+    request_queue_size = 256
     upstream: FakeUpstream
 
     def handle_error(self, request: Any, client_address: Any) -> None:
