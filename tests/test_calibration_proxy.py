@@ -40,10 +40,10 @@ def test_learned_ratio_applies_to_later_requests(upstream: FakeUpstream, tmp_pat
     with start_proxy(config, tmp_path=tmp_path, env={"SPY_LOG": str(spy_log)}) as proxy:
         for number in range(8):
             assert post_chat(proxy, {"model": "m", "messages": [system(), user(text(1500, number))]})[0] == 200
-            time.sleep(0.3)  # success logging is asynchronous
+            _wait_for_lines(spy_log, number + 1)  # success logging (and learning) is asynchronous
         upstream.clear()
         status, _, _ = post_chat(proxy, {"model": "m", "messages": [system(), user(text(3800))]})
-        time.sleep(1.0)
+        _wait_for_lines(spy_log, 9)
 
     reports = [
         json.loads(line)["metadata"]["spend_logs_metadata"]["litellm_budget"]
@@ -54,3 +54,12 @@ def test_learned_ratio_applies_to_later_requests(upstream: FakeUpstream, tmp_pat
     assert reports[-1]["token_ratio"] > 1.5
     assert reports[-1]["action"] == "trimmed"
     assert "the gateway cut this message" in upstream.requests[-1]["messages"][-1]["content"]
+
+
+def _wait_for_lines(path: Path, count: int, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and len(path.read_text().splitlines()) >= count:
+            return
+        time.sleep(0.05)
+    pytest.fail(f"{path} never reached {count} lines")
