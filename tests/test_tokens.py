@@ -141,9 +141,14 @@ class TestLinearTime:
         counter = counter_for("gpt-4o")
 
         def seconds(n: int) -> float:
-            started = time.perf_counter()
-            counter.count_text("=" * n + str(n))
-            return time.perf_counter() - started
+            """The best of three runs on fresh texts (not memoized), so one hiccup does not count."""
+            runs = []
+            for attempt in range(3):
+                sample = "=" * n + str(attempt)
+                started = time.perf_counter()
+                counter.count_text(sample)
+                runs.append(time.perf_counter() - started)
+            return min(runs)
 
         small, large = seconds(250_000), seconds(1_000_000)
 
