@@ -225,7 +225,7 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
             return await work
         # Same reason as in _guarded: observing must never break a request.
         except Exception as exc:  # noqa: BLE001
-            log.error("hook_failed", hook=hook, error_type=type(exc).__name__, where=_where(exc))
+            _log_failure(hook, exc)
             return None
 
     def _guarded(self, hook: str, work: Callable[[], _T], fallback: _T) -> _T:
@@ -239,7 +239,7 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         # The one broad except of the package: the plugin must never be why a request fails,
         # unless the operator asked for fail_closed.
         except Exception as exc:
-            log.error("hook_failed", hook=hook, error_type=type(exc).__name__, where=_where(exc))
+            _log_failure(hook, exc)
             if self.settings.fail_closed:
                 raise
             return fallback
@@ -261,13 +261,12 @@ def _provider(kwargs: Mapping[str, Any]) -> str | None:
     return provider if isinstance(provider, str) and provider else None
 
 
-def _where(exc: BaseException) -> str:
-    """``file:line`` of the innermost frame: enough to find the bug, nothing from the request."""
+def _log_failure(hook: str, exc: BaseException) -> None:
+    """The exception's type and ``file:line`` of its innermost frame: enough to find the bug,
+    nothing from the request (an exception's message may quote it)."""
     frames = traceback.extract_tb(exc.__traceback__)
-    if not frames:
-        return "?"
-    frame = frames[-1]
-    return f"{Path(frame.filename).name}:{frame.lineno}"
+    where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "?"
+    log.error("hook_failed", hook=hook, error_type=type(exc).__name__, where=where)
 
 
 #: The instance ``litellm_settings: {callbacks: ["litellm_budget.handler"]}`` resolves to.

@@ -10,13 +10,10 @@ from typing import Any, TextIO
 import httpx
 import yaml
 
-from . import _table
 from ._demo_session import demo_session
 from ._proxy_runner import running_proxy
-from ._replay import Row
+from ._replay import Row, format_rows
 from ._sessions import requests_of
-
-ROW_HEADERS = ["request", "messages", "tokens before", "tokens after", "action", "elided", "dropped", "ms"]
 
 
 def run_demo(config: Path, *, model: str, steps: int, out: TextIO) -> int:
@@ -43,16 +40,6 @@ def run_demo(config: Path, *, model: str, steps: int, out: TextIO) -> int:
         trimmed = sum(row.action == "trimmed" for row in rows)
         out.write(f"\n{len(rows)} requests, {trimmed} trimmed, all answered; proxy stopped.\n")
     return 0
-
-
-def format_rows(rows: list[Row], *, reused: bool = False) -> str:
-    """The per-request table shared by the demo and ``replay --rows`` (which knows what was reused)."""
-    headers = [*ROW_HEADERS[:4], *(["reused"] if reused else []), *ROW_HEADERS[4:]]
-    table = []
-    for r in rows:
-        sizes = [r.request, r.messages, r.tokens_before, r.tokens_after, *([r.shared] if reused else [])]
-        table.append([*sizes, r.action, r.elided, r.dropped, r.ms])
-    return _table.render(headers, table)
 
 
 def _send(client: httpx.Client, key: str, model: str, number: int, request: list[Any]) -> Row:

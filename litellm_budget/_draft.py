@@ -8,7 +8,7 @@ from typing import Any
 
 from ._limits import Limits
 from ._settings import BudgetSettings
-from ._types import Message, TokenCounter, Tools
+from ._types import Message, TokenCounter
 from ._units import Layout
 
 
@@ -37,7 +37,6 @@ class Request:
     limits: Limits
     settings: BudgetSettings
     counter: TokenCounter
-    tools: Tools | None = None
     memo: dict[tuple[str, int], Any] = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     @property

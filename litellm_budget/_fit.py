@@ -99,7 +99,6 @@ def _request(
         limits=limits,
         settings=settings,
         counter=counter,
-        tools=tools,
     )
 
 

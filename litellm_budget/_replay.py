@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from . import _table
 from ._baselines import BASELINES
 from ._fit import fit_request
 from ._policies import POLICIES
@@ -15,6 +16,8 @@ from ._shape import unsupported_reason
 from ._tokens import counter_for
 from ._types import Message
 
+#: Columns of the per-request table shared by the demo and ``replay --rows``.
+ROW_HEADERS = ["request", "messages", "tokens before", "tokens after", "action", "elided", "dropped", "ms"]
 #: Our count is within 1% of LiteLLM's; below this share of the window no overflow is possible.
 _SURE_FIT = 0.95
 
@@ -182,3 +185,13 @@ def _overflows(messages: list[Message], counted: int, model: str, window: int) -
 def _baseline_outcome(before: list[Message], after: list[Message]) -> Outcome:
     changed = after != before
     return Outcome(after, "trimmed" if changed else "passthrough", 0, max(0, len(before) - len(after)))
+
+
+def format_rows(rows: list[Row], *, reused: bool = False) -> str:
+    """The per-request table shared by the demo and ``replay --rows`` (which knows what was reused)."""
+    headers = [*ROW_HEADERS[:4], *(["reused"] if reused else []), *ROW_HEADERS[4:]]
+    table = []
+    for r in rows:
+        sizes = [r.request, r.messages, r.tokens_before, r.tokens_after, *([r.shared] if reused else [])]
+        table.append([*sizes, r.action, r.elided, r.dropped, r.ms])
+    return _table.render(headers, table)

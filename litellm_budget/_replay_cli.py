@@ -7,9 +7,8 @@ import json
 from typing import Any
 
 from . import _table
-from ._demo import format_rows
 from ._progress import Progress
-from ._replay import Row, Totals, replay_session, strategy_for
+from ._replay import Row, Totals, format_rows, replay_session, strategy_for
 from ._sessions import load_conversation, requests_of, session_files
 
 COLUMNS = [

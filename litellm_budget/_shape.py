@@ -33,11 +33,6 @@ def unsupported_reason(messages: object, tools: object, max_tokens: object) -> s
     return _pairing_problem(messages)
 
 
-def role_of(message: Mapping[str, Any]) -> str:
-    """The message's role; callers validated it first."""
-    return str(message["role"])
-
-
 def _message_problem(message: object) -> str | None:
     if not isinstance(message, Mapping):
         return f"is {type(message).__name__}, not an object"
