@@ -15,6 +15,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from litellm_budget import BudgetSettings
 from litellm_budget._fit import fit_request
+from litellm_budget._replay import _shared_prefix
 from litellm_budget._sessions import requests_of
 from litellm_budget._tokens import counter_for
 
@@ -40,11 +41,7 @@ def main() -> int:
             sent = fitted.messages
             sizes = [counter.count_message(m) for m in sent]
             if previous is not None and previous_report is not None:
-                shared = 0
-                for old, new, size in zip(previous, sent, sizes, strict=False):
-                    if old != new:
-                        break
-                    shared += size
+                shared = _shared_prefix(previous, sent, sizes)
                 lost = sum(sizes) - shared
                 new_tokens = min(before - seen, lost)
                 family["sent"] += sum(sizes)

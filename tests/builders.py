@@ -5,6 +5,8 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from litellm_budget._tokens import counter_for
+
 _ids = itertools.count()
 
 # Each of these words is one token in both cl100k_base and o200k_base, after a space.
@@ -54,3 +56,9 @@ def chat_session(turns: int, answer_tokens: int = 300) -> list[dict[str, Any]]:
     for turn in range(turns):
         messages += [user(f"Question {turn}?"), assistant(text(answer_tokens, turn))]
     return [*messages, user("And the last question?")]
+
+
+def tokens_of(messages: list[dict[str, Any]], model: str = "gpt-4o") -> int:
+    """What fit() counts for ``messages``: every message plus the reply priming."""
+    counter = counter_for(model)
+    return sum(counter.count_message(m) for m in messages) + counter.count_tools(None)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +12,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import pytest
 import structlog
+
+from litellm_budget._sessions import load_conversation
+from tests.support.fake_upstream import FakeUpstream
 
 SESSIONS_DIR = Path(os.environ.get("LITELLM_BUDGET_SESSIONS", Path(__file__).parents[2] / "shared" / "sessions"))
 
@@ -29,17 +31,11 @@ def session_files() -> list[Path]:
     return sorted(SESSIONS_DIR.glob("*.json")) if SESSIONS_DIR.is_dir() else []
 
 
-def load_session(path: Path) -> list[dict[str, Any]]:
-    """The messages of one session file."""
-    messages: list[dict[str, Any]] = json.loads(path.read_text())["messages"]
-    return messages
-
-
-def session_requests(messages: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
-    """Every request the agent sent: the history before each assistant message."""
-    for index, message in enumerate(messages):
-        if message["role"] == "assistant" and index > 0:
-            yield messages[:index]
+@pytest.fixture(name="upstream", scope="module")
+def fixture_upstream() -> Iterator[FakeUpstream]:
+    """A recording fake provider on 127.0.0.1; modules needing another kind define their own."""
+    with FakeUpstream() as upstream:
+        yield upstream
 
 
 @pytest.fixture(name="sessions", scope="session")
@@ -47,4 +43,4 @@ def fixture_sessions() -> dict[str, list[dict[str, Any]]]:
     files = session_files()
     if not files:
         pytest.skip(f"no sessions in {SESSIONS_DIR}")
-    return {path.stem: load_session(path) for path in files}
+    return {path.stem: load_conversation(path).messages for path in files}

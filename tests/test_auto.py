@@ -2,20 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from litellm_budget import BudgetSettings, fit
 from litellm_budget._notices import TOOL_PLACEHOLDER
-from litellm_budget._tokens import counter_for
-from tests.builders import agent_session, system, text, tool_step, user
-
-COUNTER = counter_for("gpt-4o")
-
-
-def tokens_of(messages: list[dict[str, Any]]) -> int:
-    return sum(COUNTER.count_message(m) for m in messages) + COUNTER.count_tools(None)
+from tests.builders import agent_session, system, text, tokens_of, tool_step, user
 
 
 class TestAuto:

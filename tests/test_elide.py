@@ -12,14 +12,10 @@ from litellm_budget import BudgetSettings, fit
 from litellm_budget._limits import limits_for
 from litellm_budget._notices import ASSISTANT_PLACEHOLDER, TOOL_PLACEHOLDER
 from litellm_budget._tokens import counter_for
-from tests.builders import agent_session, assistant, system, text, tool_step, user
+from tests.builders import agent_session, assistant, system, text, tokens_of, tool_step, user
 
 ELIDE = BudgetSettings(policy="elide")
 COUNTER = counter_for("gpt-4o")
-
-
-def tokens_of(messages: list[dict[str, Any]]) -> int:
-    return sum(COUNTER.count_message(m) for m in messages) + COUNTER.count_tools(None)
 
 
 def four_huge_results() -> list[dict[str, Any]]:

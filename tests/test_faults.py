@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from typing import Any
 
 import litellm
@@ -42,12 +41,6 @@ class TestModelMapFailure:
 
         assert fitted.report.window == 8000
         assert fitted.report.action == "trimmed"
-
-
-@pytest.fixture(name="upstream", scope="module")
-def fixture_upstream() -> Iterator[FakeUpstream]:
-    with FakeUpstream() as upstream:
-        yield upstream
 
 
 @pytest.mark.asyncio

@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from litellm_budget import BudgetSettings, fit
 from litellm_budget._limits import limits_for
 from litellm_budget._notices import NOTICE_PREFIX
-from litellm_budget._tokens import counter_for
-from tests.builders import assistant, chat_session, system, text, tool_step, user
+from tests.builders import assistant, chat_session, system, text, tokens_of, tool_step, user
 
 PLAN = BudgetSettings(policy="plan")
-COUNTER = counter_for("gpt-4o")
-
-
-def tokens_of(messages: list[dict[str, Any]]) -> int:
-    return sum(COUNTER.count_message(m) for m in messages) + COUNTER.count_tools(None)
 
 
 class TestReserve:

@@ -14,16 +14,13 @@ from litellm_budget._report import parse_ranges
 from litellm_budget._shape import SYSTEM_ROLES, unsupported_reason
 from litellm_budget._tokens import counter_for
 from litellm_budget._units import layout_of
+from tests.builders import tokens_of
 from tests.strategies import conversations
 
 COUNTER = counter_for("gpt-4o")
 POLICIES = st.sampled_from(["auto", "plan", "elide"])
 WINDOWS = st.integers(300, 60_000)
 MAX_TOKENS = st.one_of(st.none(), st.integers(0, 20_000))
-
-
-def tokens_of(messages: list[dict[str, Any]]) -> int:
-    return sum(COUNTER.count_message(m) for m in messages) + COUNTER.count_tools(None)
 
 
 @settings(

@@ -30,12 +30,6 @@ def deployment(upstream: FakeUpstream, name: str, model: str, window: int, **inf
     }
 
 
-@pytest.fixture(name="upstream", scope="module")
-def fixture_upstream() -> Iterator[FakeUpstream]:
-    with FakeUpstream() as upstream:
-        yield upstream
-
-
 @pytest.fixture(name="proxy", scope="module")
 def fixture_proxy(upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyProcess]:
     folder = tmp_path_factory.mktemp("proxy")

@@ -10,9 +10,9 @@ import pytest
 from litellm_budget import BudgetSettings
 from litellm_budget._fit import fit_request
 from litellm_budget._notices import NOTICE_PREFIX
+from litellm_budget._sessions import requests_of
 from litellm_budget._shape import SYSTEM_ROLES, unsupported_reason
 from litellm_budget._tokens import counter_for
-from tests.conftest import session_requests
 
 pytestmark = pytest.mark.sessions
 COUNTER = counter_for("gpt-4o")
@@ -34,7 +34,7 @@ def test_replay(sessions: dict[str, list[dict[str, Any]]], policy: str, window: 
     options = BudgetSettings(policy=policy)  # type: ignore[arg-type]
     overflow = invalid = silent = rejected = fitted = 0
     for messages in sessions.values():
-        for request in session_requests(messages):
+        for request in requests_of(messages):
             result = fit_request(request, model="gpt-4o", window=window, settings=options)
             report = result.report
             if report.action == "rejected":

@@ -3,27 +3,20 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import litellm
 import pytest
 
 from litellm_budget import ContextBudget
+from litellm_budget._sessions import requests_of
 from litellm_budget._shape import unsupported_reason
-from tests.conftest import session_requests
 from tests.sdk_support import only_callbacks
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.proxy_process import post_chat, start_proxy
 
 pytestmark = pytest.mark.sessions
 WINDOW = 16_000
-
-
-@pytest.fixture(name="upstream", scope="module")
-def fixture_upstream() -> Iterator[FakeUpstream]:
-    with FakeUpstream() as upstream:
-        yield upstream
 
 
 def _verdict(received: list[dict[str, Any]]) -> tuple[int, int]:
@@ -38,7 +31,7 @@ async def test_every_request_through_acompletion(
     sessions: dict[str, list[dict[str, Any]]], upstream: FakeUpstream
 ) -> None:
     """0 errors, 0 overflow, 0 invalid tool pairs in what the provider got from acompletion."""
-    requests = [r for messages in sessions.values() for r in session_requests(messages)]
+    requests = [r for messages in sessions.values() for r in requests_of(messages)]
     upstream.clear()
     errors = 0
     with only_callbacks(ContextBudget(default_window=WINDOW)):
@@ -59,7 +52,7 @@ def test_every_request_through_the_proxy(
     sessions: dict[str, list[dict[str, Any]]], upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """The same through the real proxy's /v1/chat/completions: every answer 200, every body fitting."""
-    requests = [r for messages in sessions.values() for r in session_requests(messages)]
+    requests = [r for messages in sessions.values() for r in requests_of(messages)]
     config = {
         "model_list": [
             {

@@ -20,12 +20,6 @@ pytestmark = pytest.mark.asyncio
 SMALL = 8000
 
 
-@pytest.fixture(name="upstream", scope="module")
-def fixture_upstream() -> Iterator[FakeUpstream]:
-    with FakeUpstream() as upstream:
-        yield upstream
-
-
 @pytest.fixture(name="spy")
 def fixture_spy() -> Iterator[PayloadSpy]:
     spy = PayloadSpy()
