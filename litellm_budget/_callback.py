@@ -5,7 +5,7 @@ from __future__ import annotations
 import traceback
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from pathlib import Path
-from typing import Any, TypeVar, final
+from typing import Any, NamedTuple, TypeVar, final
 
 import structlog
 from litellm.integrations.custom_logger import CustomLogger
@@ -15,7 +15,7 @@ from ._calibration import Calibration, reported_prompt_tokens
 from ._errors import context_window_exceeded, provider_of
 from ._fit import Fitted, fit_request
 from ._lru import BoundedLRU
-from ._observe import headers_for, publish, report_in
+from ._observe import headers_for, publish, record_in_metadata, report_in
 from ._once import DoneFits, FitRecord
 from ._settings import BudgetSettings
 from ._targets import Target, deployment_target, group_target, has_fallbacks, with_request_overrides
@@ -41,7 +41,7 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         self._settings_for: tuple[dict[str, Any], BudgetSettings] = ({}, BudgetSettings().updated(knobs))
         self._done = DoneFits()
         # Caller lists trimmed in place for the Router's window check, restored before the call.
-        self._lent: BoundedLRU[tuple[list[Any], list[Any]]] = BoundedLRU(1024)
+        self._lent: BoundedLRU[_Lent] = BoundedLRU(1024)
         self._calibration = Calibration()
         # The proxy's DualCache (Redis when configured), seen in the pre-call hook.
         self._shared_cache: Any = None
@@ -138,18 +138,22 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
             return
         metadata = request_kwargs.get("metadata")
         request = {**request_kwargs, "messages": messages}
-        fitted = self._fit(request, target, hook="async_filter_deployments", metadata=_mutable(metadata), defer=True)
-        if fitted is not None and fitted.report.action == "trimmed":
+        fitted = self._fit(
+            request, target, hook="async_filter_deployments", metadata=_mutable(metadata), defer=True, quiet=True
+        )
+        if fitted is not None and fitted.report.action == "trimmed" and metadata is not None:
             # LiteLLM hands over the caller's own list and checks windows on it next, so it is
-            # trimmed in place; the deployment hook puts the caller's messages back.
-            if metadata is not None:
-                self._lent.put(id(metadata), (messages, list(messages)))
+            # trimmed in place; the deployment hook of this request (found by its metadata
+            # dict, shared between the two hooks) puts the caller's messages back.
+            output = _record(target, fitted.messages, fitted.max_tokens, fitted.report.window)
+            self._lent.put(id(metadata), _Lent(messages, list(messages), output))
             messages[:] = fitted.messages
 
     def _fit_deployment(self, kwargs: dict[str, Any]) -> dict[str, Any] | None:
         metadata = req.metadata_of(kwargs)
-        self._give_back(metadata, kwargs["messages"])
         target = deployment_target(kwargs, self.settings)
+        if self._give_back(metadata, kwargs, target):
+            return None
         fitted = self._fit(kwargs, target, hook="async_pre_call_deployment_hook", metadata=metadata)
         if fitted is None:
             return None
@@ -158,12 +162,17 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         req.apply(kwargs, fitted)
         return kwargs
 
-    def _give_back(self, metadata: Mapping[str, Any], messages: list[Any]) -> None:
+    def _give_back(self, metadata: Mapping[str, Any], kwargs: Mapping[str, Any], target: Target) -> bool:
+        """Restore a caller's list trimmed in place; ``True`` when these messages are that trimmed copy."""
         lent = self._lent.pop(id(metadata))
-        if lent is not None and lent[0] is not messages:
-            lent[0][:] = lent[1]
+        if lent is None or lent.caller is kwargs["messages"]:
+            return False
+        lent.caller[:] = lent.original
+        _, max_tokens = req.max_tokens_of(kwargs)
+        wanted = _record(target, kwargs["messages"], max_tokens, target.window)
+        return lent.output.same_messages(wanted) and lent.output.window <= (wanted.window or lent.output.window)
 
-    def _fit(
+    def _fit(  # noqa: PLR0913 - keyword-only switches, one per hook that differs
         self,
         request: Mapping[str, Any],
         target: Target,
@@ -171,19 +180,21 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         hook: str,
         metadata: MutableMapping[str, Any] | None,
         defer: bool = False,
+        quiet: bool = False,
     ) -> Fitted | None:
         """
-        Fit unless this request already has a fit as good; publish every new outcome once.
+        Fit unless these messages are already this request's fitted output; publish every
+        new outcome once.
 
         With ``defer``, a rejection is left to a later hook (the chosen deployment may be
         bigger, or a fallback may take it): it is logged as deferred, and ``None`` returned.
+        With ``quiet``, an untouched request is not reported here: a later hook reports it.
         """
         messages = request["messages"]
         call_id = str(request.get("litellm_call_id") or "")
         _, max_tokens = req.max_tokens_of(request)
-        wanted = FitRecord(target.window or 0, target.settings.policy, req.fingerprint(messages), hash(max_tokens))
-        keys = [key for key in (call_id, id(metadata) if metadata is not None else None) if key]
-        if self._done.covered(keys, wanted):
+        wanted = _record(target, messages, max_tokens, target.window)
+        if self._done.already_fitted(call_id, wanted):
             return None
         fitted = fit_request(
             messages,
@@ -194,16 +205,21 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
             settings=target.settings,
             ratio=self._calibration.ratio(target.model) if target.settings.calibrate else 1.0,
         )
+        report = fitted.report
         if target.refused:
             log.warning("request_override_refused", keys=list(target.refused), model_group=target.group, hook=hook)
-        if defer and fitted.report.action == "rejected":
-            log.info("rejection_deferred", hook=hook, model_group=target.group, window=fitted.report.window)
+        if defer and report.action == "rejected":
+            log.info("rejection_deferred", hook=hook, model_group=target.group, window=report.window)
             return None
-        publish(fitted.report, metadata, hook=hook, model_group=target.group, litellm_call_id=call_id or None)
-        if fitted.report.action != "rejected":
-            window = fitted.report.window or 0
-            after = FitRecord(window, target.settings.policy, req.fingerprint(fitted.messages), hash(fitted.max_tokens))
-            self._done.remember(keys, wanted._replace(window=window), after)
+        fitted_input = wanted._replace(window=report.window or 0)
+        if self._done.already_reported(call_id, fitted_input):
+            if metadata is not None:
+                record_in_metadata(metadata, report)  # a retry's fresh metadata still carries it
+        elif not (quiet and report.action == "passthrough"):
+            publish(report, metadata, hook=hook, model_group=target.group, litellm_call_id=call_id or None)
+        if report.action != "rejected":
+            output = _record(target, fitted.messages, fitted.max_tokens, report.window)
+            self._done.remember(call_id, fitted_input, output)
         return fitted
 
     async def _refresh_ratio(self, cache: Any, target: Target) -> None:
@@ -249,6 +265,18 @@ def _proxy_router() -> Any:
     from litellm.proxy import proxy_server
 
     return proxy_server.llm_router
+
+
+class _Lent(NamedTuple):
+    """A caller's list trimmed in place: the list, what it held, and the fit it now holds."""
+
+    caller: list[Any]
+    original: list[Any]
+    output: FitRecord
+
+
+def _record(target: Target, messages: list[Any], max_tokens: object, window: int | None) -> FitRecord:
+    return FitRecord(window or 0, target.settings.policy, req.fingerprint(messages), hash(max_tokens))
 
 
 def _mutable(metadata: object) -> MutableMapping[str, Any] | None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
 from typing import NamedTuple
 
 from ._lru import BoundedLRU
@@ -16,30 +15,39 @@ class FitRecord(NamedTuple):
     shape: int
     max_tokens: int
 
-    def covers(self, wanted: FitRecord) -> bool:
-        """The same messages already fit a window no larger than the one wanted now."""
-        same = (self.policy, self.shape, self.max_tokens) == (wanted.policy, wanted.shape, wanted.max_tokens)
-        return same and 0 < self.window <= (wanted.window or self.window)
+    def same_messages(self, other: FitRecord) -> bool:
+        """Same policy, same message shape, same ``max_tokens``."""
+        return (self.policy, self.shape, self.max_tokens) == (other.policy, other.shape, other.max_tokens)
 
 
 class DoneFits:
     """
-    Fits done per request, keyed by ``litellm_call_id`` and by the request's metadata dict,
-    which LiteLLM shares between the proxy's hooks and the Router's attempts.
+    Fits done per request, keyed by ``litellm_call_id`` (made by LiteLLM for each request and
+    kept across its hooks, retries and fallbacks).
+
+    Only a fit's *output* lets a later hook skip: those messages already fit. Seeing the
+    *input* again (a retry that starts from the caller's messages) means fitting again,
+    quietly: the result is the same, and it was reported once already.
     """
 
     def __init__(self, max_requests: int = 8192) -> None:
-        self._records: BoundedLRU[tuple[FitRecord, ...]] = BoundedLRU(max_requests)
+        self._records: BoundedLRU[tuple[tuple[FitRecord, FitRecord], ...]] = BoundedLRU(max_requests)
 
-    def covered(self, keys: Sequence[Hashable], wanted: FitRecord) -> bool:
-        """Whether an earlier fit of this request already covers ``wanted``."""
-        return any(record.covers(wanted) for record in self._of(keys))
+    def already_fitted(self, call_id: str, wanted: FitRecord) -> bool:
+        """These messages are the output of a fit of this request for a window no larger than wanted."""
+        return any(
+            after.same_messages(wanted) and 0 < after.window <= (wanted.window or after.window)
+            for _, after in self._of(call_id)
+        )
 
-    def remember(self, keys: Sequence[Hashable], *records: FitRecord) -> None:
-        """Add ``records`` to what each key's request has had."""
-        known = self._of(keys)
-        for key in keys:
-            self._records.put(key, (*known, *records))
+    def already_reported(self, call_id: str, fitted_input: FitRecord) -> bool:
+        """This very input was fitted and reported for this request at this window before."""
+        return any(before == fitted_input for before, _ in self._of(call_id))
 
-    def _of(self, keys: Sequence[Hashable]) -> tuple[FitRecord, ...]:
-        return tuple(record for key in keys for record in self._records.get(key) or ())
+    def remember(self, call_id: str, fitted_input: FitRecord, output: FitRecord) -> None:
+        """Record one fit of the request ``call_id``."""
+        if call_id:
+            self._records.put(call_id, (*self._of(call_id), (fitted_input, output)))
+
+    def _of(self, call_id: str) -> tuple[tuple[FitRecord, FitRecord], ...]:
+        return (self._records.get(call_id) or ()) if call_id else ()

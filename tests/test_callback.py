@@ -170,7 +170,8 @@ class TestOnce:
 
         assert [log["event"] for log in logs] == ["request_trimmed"]
         assert again is None
-        assert retry is None or retry["messages"] == first["messages"]
+        assert retry is not None
+        assert retry["messages"] == first["messages"]
 
     @pytest.mark.asyncio
     async def test_smaller_fallback_window_is_fitted_again(self) -> None:

@@ -1,27 +1,47 @@
-"""Once-per-request records: what covers what."""
+"""Once-per-request records: which later sight of a request is skipped, refitted quietly, or new."""
 
 from __future__ import annotations
 
 from litellm_budget._once import DoneFits, FitRecord
 
+INPUT = FitRecord(8000, "auto", 41, 0)
+OUTPUT = FitRecord(8000, "auto", 42, 0)
+
 
 class TestDoneFits:
-    def test_a_smaller_window_fit_covers_a_bigger_window(self) -> None:
-        """Messages that fit 8k fit 16k too; not the other way round."""
+    def test_only_a_fitted_output_is_skipped(self) -> None:
+        """The fit's output needs no work at this or a bigger window; the input it came from does."""
         done = DoneFits()
-        done.remember(["call"], FitRecord(8000, "auto", 42, 0))
+        done.remember("call", INPUT, OUTPUT)
 
-        assert done.covered(["call"], FitRecord(16_000, "auto", 42, 0))
-        assert done.covered(["call"], FitRecord(0, "auto", 42, 0))
-        assert not done.covered(["call"], FitRecord(4000, "auto", 42, 0))
+        assert done.already_fitted("call", OUTPUT)
+        assert done.already_fitted("call", OUTPUT._replace(window=16_000))
+        assert done.already_fitted("call", OUTPUT._replace(window=0))
+        assert not done.already_fitted("call", OUTPUT._replace(window=4000))
+        assert not done.already_fitted("call", INPUT)
 
-    def test_other_messages_policy_or_keys_are_not_covered(self) -> None:
+    def test_the_same_input_at_the_same_window_was_reported(self) -> None:
+        """A retry from the caller's messages is refitted, but it was already reported."""
+        done = DoneFits()
+        done.remember("call", INPUT, OUTPUT)
+
+        assert done.already_reported("call", INPUT)
+        assert not done.already_reported("call", INPUT._replace(window=4000))
+        assert not done.already_reported("other", INPUT)
+
+    def test_other_messages_policy_or_requests_are_new(self) -> None:
         """A different shape, policy, max_tokens or request is new work."""
         done = DoneFits()
-        done.remember(["call", 7], FitRecord(8000, "auto", 42, 0))
+        done.remember("call", INPUT, OUTPUT)
 
-        assert done.covered([7], FitRecord(8000, "auto", 42, 0))
-        assert not done.covered(["call"], FitRecord(8000, "auto", 43, 0))
-        assert not done.covered(["call"], FitRecord(8000, "plan", 42, 0))
-        assert not done.covered(["call"], FitRecord(8000, "auto", 42, 1))
-        assert not done.covered(["other"], FitRecord(8000, "auto", 42, 0))
+        assert not done.already_fitted("call", OUTPUT._replace(shape=43))
+        assert not done.already_fitted("call", OUTPUT._replace(policy="plan"))
+        assert not done.already_fitted("call", OUTPUT._replace(max_tokens=1))
+        assert not done.already_fitted("other", OUTPUT)
+
+    def test_requests_without_a_call_id_are_not_remembered(self) -> None:
+        """Without litellm_call_id nothing identifies the request, so nothing is skipped."""
+        done = DoneFits()
+        done.remember("", INPUT, OUTPUT)
+
+        assert not done.already_fitted("", OUTPUT)
