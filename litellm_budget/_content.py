@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 TEXT_PART_TYPES = frozenset({"text", "input_text", "output_text"})
@@ -35,6 +35,27 @@ def map_texts(message: Mapping[str, Any], rewrite: Callable[[str], str]) -> dict
     if isinstance(content, str):
         return {**message, "content": rewrite(content)}
     parts = [_rewrite_part(part, rewrite) for part in content or ()]
+    return {**message, "content": parts}
+
+
+def with_texts(message: Mapping[str, Any], texts: Sequence[str]) -> dict[str, Any]:
+    """
+    A copy of ``message`` whose texts, in order, are ``texts``. A text part emptied by the
+    rewrite is left out, because some providers refuse empty text blocks.
+    """
+    content = message.get("content")
+    if isinstance(content, str):
+        return {**message, "content": texts[0]}
+    replacements = iter(texts)
+    parts = []
+    for part in content or ():
+        old = part_text(part)
+        if old is None:
+            parts.append(part)
+            continue
+        new = next(replacements)
+        if new or not old:
+            parts.append(part if new is old else new if isinstance(part, str) else {**part, "text": new})
     return {**message, "content": parts}
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ._content import map_texts, texts_of
+from collections.abc import Sequence
+
+from ._content import texts_of, with_texts
 from ._draft import Draft, Entry, Request
 from ._notices import cut_note
 from ._shape import SYSTEM_ROLES
@@ -16,7 +18,8 @@ def cut_to_fit(draft: Draft, request: Request) -> Draft:
     Cut the largest remaining non-system messages until the draft fits, largest first.
 
     Only what survived dropping is left by now: the current question and the final step.
-    Each cut keeps the head and the tail of the text and says in between how much it shows.
+    Each cut keeps the head and the tail of the message's text and says in between how
+    much it shows.
     """
     excess = draft.total - request.limits.budget
     replacements: dict[int, Entry] = {}
@@ -44,21 +47,18 @@ def _cuttable(draft: Draft) -> list[tuple[int, Entry]]:
 
 
 def _cut_entry(entry: Entry, allowed: int, request: Request) -> Entry:
-    """The entry with its texts cut, largest first, until the message costs at most ``allowed``."""
-    for text in sorted(texts_of(entry.message.get("content")), key=len, reverse=True):
-        if entry.tokens <= allowed:
-            break
-        entry = _cut_text(entry, text, allowed, request)
-    return entry
-
-
-def _cut_text(entry: Entry, text: str, allowed: int, request: Request) -> Entry:
-    """Keep the head and tail of ``text``, shrinking until the message fits or only the note is left."""
-    text_tokens = request.counter.count_text(text)
+    """
+    The entry with the middle of its text cut out, shrinking until the message costs at most
+    ``allowed`` or only the note is left. A message of several text parts is cut as one text
+    with one note, so a note never costs more than the short parts it would stand for.
+    """
+    texts = list(texts_of(entry.message.get("content")))
+    length = sum(map(len, texts))
+    text_tokens = sum(map(request.counter.count_text, texts))
     room = allowed - (entry.tokens - text_tokens)
-    keep = int(len(text) * max(0, room) / max(1, text_tokens))
+    keep = int(length * max(0, room) / max(1, text_tokens))
     while True:
-        message = _with_text(entry, text, _head_and_tail(text, keep))
+        message = with_texts(entry.message, _head_and_tail(texts, keep))
         tokens = request.counter.count_message(message)
         if tokens <= allowed or keep == 0:
             return Entry(entry.source, message, tokens)
@@ -66,14 +66,23 @@ def _cut_text(entry: Entry, text: str, allowed: int, request: Request) -> Entry:
         keep = max(0, min(keep - max(1, int(keep * _MIN_SHRINK)), int(keep * (1 - over_share))))
 
 
-def _with_text(entry: Entry, old: str, new: str) -> dict[str, object]:
-    return map_texts(entry.message, lambda text: new if text is old else text)
-
-
-def _head_and_tail(text: str, keep: int) -> str:
-    if keep >= len(text):
-        return text
-    head = keep - keep // 2
-    tail = keep // 2
-    note = cut_note(head, tail, len(text))
-    return f"{text[:head]}\n{note}\n{text[len(text) - tail :]}" if tail else f"{text[:head]}\n{note}"
+def _head_and_tail(texts: Sequence[str], keep: int) -> list[str]:
+    """``texts`` read as one: the first and last ``keep // 2`` characters, the note where the gap starts."""
+    length = sum(map(len, texts))
+    if keep >= length:
+        return list(texts)
+    head, tail = keep - keep // 2, keep // 2
+    note = cut_note(head, tail, length)
+    tail_start = length - tail
+    kept = []
+    start = 0
+    for text in texts:
+        end = start + len(text)
+        shown_head = text[: max(0, head - start)]
+        shown_tail = text[max(0, tail_start - start) :] if end > tail_start else ""
+        if start <= head < end:
+            kept.append(f"{shown_head}\n{note}\n{shown_tail}" if shown_tail else f"{shown_head}\n{note}")
+        else:
+            kept.append(shown_head + shown_tail)
+        start = end
+    return kept

@@ -12,9 +12,16 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import pytest
 import structlog
+from hypothesis import settings
 
 from litellm_budget._sessions import load_conversation
 from tests.support.fake_upstream import FakeUpstream
+
+# The default run is reproducible: the same examples on every machine, so a red CI always
+# reproduces and never comes from a new random draw. `make fuzz` searches fresh examples.
+settings.register_profile("repeatable", max_examples=150, derandomize=True, database=None)
+settings.register_profile("fuzz", max_examples=3000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 SESSIONS_DIR = Path(os.environ.get("LITELLM_BUDGET_SESSIONS", Path(__file__).parents[2] / "shared" / "sessions"))
 

@@ -48,6 +48,30 @@ class TestAuto:
         assert fitted.messages[-1]["tool_call_id"] == messages[-1]["tool_call_id"]
         assert fitted.report.tokens_after <= fitted.report.budget
 
+    def test_a_message_of_many_text_parts_is_cut_as_one_text(self) -> None:
+        """Short parts do not each get a note costing more than they do: one note, emptied parts gone, image kept."""
+        image = {"type": "image_url", "image_url": {"url": "https://example.invalid/a.png"}}
+        parts = [
+            {"type": "text", "text": text(30, seed=1)},
+            {"type": "text", "text": text(30, seed=2)},
+            image,
+            {"type": "text", "text": text(3000, seed=3)},
+            {"type": "text", "text": text(30, seed=4)},
+        ]
+        messages = [system(), {"role": "user", "content": parts}]
+
+        fitted = fit(messages, model="gpt-4o", window=300, settings=BudgetSettings(image_tokens=10))
+
+        sent = fitted.messages[-1]["content"]
+        texts = [part["text"] for part in sent if part.get("type") == "text"]
+        assert fitted.report.cut_at == "1"
+        assert sum("the gateway cut this message" in t for t in texts) == 1
+        assert all(texts)
+        assert image in sent
+        assert texts[0].startswith(parts[0]["text"][:50])
+        assert texts[-1] == parts[-1]["text"]
+        assert fitted.report.tokens_after <= fitted.report.budget
+
     def test_rejects_when_system_alone_overflows(self) -> None:
         """If the system messages alone overflow, nothing sensible fits: LiteLLM's error is raised."""
         import litellm
