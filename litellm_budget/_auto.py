@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from ._cut import cut_to_fit
 from ._draft import Draft, Request
 from ._drop import drop_units, units_worth
-from ._elide import elide_oldest, elide_tail, elided_tokens
+from ._elide import elide_oldest, elide_tail, settled_sizes
 from ._units import Unit
 
 
@@ -25,7 +25,7 @@ def fit_auto(request: Request) -> Draft:
     """
     limits = request.limits
     steps = request.layout.steps
-    settled = _settled_sizes(request)
+    settled = settled_sizes(request)
     count = units_worth(steps, settled.__getitem__, limits.target(request.fixed + sum(settled)), request)
     draft = _drop_then_elide(request, steps[:count])
     while draft.total > limits.budget and count < len(steps):
@@ -43,8 +43,3 @@ def _drop_then_elide(request: Request, units: Sequence[Unit]) -> Draft:
     draft = drop_units(Draft.of(request), request, units)
     draft = elide_oldest(draft, request, request.limits.target(draft.total))
     return elide_tail(draft, request, draft.total - budget) if draft.total > budget else draft
-
-
-def _settled_sizes(request: Request) -> list[int]:
-    """Each message's tokens as it will settle: elided if it is a bulky output, else as it is."""
-    return [elided_tokens(request, index) for index in range(len(request.counts))]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 from ._limits import Limits
@@ -37,7 +37,7 @@ class Request:
     limits: Limits
     settings: BudgetSettings
     counter: TokenCounter
-    memo: dict[tuple[str, int], Any] = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    memo: dict[Hashable, Any] = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     @property
     def final(self) -> int:

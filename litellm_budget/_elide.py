@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
 
 from ._content import map_texts, texts_of
 from ._draft import Draft, Entry, Request
@@ -61,34 +61,38 @@ def _tail_start(request: Request) -> int:
 
 def elidable(request: Request, index: int) -> bool:
     """A bulky output that is not pinned."""
-    return index not in request.layout.pinned and bulky_output(request, index)
+    return index not in request.layout.pinned and _elision(request).bulky[index]
 
 
-def bulky_output(request: Request, index: int) -> bool:
-    """A tool or assistant message with a text above the threshold, wherever it stands."""
-    key = ("bulky", index)
-    if key not in request.memo:
-        message = request.messages[index]
-        request.memo[key] = message["role"] in _ELIDABLE_ROLES and any(
-            _is_bulky(text, request) for text in texts_of(message.get("content"))
-        )
-    return bool(request.memo[key])
+def settled_sizes(request: Request) -> Sequence[int]:
+    """Each message's tokens as it would settle: elided if it is a bulky output, else as it is."""
+    return _elision(request).tokens
 
 
-def elided_tokens(request: Request, index: int) -> int:
-    """What the message at ``index`` would cost once elided, without building the copy."""
-    if not bulky_output(request, index):
-        return request.counts[index]
-    key = ("elided_tokens", index)
-    if key not in request.memo:
-        # The copy differs only in the replaced texts, so its count follows from the original's.
-        message = request.messages[index]
-        placeholder = request.counter.count_text(placeholder_for(message["role"]))
+class _Elision(NamedTuple):
+    """Per message of a request: is it a bulky output, and what would it cost once elided."""
+
+    bulky: list[bool]
+    tokens: list[int]
+
+
+def _elision(request: Request) -> _Elision:
+    """Read every message once per request; an elided copy differs only in its bulky texts,
+    so its count follows from the original's without building it."""
+    found: _Elision | None = request.memo.get("elision")
+    if found is None:
         threshold = request.settings.elide_min_tokens
-        bulky = [n for text in texts_of(message.get("content")) if (n := request.counter.count_text(text)) > threshold]
-        request.memo[key] = request.counts[index] - sum(bulky) + placeholder * len(bulky)
-    tokens: int = request.memo[key]
-    return tokens
+        count_text = request.counter.count_text
+        placeholders = {role: count_text(placeholder_for(role)) for role in _ELIDABLE_ROLES}
+        found = _Elision([], [])
+        for message, tokens in zip(request.messages, request.counts, strict=True):
+            role = message["role"]
+            sizes = map(count_text, texts_of(message.get("content"))) if role in _ELIDABLE_ROLES else ()
+            bulky = [n for n in sizes if n > threshold]
+            found.bulky.append(bool(bulky))
+            found.tokens.append(tokens - sum(bulky) + placeholders[role] * len(bulky) if bulky else tokens)
+        request.memo["elision"] = found
+    return found
 
 
 def elided_entry(request: Request, index: int) -> Entry:
@@ -96,13 +100,15 @@ def elided_entry(request: Request, index: int) -> Entry:
     key = ("elided", index)
     if key not in request.memo:
         copy = _elided_copy(request.messages[index], request)
-        request.memo[key] = Entry(index, copy, elided_tokens(request, index))
+        request.memo[key] = Entry(index, copy, _elision(request).tokens[index])
     entry: Entry = request.memo[key]
     return entry
 
 
 def _elided_copy(message: Any, request: Request) -> dict[str, Any]:
     placeholder = placeholder_for(message["role"])
+    if isinstance(message.get("content"), str):  # only called for a bulky output: its one text is bulky
+        return {**message, "content": placeholder}
     return map_texts(message, lambda text: placeholder if _is_bulky(text, request) else text)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
-from ._content import texts_of
+from ._content import is_mapping, texts_of
 from ._fit import Fitted
 
 CHAT_CALL_TYPES = frozenset({"completion", "acompletion"})
@@ -46,11 +46,11 @@ def apply(request: MutableMapping[str, Any], fitted: Fitted) -> None:
 
 def fingerprint(messages: list[Any]) -> int:
     """A cheap identity of a message list (roles and text sizes), to recognise it again after copies."""
-    return hash(tuple(_shape(message) for message in messages))
+    return hash(tuple(map(_shape, messages)))
 
 
 def _shape(message: Any) -> tuple[Any, int]:
-    if not isinstance(message, Mapping):
+    if not is_mapping(message):
         return (type(message).__name__, 0)
     content = message.get("content")
     size = len(content) if isinstance(content, str) else sum(map(len, texts_of(content)))

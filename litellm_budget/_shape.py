@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ._content import is_mapping
+
 SYSTEM_ROLES = frozenset({"system", "developer"})
 ANSWER_ROLES = frozenset({"tool", "function"})
 ROLES = SYSTEM_ROLES | ANSWER_ROLES | {"user", "assistant"}
@@ -34,7 +36,7 @@ def unsupported_reason(messages: object, tools: object, max_tokens: object) -> s
 
 
 def _message_problem(message: object) -> str | None:
-    if not isinstance(message, Mapping):
+    if not is_mapping(message):
         return f"is {type(message).__name__}, not an object"
     role = message.get("role")
     if role not in ROLES:
@@ -79,21 +81,18 @@ def _pairing_problem(messages: Sequence[Mapping[str, Any]]) -> str | None:
 
 
 def _is_list_of_mappings(value: object) -> bool:
-    return isinstance(value, list) and all(isinstance(item, Mapping) for item in value)
+    return isinstance(value, list) and all(is_mapping(item) for item in value)
 
 
 def _is_content_list(content: object) -> bool:
     if not isinstance(content, list):
         return False
-    return all(
-        isinstance(part, str) or (isinstance(part, Mapping) and isinstance(part.get("type"), str)) for part in content
-    )
+    return all(isinstance(part, str) or (is_mapping(part) and isinstance(part.get("type"), str)) for part in content)
 
 
 def _are_tool_calls(calls: object) -> bool:
     if not isinstance(calls, list):
         return False
     return all(
-        isinstance(call, Mapping) and isinstance(call.get("id"), str) and isinstance(call.get("function"), Mapping)
-        for call in calls
+        is_mapping(call) and isinstance(call.get("id"), str) and is_mapping(call.get("function")) for call in calls
     )

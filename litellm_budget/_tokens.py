@@ -6,12 +6,12 @@ import json
 import math
 import re
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import structlog
 
-from ._content import IMAGE_PART_TYPES, part_text
+from ._content import IMAGE_PART_TYPES, is_mapping, part_text
 from ._encodings import load_offline
 from ._lru import BoundedLRU
 from ._types import Message, TokenCounter, Tools
@@ -159,11 +159,12 @@ class MemoCounter:
     def count_message(self, message: Message) -> int:
         """Tokens of one message: framing, every string field, content parts and tool calls."""
         total = MESSAGE_OVERHEAD
+        count_text = self.count_text
         for key, value in message.items():
             if value is None:
                 continue
             if isinstance(value, str):
-                total += self.count_text(value) + (NAME_OVERHEAD if key == "name" else 0)
+                total += count_text(value) + (NAME_OVERHEAD if key == "name" else 0)
             elif key == "content":
                 total += self.count_content(value)
             elif key in {"tool_calls", "function_call"}:
@@ -188,24 +189,24 @@ class MemoCounter:
         text = part_text(part)
         if text is not None:
             return self.count_text(text)
-        if isinstance(part, Mapping) and part.get("type") in IMAGE_PART_TYPES:
+        if is_mapping(part) and part.get("type") in IMAGE_PART_TYPES:
             return self.image_tokens
         return self.count_text(_as_json(part))
 
     def _count_calls(self, calls: object) -> int:
-        if isinstance(calls, Mapping):
+        if is_mapping(calls):
             calls = [{"function": calls}]
         if not isinstance(calls, list):
             return self.count_text(_as_json(calls))
         total = 0
         for call in calls:
-            function = call.get("function") if isinstance(call, Mapping) else None
-            if not isinstance(function, Mapping):
+            function = call.get("function") if is_mapping(call) else None
+            if not is_mapping(function):
                 total += self.count_text(_as_json(call))
                 continue
-            for field in ("name", "arguments"):
-                value = function.get(field)
-                total += self.count_text(value if isinstance(value, str) else _as_json(value))
+            name, arguments = function.get("name"), function.get("arguments")
+            total += self.count_text(name if isinstance(name, str) else _as_json(name))
+            total += self.count_text(arguments if isinstance(arguments, str) else _as_json(arguments))
         return total
 
 
