@@ -86,6 +86,13 @@ class Totals:
         self.previous_tokens += previous
         self.fill += row.tokens_after / window
 
+    def add_session(self, rows: Iterable[Row], window: int) -> None:
+        """Count one session's requests in order, each against the last prompt sent before it."""
+        previous = 0
+        for row in rows:
+            self.add(row, window, previous)
+            previous = row.tokens_after if row.action != "rejected" else previous
+
     def summary(self, *, price: float, cached_share: float) -> dict[str, Any]:
         """Plain numbers for tables and JSON: ratios, re-prefill, cost with a cache discount."""
         reprefill = self.sent_tokens - self.shared_tokens

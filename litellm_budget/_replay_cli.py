@@ -51,10 +51,8 @@ def run_replay(args: argparse.Namespace) -> int:
             for session, session_requests in requests.items():
                 strategy = strategy_for(name, args.model, window)
                 session_rows = replay_session(session, session_requests, strategy, model=args.model, window=window)
-                previous = 0
-                for row in session_rows:
-                    totals.add(row, window, previous)
-                    previous = row.tokens_after if row.action != "rejected" else previous
+                totals.add_session(session_rows, window)
+                for _ in session_rows:
                     progress.step(f"{window} {name} {session}")
                 rows += session_rows
             all_rows[(window, name)] = rows
