@@ -36,40 +36,26 @@ def texts_of(content: object) -> Iterator[str]:
 
 
 def map_texts(message: Mapping[str, Any], rewrite: Callable[[str], str]) -> dict[str, Any]:
-    """A copy of ``message`` whose every text went through ``rewrite``; other parts are kept as they are."""
+    """
+    A copy of ``message`` whose every text went through ``rewrite``; other parts are kept as
+    they are. A text part the rewrite empties is left out, because some providers refuse
+    empty text blocks.
+    """
     content = message.get("content")
     if isinstance(content, str):
         return {**message, "content": rewrite(content)}
-    parts = [_rewrite_part(part, rewrite) for part in content or ()]
+    parts = []
+    for part in content or ():
+        text = part_text(part)
+        new_text = text if text is None else rewrite(text)
+        if text is None or new_text is text:
+            parts.append(part)
+        elif new_text or not text:
+            parts.append(new_text if isinstance(part, str) else {**part, "text": new_text})
     return {**message, "content": parts}
 
 
 def with_texts(message: Mapping[str, Any], texts: Sequence[str]) -> dict[str, Any]:
-    """
-    A copy of ``message`` whose texts, in order, are ``texts``. A text part emptied by the
-    rewrite is left out, because some providers refuse empty text blocks.
-    """
-    content = message.get("content")
-    if isinstance(content, str):
-        return {**message, "content": texts[0]}
+    """A copy of ``message`` whose texts, in order, are ``texts`` (see ``map_texts``)."""
     replacements = iter(texts)
-    parts = []
-    for part in content or ():
-        old = part_text(part)
-        if old is None:
-            parts.append(part)
-            continue
-        new = next(replacements)
-        if new or not old:
-            parts.append(part if new is old else new if isinstance(part, str) else {**part, "text": new})
-    return {**message, "content": parts}
-
-
-def _rewrite_part(part: Any, rewrite: Callable[[str], str]) -> Any:
-    text = part_text(part)
-    if text is None:
-        return part
-    new_text = rewrite(text)
-    if new_text is text:
-        return part
-    return new_text if isinstance(part, str) else {**part, "text": new_text}
+    return map_texts(message, lambda _: next(replacements))

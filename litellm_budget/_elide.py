@@ -107,8 +107,6 @@ def elided_entry(request: Request, index: int) -> Entry:
 
 def _elided_copy(message: Any, request: Request) -> dict[str, Any]:
     placeholder = placeholder_for(message["role"])
-    if isinstance(message.get("content"), str):  # only called for a bulky output: its one text is bulky
-        return {**message, "content": placeholder}
     return map_texts(message, lambda text: placeholder if _is_bulky(text, request) else text)
 
 

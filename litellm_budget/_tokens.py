@@ -204,9 +204,9 @@ class MemoCounter:
             if not is_mapping(function):
                 total += self.count_text(_as_json(call))
                 continue
-            name, arguments = function.get("name"), function.get("arguments")
-            total += self.count_text(name if isinstance(name, str) else _as_json(name))
-            total += self.count_text(arguments if isinstance(arguments, str) else _as_json(arguments))
+            for field in ("name", "arguments"):
+                value = function.get(field)
+                total += self.count_text(value if isinstance(value, str) else _as_json(value))
         return total
 
 
