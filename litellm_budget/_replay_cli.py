@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections import Counter
 from typing import Any
 
 from . import _table
@@ -48,8 +49,8 @@ def run_replay(args: argparse.Namespace) -> int:
         for name in names:
             totals = Totals()
             rows: list[Row] = []
+            strategy = strategy_for(name, args.model, window)
             for session, session_requests in requests.items():
-                strategy = strategy_for(name, args.model, window)
                 session_rows = replay_session(session, session_requests, strategy, model=args.model, window=window)
                 totals.add_session(session_rows, window)
                 for _ in session_rows:
@@ -88,10 +89,8 @@ def _plot(args: argparse.Namespace, rows: dict[tuple[int, str], list[Row]]) -> N
     from ._plot import plot_session
 
     window = args.window[0]
-    longest = max(
-        {r.session for r in rows[(window, args.policy[0] if args.policy else args.baseline[0])]},
-        key=lambda s: sum(1 for r in rows[(window, next(iter(n for (w, n) in rows if w == window)))] if r.session == s),
-    )
+    first_strategy = (args.policy or args.baseline)[0]
+    longest = Counter(r.session for r in rows[(window, first_strategy)]).most_common(1)[0][0]
     by_strategy = {
         name: [r for r in session_rows if r.session == longest]
         for (w, name), session_rows in rows.items()
