@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: install demo test fuzz lint bench clean
+.PHONY: install demo test test-fast fuzz lint bench clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,10 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest
+
+# The inner loop: everything but the tests that start the real proxy.
+test-fast: install
+	$(BIN)/python -m pytest -m "not proxy"
 
 # Property tests on fresh random examples (the default run repeats the same ones).
 fuzz: install

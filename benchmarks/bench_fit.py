@@ -26,8 +26,9 @@ import structlog
 from litellm.types.utils import CallTypes
 from litellm.utils import trim_messages
 
-from litellm_budget import ContextBudget, _tokens
-from litellm_budget._fit import fit_request
+from litellm_budget import ContextBudget
+from litellm_budget.core import tokens as _tokens
+from litellm_budget.core.fit import fit_request
 
 SIZES = [(10, 50_000), (100, 200_000), (500, 1_000_000)]
 WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho".split()
@@ -100,8 +101,8 @@ async def _hook(budget: ContextBudget, kwargs: dict[str, Any]) -> None:
 
 
 def _forget_counts() -> None:
-    for counter in _tokens._counters.values():
-        counter.memo.clear()  # type: ignore[attr-defined]
+    # New counters with empty memos; the encodings stay loaded (they are cached apart).
+    _tokens.reset_counters()
 
 
 def fit_ms(request: list[dict[str, Any]], window: int, repeat: int) -> float:

@@ -28,9 +28,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import httpx
 import yaml
 
-from litellm_budget._demo_session import demo_session
-from litellm_budget._proxy_runner import running_proxy
-from litellm_budget._sessions import requests_of
+from litellm_budget.tools.demo_session import demo_session
+from litellm_budget.tools.proxy_runner import running_proxy
+from litellm_budget.tools.sessions import requests_of
 
 ROOT = Path(__file__).resolve().parents[1]
 SESSIONS = ROOT.parent / "shared" / "sessions"

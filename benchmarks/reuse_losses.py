@@ -14,10 +14,10 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from litellm_budget import BudgetSettings
-from litellm_budget._fit import fit_request
-from litellm_budget._replay import _shared_prefix
-from litellm_budget._sessions import requests_of
-from litellm_budget._tokens import counter_for
+from litellm_budget.core.fit import fit_request
+from litellm_budget.core.tokens import counter_for
+from litellm_budget.tools.replay import _shared_prefix
+from litellm_budget.tools.sessions import requests_of
 
 SESSIONS = Path(__file__).resolve().parents[2] / "shared" / "sessions"
 

@@ -12,8 +12,8 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from litellm_budget import BudgetSettings
-from litellm_budget._replay import Totals, replay_session, strategy_for
-from litellm_budget._sessions import load_conversation, requests_of, session_files
+from litellm_budget.tools.replay import Totals, replay_session, strategy_for
+from litellm_budget.tools.sessions import load_conversation, requests_of, session_files
 
 SESSIONS = Path(__file__).resolve().parents[2] / "shared" / "sessions"
 MEASURES = ("rejected", "reuse", "reuse_ceiling", "prefix_kept", "reprefilled_tokens", "mean_fill")

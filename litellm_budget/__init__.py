@@ -1,20 +1,27 @@
-"""Keep every LiteLLM chat request inside its model's context window, cache-stably."""
+"""
+Keep every LiteLLM chat request inside its model's context window, cache-stably.
+
+The package has three layers: ``core`` (pure: fit a list of messages), ``adapter`` (the
+LiteLLM callback) and ``tools`` (the CLI and benchmarks). The public names are the ones
+below, plus the ``typing`` and ``exceptions`` modules.
+"""
 
 from __future__ import annotations
 
-import typing
+import typing as _typing
 
-from ._api import fit
-from ._fit import Fitted
-from ._report import BudgetReport
-from ._settings import BudgetSettings
+from .core.fit import Fitted, fit
+from .core.report import BudgetReport
+from .core.settings import BudgetSettings
 
-if typing.TYPE_CHECKING:
-    from ._callback import ContextBudget
+if _typing.TYPE_CHECKING:
+    from .adapter.callback import ContextBudget
+    from .exceptions import BudgetExceededError
 
     handler: ContextBudget
 
 __all__ = [
+    "BudgetExceededError",
     "BudgetReport",
     "BudgetSettings",
     "ContextBudget",
@@ -24,14 +31,18 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> typing.Any:
-    # LiteLLM's CustomLogger is imported only when the plugin itself is wanted, so that
-    # `fit()` and the CLI start fast. `handler` is the instance the proxy's
+def __getattr__(name: str) -> _typing.Any:
+    # LiteLLM is imported only when the plugin or its error class is wanted, so that `fit()`
+    # and the CLI start fast. `handler` is the instance the proxy's
     # `callbacks: ["litellm_budget.handler"]` resolves to, created once.
     if name in {"ContextBudget", "handler"}:
-        from . import _callback
+        from .adapter import callback
 
-        return getattr(_callback, name)
+        return getattr(callback, name)
+    if name == "BudgetExceededError":
+        from .exceptions import BudgetExceededError
+
+        return BudgetExceededError
     if name == "__version__":
         from importlib.metadata import version
 

@@ -4,6 +4,6 @@ from __future__ import annotations
 
 import sys
 
-from ._cli import main
+from .tools.cli import main
 
 sys.exit(main())

@@ -1,9 +1,16 @@
-"""Names for the shapes the core passes around: messages, counters and window lookups."""
+"""
+Public type names for callers and type checkers, like ``structlog.typing``.
+
+``Message`` is what ``fit()`` takes and returns; ``PolicyName`` and ``Action`` are the values
+of ``BudgetSettings.policy`` and ``BudgetReport.action``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import Any, Literal, TypeAlias
+
+__all__ = ["Action", "Message", "PolicyName", "Tools"]
 
 #: One OpenAI-format chat message, as LiteLLM hands it over: a plain dict.
 Message: TypeAlias = Mapping[str, Any]
@@ -11,30 +18,8 @@ Message: TypeAlias = Mapping[str, Any]
 #: The request's ``tools`` schema (OpenAI function tools), counted but never trimmed.
 Tools: TypeAlias = Sequence[Mapping[str, Any]]
 
+#: The policies a request may be fitted with; ``auto`` is the default.
 PolicyName: TypeAlias = Literal["auto", "elide", "plan"]
 
+#: What was done to a request, as ``BudgetReport.action`` says.
 Action: TypeAlias = Literal["passthrough", "trimmed", "rejected", "unknown_window", "unsupported"]
-
-
-class TokenCounter(Protocol):
-    """Counts tokens the way the model will; the default wraps tiktoken."""
-
-    @property
-    def name(self) -> str:
-        """What counted, e.g. ``tiktoken:o200k_base`` or ``estimate``."""
-
-    def count_text(self, text: str) -> int:
-        """Tokens of a bare string."""
-
-    def count_message(self, message: Message) -> int:
-        """Tokens of one message, its per-message overhead included."""
-
-    def count_tools(self, tools: Tools | None) -> int:
-        """Tokens of the ``tools`` schema, plus the reply priming every request pays."""
-
-
-class WindowLookup(Protocol):
-    """Finds a model's ``max_input_tokens``; ``None`` when the model is unknown."""
-
-    def __call__(self, model: str) -> int | None:
-        """Look the window up."""

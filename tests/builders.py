@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from litellm_budget._tokens import counter_for
+from litellm_budget.core.tokens import counter_for
 
 _ids = itertools.count()
 

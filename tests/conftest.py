@@ -14,7 +14,8 @@ import pytest
 import structlog
 from hypothesis import settings
 
-from litellm_budget._sessions import load_conversation
+from litellm_budget.tools.sessions import load_conversation
+from tests.support import proxy_process
 from tests.support.fake_upstream import FakeUpstream
 
 # The default run is reproducible: the same examples on every machine, so a red CI always
@@ -24,6 +25,11 @@ settings.register_profile("fuzz", max_examples=3000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 SESSIONS_DIR = Path(os.environ.get("LITELLM_BUDGET_SESSIONS", Path(__file__).parents[2] / "shared" / "sessions"))
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Before any fixture of the test starts: may it start the proxy (does it carry the marker)?"""
+    proxy_process.RUNNING_TEST["marked_proxy"] = item.get_closest_marker("proxy") is not None
 
 
 @pytest.fixture(autouse=True)

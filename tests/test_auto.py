@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from litellm_budget import BudgetSettings, fit
-from litellm_budget._notices import TOOL_PLACEHOLDER
+from litellm_budget.core.notices import TOOL_PLACEHOLDER
 from tests.builders import agent_session, system, text, tokens_of, tool_step, user
 
 

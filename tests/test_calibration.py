@@ -11,7 +11,7 @@ import pytest
 from litellm.caching.dual_cache import DualCache
 
 from litellm_budget import BudgetSettings, ContextBudget, fit
-from litellm_budget._calibration import CACHE_PREFIX, Calibration
+from litellm_budget.adapter.calibration import CACHE_PREFIX, Calibration
 from tests.builders import agent_session, system, text, user
 from tests.sdk_support import PayloadSpy, only_callbacks
 from tests.support.fake_upstream import FakeUpstream

@@ -13,8 +13,8 @@ from structlog.testing import capture_logs
 
 import litellm_budget
 from litellm_budget import BudgetSettings, ContextBudget
-from litellm_budget._callback import ContextBudget as DefinedHere
-from litellm_budget._observe import EVENTS
+from litellm_budget.adapter.callback import ContextBudget as DefinedHere
+from litellm_budget.adapter.publish import EVENTS
 from tests.builders import agent_session, system, text, user
 
 
@@ -48,9 +48,12 @@ class TestRegistration:
     def test_handler_is_a_ready_instance(self) -> None:
         """`litellm_budget.handler` is the instance the proxy's `callbacks: [litellm_budget.handler]` resolves to."""
         from litellm.integrations.custom_logger import CustomLogger
+        from litellm.proxy.types_utils.utils import get_instance_fn
 
-        assert isinstance(litellm_budget.handler, CustomLogger)
-        assert litellm_budget.handler is litellm_budget.handler
+        resolved = get_instance_fn("litellm_budget.handler")
+
+        assert isinstance(resolved, CustomLogger)
+        assert resolved is litellm_budget.handler
         assert ContextBudget is DefinedHere
 
     def test_bad_knobs_fail_at_construction(self) -> None:
@@ -114,7 +117,7 @@ class TestFailOpen:
         def broken(*args: Any, **kwargs: Any) -> None:
             raise RuntimeError("boom with a secret that must not be logged")
 
-        monkeypatch.setattr("litellm_budget._callback.fit_request", broken)
+        monkeypatch.setattr("litellm_budget.adapter.fitting.fit_request", broken)
         messages = agent_session(20, 900)
         request = kwargs_for(messages)
 
@@ -136,7 +139,7 @@ class TestFailOpen:
         def broken(*args: Any, **kwargs: Any) -> None:
             raise RuntimeError("boom")
 
-        monkeypatch.setattr("litellm_budget._callback.fit_request", broken)
+        monkeypatch.setattr("litellm_budget.adapter.fitting.fit_request", broken)
 
         with pytest.raises(RuntimeError, match="boom"):
             await ContextBudget(default_window=4000, fail_closed=True).async_pre_call_deployment_hook(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from litellm_budget._cli import main
+from litellm_budget.tools.cli import main
 from tests.builders import agent_session, tool_step
 
 
@@ -224,7 +224,7 @@ def test_progress_bar_draws_on_a_terminal() -> None:
     """The progress bar redraws one line and ends it."""
     import io
 
-    from litellm_budget._progress import Progress
+    from litellm_budget.tools.progress import Progress
 
     stream = io.StringIO()
     progress = Progress(4, enabled=True, stream=stream, width=8)

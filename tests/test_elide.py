@@ -9,9 +9,11 @@ from typing import Any
 import pytest
 
 from litellm_budget import BudgetSettings, fit
-from litellm_budget._limits import limits_for
-from litellm_budget._notices import ASSISTANT_PLACEHOLDER, TOOL_PLACEHOLDER
-from litellm_budget._tokens import counter_for
+from litellm_budget.core.limits import limits_for
+from litellm_budget.core.notices import ASSISTANT_PLACEHOLDER, TOOL_PLACEHOLDER
+from litellm_budget.core.policies import POLICIES
+from litellm_budget.core.tokens import counter_for
+from litellm_budget.exceptions import BudgetExceededError
 from tests.builders import agent_session, assistant, system, text, tokens_of, tool_step, user
 
 ELIDE = BudgetSettings(policy="elide")
@@ -79,7 +81,7 @@ class TestElide:
             messages += tool_step(2000, seed=seed)
         window = tokens_of(messages) // 2
 
-        with pytest.raises(Exception, match="context window"):
+        with pytest.raises(BudgetExceededError, match="context window"):
             fit(messages, model="gpt-4o", window=window, settings=ELIDE)
         fitted = fit(messages, model="gpt-4o", window=window, settings=BudgetSettings(policy="elide", protected_tail=2))
 
@@ -93,7 +95,7 @@ class TestElide:
             messages += tool_step(400, seed=seed)
         window = tokens_of(messages) - 500
 
-        with pytest.raises(Exception, match="context window"):
+        with pytest.raises(BudgetExceededError, match="context window"):
             fit(messages, model="gpt-4o", window=window, settings=ELIDE)
 
     def test_tool_calls_survive_elision(self) -> None:
@@ -115,7 +117,7 @@ class TestElide:
 
         fitted = fit(messages, model="gpt-4o", window=window, settings=ELIDE)
 
-        limits = limits_for(window, None, ELIDE)
+        limits = limits_for(window, None, ELIDE, holds_reserve=POLICIES["elide"].holds_reserve)
         target = limits.target(before)
         saved_each = [
             COUNTER.count_message(messages[i]) - COUNTER.count_message(fitted.messages[i]) for i in range(len(messages))

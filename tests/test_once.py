@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from litellm_budget._once import DoneFits, FitRecord
+from litellm_budget.adapter.once import DoneFits, FitRecord
 
 INPUT = FitRecord(8000, "auto", 41, 0)
 OUTPUT = FitRecord(8000, "auto", 42, 0)
@@ -30,13 +30,13 @@ class TestDoneFits:
         assert not done.already_reported("other", INPUT)
 
     def test_other_messages_policy_or_requests_are_new(self) -> None:
-        """A different shape, policy, max_tokens or request is new work."""
+        """Different messages, policy, max_tokens or request are new work."""
         done = DoneFits()
         done.remember("call", INPUT, OUTPUT)
 
-        assert not done.already_fitted("call", OUTPUT._replace(shape=43))
+        assert not done.already_fitted("call", OUTPUT._replace(fingerprint=43))
         assert not done.already_fitted("call", OUTPUT._replace(policy="plan"))
-        assert not done.already_fitted("call", OUTPUT._replace(max_tokens=1))
+        assert not done.already_fitted("call", OUTPUT._replace(max_tokens_hash=1))
         assert not done.already_fitted("other", OUTPUT)
 
     def test_requests_without_a_call_id_are_not_remembered(self) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from litellm_budget import BudgetSettings, fit
-from litellm_budget._limits import limits_for
-from litellm_budget._notices import NOTICE_PREFIX
+from litellm_budget.core.limits import limits_for
+from litellm_budget.core.notices import NOTICE_PREFIX
 from tests.builders import assistant, chat_session, system, text, tokens_of, tool_step, user
 
 PLAN = BudgetSettings(policy="plan")
@@ -28,7 +28,13 @@ class TestReserve:
 
     def test_elide_reserves_nothing_by_default(self) -> None:
         """Elide, as in its seed, keeps no room for the answer unless the client asks."""
-        assert limits_for(16_000, None, BudgetSettings(policy="elide")).reserve == 0
+        messages = chat_session(2, 50)
+
+        report = fit(messages, model="gpt-4o", window=16_000, settings=BudgetSettings(policy="elide")).report
+        asked = fit(messages, model="gpt-4o", window=16_000, max_tokens=500, settings=BudgetSettings(policy="elide"))
+
+        assert report.reserve == 0
+        assert asked.report.reserve == 500
 
 
 class TestPlan:

@@ -13,7 +13,7 @@ import httpx
 import litellm
 import pytest
 
-from litellm_budget._notices import NOTICE_PREFIX
+from litellm_budget.core.notices import NOTICE_PREFIX
 from tests.builders import agent_session, system, text, user
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.proxy_process import ProxyProcess, parse_sse, post_chat, start_proxy

@@ -8,11 +8,12 @@ import litellm
 import pytest
 
 from litellm_budget import BudgetSettings
-from litellm_budget._fit import fit_request
-from litellm_budget._notices import NOTICE_PREFIX
-from litellm_budget._sessions import requests_of
-from litellm_budget._shape import SYSTEM_ROLES, unsupported_reason
-from litellm_budget._tokens import counter_for
+from litellm_budget.core.fit import fit_request
+from litellm_budget.core.formats.chat import SYSTEM_ROLES
+from litellm_budget.core.formats.chat_checks import unsupported_reason
+from litellm_budget.core.notices import NOTICE_PREFIX
+from litellm_budget.core.tokens import counter_for
+from litellm_budget.tools.sessions import requests_of
 
 pytestmark = pytest.mark.sessions
 COUNTER = counter_for("gpt-4o")

@@ -9,8 +9,8 @@ import litellm
 import pytest
 
 from litellm_budget import ContextBudget
-from litellm_budget._sessions import requests_of
-from litellm_budget._shape import unsupported_reason
+from litellm_budget.core.formats.chat_checks import unsupported_reason
+from litellm_budget.tools.sessions import requests_of
 from tests.sdk_support import only_callbacks
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.proxy_process import post_chat, start_proxy

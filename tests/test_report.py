@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from litellm_budget._report import format_ranges, parse_ranges
+from litellm_budget.core.report import format_ranges, parse_ranges
 
 
 @pytest.mark.parametrize(

@@ -8,10 +8,11 @@ from typing import Any
 
 import litellm
 import pytest
+from litellm.integrations.custom_logger import CustomLogger
 from structlog.testing import capture_logs
 
 from litellm_budget import ContextBudget
-from litellm_budget._notices import NOTICE_PREFIX
+from litellm_budget.core.notices import NOTICE_PREFIX
 from tests.builders import agent_session, system, text, user
 from tests.sdk_support import PayloadSpy, only_callbacks
 from tests.support.fake_upstream import FakeUpstream
@@ -157,3 +158,30 @@ class TestRouter:
         )
         with only_callbacks(), pytest.raises(litellm.ContextWindowExceededError):
             await router.acompletion(model="small", messages=long_session())
+
+    async def test_a_call_id_set_before_routing_reaches_the_deployment_hook(self, upstream: FakeUpstream) -> None:
+        """LiteLLM keeps a litellm_call_id the filter hook sets, so both hooks of a request share it."""
+        seen: dict[str, object] = {}
+
+        class Recorder(CustomLogger):  # type: ignore[misc]
+            async def async_filter_deployments(
+                self,
+                model: str,
+                healthy_deployments: list[Any],
+                messages: list[Any] | None,
+                request_kwargs: dict[str, Any] | None = None,
+                parent_otel_span: Any = None,
+            ) -> list[Any]:
+                seen["before"] = (request_kwargs or {}).get("litellm_call_id")
+                if request_kwargs is not None:
+                    request_kwargs["litellm_call_id"] = "set-before-routing"
+                return healthy_deployments
+
+            async def async_pre_call_deployment_hook(self, kwargs: dict[str, Any], call_type: Any) -> None:
+                seen["after"] = kwargs.get("litellm_call_id")
+
+        router = litellm.Router(model_list=[deployment(upstream, "small", 6000, model="openai/gpt-4o")])
+        with only_callbacks(Recorder()):
+            await router.acompletion(model="small", messages=[user("hi")])
+
+        assert seen == {"before": None, "after": "set-before-routing"}

@@ -343,6 +343,7 @@ def proxy(module_upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactor
     assert _pid_gone(running.pid)
 
 
+@pytest.mark.proxy
 class TestProxy:
     def test_generated_master_key_is_enforced(self, proxy: ProxyProcess) -> None:
         """The injected sk- master key is written to the config, and requests without it are refused."""
@@ -406,6 +407,7 @@ class TestProxy:
         assert len(module_upstream.requests) == 1
 
 
+@pytest.mark.proxy
 class TestProxyLifecycle:
     def test_path_config_env_key_and_stop(self, tmp_path: Path) -> None:
         """A YAML path without a key gets one via LITELLM_MASTER_KEY; stop() ends the PID."""

@@ -7,7 +7,8 @@ from collections.abc import Iterator
 import litellm
 import pytest
 
-from litellm_budget._window import candidate_names, model_map_window
+from litellm_budget.core.checks import candidate_names
+from litellm_budget.core.window import model_map_window
 
 
 @pytest.fixture(name="registered")
@@ -30,7 +31,7 @@ class TestModelMap:
 
     def test_unknown_model_is_none(self) -> None:
         """An unknown model has no window; LiteLLM itself raises for it."""
-        with pytest.raises(Exception, match=r"isn.t mapped|not mapped|This model"):
+        with pytest.raises(litellm.exceptions.ModelNotMappedError, match="isn't mapped"):
             litellm.get_model_info("acme/unknown-model-xyz")
 
         assert model_map_window("acme/unknown-model-xyz") is None
@@ -46,7 +47,8 @@ class TestModelMap:
             model_list=[{"model_name": "g", "litellm_params": {"model": "openai/acme-stub-xyz", "api_key": "x"}}]
         )
 
-        assert router is not None
+        assert [d["model_name"] for d in router.get_model_list() or []] == ["g"]
+        assert "max_input_tokens" not in litellm.model_cost["openai/acme-stub-xyz"]
         assert model_map_window("openai/acme-stub-xyz") is None
 
     def test_candidates(self) -> None:

@@ -8,8 +8,9 @@ from typing import Any
 
 import structlog
 
-from ._lru import BoundedLRU
-from ._settings import BudgetSettings
+from litellm_budget.core.checks import is_int, is_number
+from litellm_budget.core.memo import BoundedDict, BoundedLRU
+from litellm_budget.core.settings import BudgetSettings
 
 log = structlog.get_logger("litellm_budget")
 
@@ -32,7 +33,7 @@ class Calibration:
 
     def __init__(self, max_models: int = 4096) -> None:
         self._ratios: BoundedLRU[float] = BoundedLRU(max_models)
-        self._refreshed: BoundedLRU[float] = BoundedLRU(max_models)
+        self._refreshed: BoundedDict[float] = BoundedDict(max_models)
 
     def ratio(self, model: str) -> float:
         """The learned ratio of ``model``; 1.0 until something was learned."""
@@ -45,7 +46,7 @@ class Calibration:
         Ignored: no usage, tiny requests, and ratios far outside the bounds (mock responses,
         providers that bill cached tokens separately), which say nothing about counting.
         """
-        if not isinstance(reported, int) or isinstance(reported, bool) or reported <= 0 or counted < MIN_COUNTED:
+        if not is_int(reported) or reported <= 0 or counted < MIN_COUNTED:
             return None
         low, high = settings.calibration_bounds
         observed = reported / counted
@@ -59,7 +60,7 @@ class Calibration:
     def adopt(self, model: str, shared: object, settings: BudgetSettings) -> None:
         """Take a ratio another replica wrote, if it is a sane number."""
         low, high = settings.calibration_bounds
-        if isinstance(shared, int | float) and not isinstance(shared, bool) and low <= shared <= high:
+        if is_number(shared) and low <= shared <= high:
             self._ratios.put(model, float(shared))
 
     async def learn(self, report: Mapping[str, Any], reported: object, settings: BudgetSettings, cache: Any) -> None:
@@ -89,7 +90,7 @@ def reported_prompt_tokens(kwargs: dict[str, Any], response: Any) -> object:
     """``usage.prompt_tokens`` of a success: from the logging payload, else from the response."""
     payload = kwargs.get("standard_logging_object") or {}
     tokens = payload.get("prompt_tokens") if isinstance(payload, dict) else None
-    if isinstance(tokens, int) and tokens > 0:
+    if is_int(tokens) and tokens > 0:
         return tokens
     usage = getattr(response, "usage", None)
     return getattr(usage, "prompt_tokens", None)

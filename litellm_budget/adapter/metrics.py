@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import threading
+import functools
 from typing import Any
 
-from ._report import BudgetReport
+from litellm_budget.core.report import BudgetReport
 
-_lock = threading.Lock()
-_counters: dict[str, Any] | None = None
 _SPECS = {
     "requests": ("litellm_budget_requests_total", "Chat requests measured, by outcome.", ["model_group", "action"]),
     "trims": ("litellm_budget_trims_total", "Requests trimmed to fit.", ["model_group", "policy"]),
@@ -19,8 +17,8 @@ _SPECS = {
 
 def record_metrics(report: BudgetReport, model_group: str) -> None:
     """Count one measured request; a no-op without prometheus_client."""
-    counters = _get_counters()
-    if counters is None:
+    counters = _counters()
+    if not counters:
         return
     counters["requests"].labels(model_group, report.action).inc()
     if report.action == "trimmed":
@@ -30,15 +28,9 @@ def record_metrics(report: BudgetReport, model_group: str) -> None:
         counters["rejections"].labels(model_group, report.policy).inc()
 
 
-def _get_counters() -> dict[str, Any] | None:
-    global _counters  # noqa: PLW0603 - one set of counters per process, made on first use
-    with _lock:
-        if _counters is None:
-            _counters = _make_counters()
-        return _counters or None
-
-
-def _make_counters() -> dict[str, Any]:
+@functools.cache
+def _counters() -> dict[str, Any]:
+    """One set of counters per process, made on first use; empty without prometheus_client."""
     try:
         from prometheus_client import REGISTRY, Counter
     except ImportError:

@@ -2,22 +2,30 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from ._lru import BoundedLRU
+from litellm_budget.core.memo import BoundedLRU
+
+from .request import fingerprint
 
 
 class FitRecord(NamedTuple):
-    """One fit of a request: the window it was for and the shape of the messages involved."""
+    """One side of a fit of a request: the window it was for, and what identifies the messages."""
 
     window: int
     policy: str
-    shape: int
-    max_tokens: int
+    #: ``request.fingerprint`` of the messages.
+    fingerprint: int
+    #: ``hash()`` of the ``max_tokens`` value, whatever its type.
+    max_tokens_hash: int
 
     def same_messages(self, other: FitRecord) -> bool:
-        """Same policy, same message shape, same ``max_tokens``."""
-        return (self.policy, self.shape, self.max_tokens) == (other.policy, other.shape, other.max_tokens)
+        """Same policy, same message fingerprint, same ``max_tokens``."""
+        return (self.policy, self.fingerprint, self.max_tokens_hash) == (
+            other.policy,
+            other.fingerprint,
+            other.max_tokens_hash,
+        )
 
 
 class DoneFits:
@@ -51,3 +59,8 @@ class DoneFits:
 
     def _of(self, call_id: str) -> tuple[tuple[FitRecord, FitRecord], ...]:
         return (self._records.get(call_id) or ()) if call_id else ()
+
+
+def record_of(window: int | None, policy: str, messages: list[Any], max_tokens: object) -> FitRecord:
+    """The record of ``messages`` sent with ``max_tokens``, for a fit at ``window`` with ``policy``."""
+    return FitRecord(window or 0, policy, fingerprint(messages), hash(max_tokens))

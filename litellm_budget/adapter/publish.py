@@ -7,8 +7,9 @@ from typing import Any
 
 import structlog
 
-from ._metrics import record_metrics
-from ._report import BudgetReport
+from litellm_budget.core.report import BudgetReport
+
+from .metrics import record_metrics
 
 log = structlog.get_logger("litellm_budget")
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
-from ._content import is_mapping, texts_of
-from ._fit import Fitted
+from litellm_budget.core.checks import is_mapping
+from litellm_budget.core.fit import Fitted
+from litellm_budget.core.formats.chat import texts_of
 
 CHAT_CALL_TYPES = frozenset({"completion", "acompletion"})
 MAX_TOKENS_KEYS = ("max_completion_tokens", "max_tokens")
@@ -25,13 +27,42 @@ def max_tokens_of(request: Mapping[str, Any]) -> tuple[str, Any]:
     return "max_tokens", None
 
 
+def metadata_key(request: Mapping[str, Any]) -> str:
+    """
+    Where LiteLLM keeps its own metadata for this request: ``litellm_metadata`` on the
+    Anthropic Messages and Responses routes (there ``metadata`` is the client's, and goes to
+    the provider), ``metadata`` for chat completions.
+    """
+    return "litellm_metadata" if is_mapping(request.get("litellm_metadata")) else "metadata"
+
+
 def metadata_of(request: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     """The request's LiteLLM metadata dict, created when missing so the report has a home."""
-    metadata = request.get("metadata")
+    key = metadata_key(request)
+    metadata = request.get(key)
     if not isinstance(metadata, MutableMapping):
-        metadata = {} if metadata is None else dict(metadata) if isinstance(metadata, Mapping) else {}
-        request["metadata"] = metadata
+        metadata = dict(metadata) if is_mapping(metadata) else {}
+        request[key] = metadata
     return metadata
+
+
+def read_metadata(request: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The request's LiteLLM metadata, read only (empty when missing)."""
+    metadata = request.get(metadata_key(request))
+    return metadata if is_mapping(metadata) else {}
+
+
+def call_id_of(request: MutableMapping[str, Any]) -> str:
+    """
+    The request's ``litellm_call_id``, set to a new one when missing: a Router call made from
+    the SDK gets its id only after routing, and LiteLLM keeps one set before (as it keeps a
+    caller's own), so every hook of the request finds the same id.
+    """
+    call_id = request.get("litellm_call_id")
+    if not isinstance(call_id, str) or not call_id:
+        call_id = str(uuid.uuid4())
+        request["litellm_call_id"] = call_id
+    return call_id
 
 
 def apply(request: MutableMapping[str, Any], fitted: Fitted) -> None:
@@ -44,12 +75,18 @@ def apply(request: MutableMapping[str, Any], fitted: Fitted) -> None:
         request[key] = fitted.max_tokens
 
 
+def provider_of(request: Mapping[str, Any]) -> str | None:
+    """The provider LiteLLM already resolved for this call, when the kwargs say."""
+    provider = request.get("custom_llm_provider")
+    return provider if isinstance(provider, str) and provider else None
+
+
 def fingerprint(messages: list[Any]) -> int:
     """A cheap identity of a message list (roles and text sizes), to recognise it again after copies."""
-    return hash(tuple(map(_shape, messages)))
+    return hash(tuple(map(_role_and_size, messages)))
 
 
-def _shape(message: Any) -> tuple[Any, int]:
+def _role_and_size(message: Any) -> tuple[Any, int]:
     if not is_mapping(message):
         return (type(message).__name__, 0)
     content = message.get("content")

@@ -6,11 +6,13 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ._settings import BudgetSettings
-from ._window import model_map_window, positive_int
+from litellm_budget.core.checks import positive_int
+from litellm_budget.core.settings import BudgetSettings
+from litellm_budget.core.window import model_map_window
 
-#: The key, in a deployment's ``model_info`` and in request metadata, that holds settings.
-SETTINGS_KEY = "litellm_budget"
+from .config import SETTINGS_KEY
+from .request import read_metadata
+
 #: The knobs a request may set for itself, and only when the operator allows it.
 REQUEST_KNOBS = frozenset({"policy", "protected_tail", "elide_min_tokens", "watermark", "response_reserve", "window"})
 
@@ -34,7 +36,7 @@ def deployment_target(kwargs: Mapping[str, Any], settings: BudgetSettings) -> Ta
     Router may have overwritten with another deployment's value for the same backend model.
     """
     model_info = kwargs.get("model_info") or {}
-    metadata = kwargs.get("metadata") or kwargs.get("litellm_metadata") or {}
+    metadata = read_metadata(kwargs)
     model = str(kwargs.get("model"))
     target = Target(
         model=model,

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ._draft import Draft, Entry, Request
-from ._notices import omitted_marker
-from ._units import Unit
+from .ledger import Draft, Entry, Ledger
+from .notices import omitted_note
+from .units import Unit
 
 
-def drop_oldest(draft: Draft, request: Request, units: Sequence[Unit], target: int) -> Draft:
+def drop_oldest(draft: Draft, ledger: Ledger, units: Sequence[Unit], target: int) -> Draft:
     """Drop the oldest ``units`` until their current tokens, less the marker, reach ``target``."""
     tokens = {entry.source: entry.tokens for entry in draft.entries}
-    count = units_worth(units, lambda index: tokens[index], target, request)
-    return drop_units(draft, request, units[:count])
+    count = units_worth(units, lambda index: tokens[index], target, ledger)
+    return drop_units(draft, ledger, units[:count])
 
 
-def units_worth(units: Sequence[Unit], size: Callable[[int], int], target: int, request: Request) -> int:
+def units_worth(units: Sequence[Unit], size: Callable[[int], int], target: int, ledger: Ledger) -> int:
     """How many of the oldest ``units`` must go to save ``target`` tokens, the marker paid for."""
     if target <= 0:
         return 0
@@ -25,12 +25,12 @@ def units_worth(units: Sequence[Unit], size: Callable[[int], int], target: int, 
         saved += sum(size(index) for index in unit)
         messages += len(unit)
         # The marker always costs something, so it is only priced once the target is in reach.
-        if saved >= target and saved - marker_entry(request, messages, count).tokens >= target:
+        if saved >= target and saved - marker_entry(ledger, messages, count).tokens >= target:
             return count
     return len(units)
 
 
-def drop_units(draft: Draft, request: Request, units: Sequence[Unit]) -> Draft:
+def drop_units(draft: Draft, ledger: Ledger, units: Sequence[Unit]) -> Draft:
     """
     Remove ``units`` and put one marker where the first of them was.
 
@@ -42,7 +42,7 @@ def drop_units(draft: Draft, request: Request, units: Sequence[Unit]) -> Draft:
     if not gone:
         return draft
     at = min(gone)
-    marker = marker_entry(request, len(gone), len(units))
+    marker = marker_entry(ledger, len(gone), len(units))
     entries: list[Entry] = []
     for entry in draft.entries:
         if entry.source == at:
@@ -51,7 +51,7 @@ def drop_units(draft: Draft, request: Request, units: Sequence[Unit]) -> Draft:
             entries.append(entry)
     return Draft(
         entries=tuple(entries),
-        fixed=draft.fixed,
+        tools_and_priming=draft.tools_and_priming,
         elided=tuple(index for index in draft.elided if index not in gone),
         dropped=tuple(sorted(gone)),
         dropped_units=len(units),
@@ -60,7 +60,7 @@ def drop_units(draft: Draft, request: Request, units: Sequence[Unit]) -> Draft:
     )
 
 
-def marker_entry(request: Request, messages: int, units: int) -> Entry:
+def marker_entry(ledger: Ledger, messages: int, units: int) -> Entry:
     """The marker for this many dropped messages and units, with its token cost."""
-    marker = omitted_marker(messages, units)
-    return Entry(None, marker, request.counter.count_message(marker))
+    marker = ledger.format.notice(omitted_note(messages, units))
+    return Entry(None, marker, ledger.count(marker))

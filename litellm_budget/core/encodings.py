@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import os
-import threading
 import types
 from collections.abc import Iterable
 from pathlib import Path
 
 import tiktoken
-
-_loaded: dict[tuple[str, tuple[Path, ...]], tiktoken.Encoding | None] = {}
-_lock = threading.Lock()
 
 
 class EncodingUnavailableError(LookupError):
@@ -37,14 +34,11 @@ def search_dirs() -> list[Path]:
 
 def load_offline(name: str, dirs: Iterable[Path] | None = None) -> tiktoken.Encoding | None:
     """The encoding ``name`` built from local files, or ``None`` when they are missing."""
-    key = (name, tuple(search_dirs() if dirs is None else dirs))
-    with _lock:
-        if key not in _loaded:
-            _loaded[key] = _build(name, list(key[1]))
-        return _loaded[key]
+    return _build(name, tuple(search_dirs() if dirs is None else dirs))
 
 
-def _build(name: str, dirs: list[Path]) -> tiktoken.Encoding | None:
+@functools.cache
+def _build(name: str, dirs: tuple[Path, ...]) -> tiktoken.Encoding | None:
     from tiktoken_ext import openai_public
 
     constructor = getattr(openai_public, name, None)
@@ -52,7 +46,7 @@ def _build(name: str, dirs: list[Path]) -> tiktoken.Encoding | None:
         return None
 
     def read_local_ranks(url: str, expected_hash: str | None = None) -> dict[bytes, int]:
-        return _read_ranks(url, expected_hash, dirs)
+        return _read_ranks(url, expected_hash, list(dirs))
 
     # tiktoken's constructors know each encoding's pattern and special tokens but fetch the
     # rank file over HTTP on a cache miss. Running the same code with a local-only reader in

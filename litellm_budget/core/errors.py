@@ -1,16 +1,16 @@
-"""Turn a rejection into LiteLLM's own ``ContextWindowExceededError``: the one place that builds it."""
+"""Turn a rejection into LiteLLM's ``ContextWindowExceededError``: the one place that builds it."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._report import BudgetReport
+from .report import BudgetReport
 
 if TYPE_CHECKING:
-    from litellm.exceptions import ContextWindowExceededError
+    from litellm_budget.exceptions import BudgetExceededError
 
 
-def context_window_exceeded(report: BudgetReport, *, llm_provider: str | None = None) -> ContextWindowExceededError:
+def context_window_exceeded(report: BudgetReport, *, llm_provider: str | None = None) -> BudgetExceededError:
     """
     The error LiteLLM's callers already handle, carrying the report.
 
@@ -18,7 +18,7 @@ def context_window_exceeded(report: BudgetReport, *, llm_provider: str | None = 
     ``provider_specific_fields`` are set afterwards; the proxy echoes ``param`` and
     ``provider_specific_fields`` in its 400 body, and ``report`` serves Python callers.
     """
-    import litellm
+    from litellm_budget.exceptions import BudgetExceededError
 
     message = (
         f"litellm_budget: this request does not fit the context window of {report.model}: "
@@ -26,13 +26,12 @@ def context_window_exceeded(report: BudgetReport, *, llm_provider: str | None = 
         f"but the budget is {report.budget} (window {report.window}, {report.reserve} held back "
         f"for the answer, {report.margin} safety margin). {report.reason or ''}".rstrip()
     )
-    error = litellm.ContextWindowExceededError(
-        message=message, model=report.model, llm_provider=llm_provider or provider_of(report.model)
+    error = BudgetExceededError(
+        message=message, model=report.model, llm_provider=llm_provider or provider_of(report.model), report=report
     )
     error.param = "messages"
     error.code = "context_length_exceeded"
     error.provider_specific_fields = {"litellm_budget": report.as_dict()}
-    error.report = report
     return error
 
 

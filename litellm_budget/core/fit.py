@@ -4,21 +4,28 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from ._draft import Draft, Request
-from ._limits import Limits, limits_for, max_tokens_to_send
-from ._policies import POLICIES
-from ._report import BudgetReport, format_ranges
-from ._settings import BudgetSettings
-from ._shape import SYSTEM_ROLES, unsupported_reason
-from ._tokens import counter_for
-from ._types import Action, Message, TokenCounter, Tools, WindowLookup
-from ._units import layout_of
-from ._window import model_map_window, positive_int
+from litellm_budget.typing import Action, Message, Tools
+
+from .checks import positive_int
+from .errors import context_window_exceeded
+from .formats import MessageFormat
+from .formats.chat import CHAT
+from .ledger import Draft, Ledger
+from .limits import limits_for, max_tokens_to_send
+from .policies import POLICIES
+from .report import BudgetReport, format_ranges
+from .settings import BudgetSettings
+from .tokens import counter_for
+from .units import layout_of_kinds
+from .window import model_map_window
 
 DEFAULT_SETTINGS = BudgetSettings()
+
+#: Finds a model's ``max_input_tokens``; ``None`` when the model is unknown.
+WindowLookup = Callable[[str], "int | None"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -33,6 +40,46 @@ class Fitted:
     report: BudgetReport
 
 
+def fit(  # noqa: PLR0913 - the public signature is fixed
+    messages: Sequence[Message],
+    *,
+    model: str,
+    window: int | None = None,
+    tools: Tools | None = None,
+    max_tokens: int | None = None,
+    settings: BudgetSettings | None = None,
+) -> Fitted:
+    """
+    Fit a chat request into ``model``'s context window.
+
+    Args:
+        messages: OpenAI-format messages; never mutated.
+        model: The model as LiteLLM names it (``openai/gpt-4o`` and ``gpt-4o`` both work).
+        window: The context window in tokens; default: ``max_input_tokens`` from
+            LiteLLM's model map, then ``settings.default_window``.
+        tools: The request's ``tools`` schema, counted but never trimmed.
+        max_tokens: The client's ``max_tokens`` / ``max_completion_tokens``.
+        settings: The knobs; default ``BudgetSettings()``.
+
+    Returns:
+        A ``Fitted`` with the messages and ``max_tokens`` to send and a ``BudgetReport``.
+        Malformed requests come back untouched with action ``unsupported`` and a reason;
+        unknown models with action ``unknown_window``.
+
+    Raises:
+        litellm_budget.exceptions.BudgetExceededError: When nothing sensible fits, a
+            ``litellm.ContextWindowExceededError`` whose ``.report`` says why; the report is also
+            in ``provider_specific_fields["litellm_budget"]``.
+        ValueError: When ``window`` is not a positive int.
+    """
+    fitted = fit_request(
+        messages, model=model, window=window, tools=tools, max_tokens=max_tokens, settings=settings or DEFAULT_SETTINGS
+    )
+    if fitted.report.action == "rejected":
+        raise context_window_exceeded(fitted.report)
+    return fitted
+
+
 def fit_request(  # noqa: PLR0913 - one keyword per thing a request has
     messages: Sequence[Message],
     *,
@@ -43,28 +90,40 @@ def fit_request(  # noqa: PLR0913 - one keyword per thing a request has
     settings: BudgetSettings = DEFAULT_SETTINGS,
     ratio: float = 1.0,
     lookup: WindowLookup = model_map_window,
+    fmt: MessageFormat = CHAT,
 ) -> Fitted:
     """
     Fit a request, never raising for what is in it: a rejection is a report with
-    action ``rejected``, so both public entry points decide how to raise.
+    action ``rejected``, so ``fit()`` and the plugin each decide how to raise.
     """
     started = time.perf_counter()
     requested = max_tokens if positive_int(max_tokens) is not None or max_tokens == 0 else None
     base = {"model": model, "policy": settings.policy, "max_tokens_requested": requested}
-    reason = unsupported_reason(messages, tools, max_tokens)
+    reason = fmt.unsupported_reason(messages, tools, max_tokens)
     if reason is not None:
         return _untouched(messages, max_tokens, started, action="unsupported", reason=reason, **base)
     found, reason = _resolve_window(model, window, settings, lookup)
     if found is None:
         return _untouched(messages, max_tokens, started, action="unknown_window", reason=reason, **base)
+    policy = POLICIES[settings.policy]
     counter = counter_for(model, image_tokens=settings.image_tokens)
-    limits = limits_for(found, max_tokens, settings, ratio * settings.ratio_for(model))
-    request = _request(list(messages), tools, limits, settings, counter)
-    if request.fixed + sum(request.counts) <= limits.budget:
-        draft = Draft.of(request)
-    else:
-        draft = POLICIES[settings.policy](request)
-    return _fitted(request, draft, max_tokens, started, reason=reason, **base)
+    ratio *= settings.ratio_for(model)
+    limits = limits_for(found, max_tokens, settings, ratio, holds_reserve=policy.holds_reserve)
+    listed = list(messages)
+    kinds = [fmt.kind(message) for message in listed]
+    ledger = Ledger(
+        messages=listed,
+        kinds=kinds,
+        counts=[fmt.count_message(counter, message) for message in listed],
+        tools_and_priming=counter.count_tools(tools),
+        layout=layout_of_kinds(kinds),
+        limits=limits,
+        settings=settings,
+        counter=counter,
+        format=fmt,
+    )
+    draft = Draft.of(ledger) if ledger.total <= limits.budget else policy.apply(ledger)
+    return _fitted(ledger, draft, max_tokens, started, reason=reason, **base)
 
 
 def _resolve_window(
@@ -88,30 +147,16 @@ def _resolve_window(
     return settings.default_window, reason
 
 
-def _request(
-    messages: list[Message], tools: Tools | None, limits: Limits, settings: BudgetSettings, counter: TokenCounter
-) -> Request:
-    return Request(
-        messages=messages,
-        counts=[counter.count_message(message) for message in messages],
-        fixed=counter.count_tools(tools),
-        layout=layout_of(messages),
-        limits=limits,
-        settings=settings,
-        counter=counter,
-    )
-
-
-def _fitted(request: Request, draft: Draft, max_tokens: int | None, started: float, **base: Any) -> Fitted:
-    limits = request.limits
-    tokens_before = request.fixed + sum(request.counts)
+def _fitted(ledger: Ledger, draft: Draft, max_tokens: int | None, started: float, **base: Any) -> Fitted:
+    limits = ledger.limits
+    tokens_before = ledger.total
     fits = draft.total <= limits.budget
-    out = [entry.message for entry in draft.entries] if fits else list(request.messages)
-    changed = _first_changed(request.messages, out)
+    out = [entry.message for entry in draft.entries] if fits else list(ledger.messages)
+    changed = _first_changed(ledger.messages, out)
     action: Action = "rejected" if not fits else ("passthrough" if changed is None else "trimmed")
     sent = max_tokens_to_send(limits, max_tokens, draft.total if fits else tokens_before)
     if not fits:
-        base["reason"] = _rejection_reason(request)
+        base["reason"] = POLICIES[ledger.settings.policy].explain_rejection(ledger)
     report = BudgetReport(
         **base,
         action=action,
@@ -123,7 +168,7 @@ def _fitted(request: Request, draft: Draft, max_tokens: int | None, started: flo
         quantum=limits.quantum,
         tokens_before=tokens_before,
         tokens_after=draft.total if fits else min(draft.total, tokens_before),
-        messages_before=len(request.messages),
+        messages_before=len(ledger.messages),
         messages_after=len(draft.entries),
         elided=len(draft.elided),
         dropped_units=draft.dropped_units,
@@ -135,24 +180,11 @@ def _fitted(request: Request, draft: Draft, max_tokens: int | None, started: flo
         marker=draft.marker,
         first_changed_index=changed,
         max_tokens_sent=sent,
-        counter=request.counter.name,
+        counter=ledger.counter.name,
         token_ratio=limits.ratio,
         duration_ms=_elapsed_ms(started),
     )
     return Fitted(messages=out, max_tokens=sent, report=report)
-
-
-def _rejection_reason(request: Request) -> str:
-    if request.settings.policy == "elide":
-        return "elide: nothing else may be elided (system, user and the last messages stay)"
-    kept = [i for i in sorted(request.layout.pinned) if request.messages[i]["role"] in SYSTEM_ROLES]
-    need = request.fixed + sum(request.counts[i] for i in kept)
-    return (
-        f"{request.settings.policy}: the system messages alone need {need} tokens"
-        if need > request.limits.budget
-        else f"{request.settings.policy}: what may not be dropped (system, question, final step) "
-        "still overflows after cutting"
-    )
 
 
 def _untouched(messages: Any, max_tokens: Any, started: float, **fields: Any) -> Fitted:

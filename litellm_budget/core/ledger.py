@@ -1,15 +1,18 @@
-"""The working copy a policy edits: entries that remember where they came from, and a ledger of changes."""
+"""The design's ledger (what is in the window, in tokens) and the drafts a policy makes of it."""
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Hashable, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
-from ._limits import Limits
-from ._settings import BudgetSettings
-from ._types import Message, TokenCounter
-from ._units import Layout
+from litellm_budget.typing import Message
+
+from .formats import MessageFormat
+from .limits import Limits
+from .settings import BudgetSettings
+from .tokens import TokenCounter
+from .units import Layout
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -21,28 +24,52 @@ class Entry:
     tokens: int
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class Request:
-    """
-    Everything a policy may read: the caller's messages, their counts, layout and limits.
+class Elision(NamedTuple):
+    """Per message of a request: is it a bulky output, and what would it cost once elided."""
 
-    ``memo`` holds what policies derive per message (is it bulky, its elided copy), so a
-    chain of steps computes each once per request.
+    bulky: list[bool]
+    tokens: list[int]
+
+
+@dataclasses.dataclass(slots=True)
+class Derived:
+    """What steps derive from a ledger, computed once per request however many steps ask."""
+
+    elision: Elision | None = None
+    elided: dict[int, Entry] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Ledger:
+    """
+    Everything a policy may read: the caller's messages in their format, each one's tokens,
+    the tokens of the tools schema and reply priming, the layout and the limits.
     """
 
     messages: Sequence[Message]
+    kinds: Sequence[str]
     counts: Sequence[int]
-    fixed: int
+    tools_and_priming: int
     layout: Layout
     limits: Limits
     settings: BudgetSettings
     counter: TokenCounter
-    memo: dict[Hashable, Any] = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    format: MessageFormat
+    derived: Derived = dataclasses.field(default_factory=Derived, compare=False, repr=False)
 
     @property
     def final(self) -> int:
         """Index of the final message."""
         return len(self.messages) - 1
+
+    @property
+    def total(self) -> int:
+        """Tokens of the request as it came in."""
+        return self.tools_and_priming + sum(self.counts)
+
+    def count(self, message: Message) -> int:
+        """Tokens of a message this request would send."""
+        return self.format.count_message(self.counter, message)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -50,7 +77,7 @@ class Draft:
     """An immutable step of a policy: entries plus which caller indices were changed and how."""
 
     entries: tuple[Entry, ...]
-    fixed: int
+    tools_and_priming: int
     elided: tuple[int, ...] = ()
     dropped: tuple[int, ...] = ()
     dropped_units: int = 0
@@ -60,13 +87,13 @@ class Draft:
 
     def __post_init__(self) -> None:
         # Policies compare the total after every step: sum it once per draft.
-        object.__setattr__(self, "total", self.fixed + sum(entry.tokens for entry in self.entries))
+        object.__setattr__(self, "total", self.tools_and_priming + sum(entry.tokens for entry in self.entries))
 
     @classmethod
-    def of(cls, request: Request) -> Draft:
+    def of(cls, ledger: Ledger) -> Draft:
         """The untouched request as a draft."""
-        entries = tuple(Entry(i, m, c) for i, (m, c) in enumerate(zip(request.messages, request.counts, strict=True)))
-        return cls(entries=entries, fixed=request.fixed)
+        entries = tuple(Entry(i, m, c) for i, (m, c) in enumerate(zip(ledger.messages, ledger.counts, strict=True)))
+        return cls(entries=entries, tools_and_priming=ledger.tools_and_priming)
 
     def replaced(self, replacements: dict[int, Entry], **changes: object) -> Draft:
         """A copy where the entries of the given source indices are swapped for new ones."""
@@ -74,5 +101,5 @@ class Draft:
         return dataclasses.replace(self, entries=entries, **changes)  # type: ignore[arg-type]
 
 
-#: Every policy has this signature: take the request, return the best draft it can make.
-Policy = Callable[[Request], Draft]
+#: Every policy has this signature: take the ledger, return the best draft it can make.
+Policy = Callable[[Ledger], Draft]

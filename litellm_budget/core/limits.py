@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from ._settings import BudgetSettings
+from .settings import BudgetSettings
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,10 +43,16 @@ class Limits:
         return math.ceil(counted * self.ratio)
 
 
-def limits_for(window: int, max_tokens: int | None, settings: BudgetSettings, ratio: float = 1.0) -> Limits:
-    """Derive the limits of one request from its window, its ``max_tokens`` and the settings."""
+def limits_for(
+    window: int, max_tokens: int | None, settings: BudgetSettings, ratio: float = 1.0, *, holds_reserve: bool = True
+) -> Limits:
+    """
+    Derive the limits of one request from its window, its ``max_tokens`` and the settings;
+    a policy that does not hold room back for the answer reserves only what is asked for.
+    """
     margin = math.ceil(window * settings.safety_margin)
-    reserve = min(_wanted_reserve(window, max_tokens, settings), math.floor(window * settings.max_reserve_ratio))
+    wanted = _wanted_reserve(window, max_tokens, settings, holds_reserve=holds_reserve)
+    reserve = min(wanted, math.floor(window * settings.max_reserve_ratio))
     budget = max(0, math.floor((window - reserve - margin) / ratio))
     watermark = math.floor(budget * settings.watermark)
     return Limits(
@@ -60,12 +66,12 @@ def limits_for(window: int, max_tokens: int | None, settings: BudgetSettings, ra
     )
 
 
-def _wanted_reserve(window: int, max_tokens: int | None, settings: BudgetSettings) -> int:
+def _wanted_reserve(window: int, max_tokens: int | None, settings: BudgetSettings, *, holds_reserve: bool) -> int:
     if max_tokens is not None:
         return max_tokens
     if settings.response_reserve is not None:
         return settings.response_reserve
-    if settings.policy == "elide":
+    if not holds_reserve:
         return 0
     share = math.floor(window * settings.reserve_ratio)
     return max(settings.reserve_floor, min(settings.reserve_cap, share))

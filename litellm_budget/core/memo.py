@@ -1,4 +1,4 @@
-"""A small thread-safe bounded cache, so every cache the plugin keeps has a hard bound."""
+"""Small thread-safe bounded caches, so every cache the plugin keeps has a hard bound."""
 
 from __future__ import annotations
 
@@ -63,3 +63,40 @@ class BoundedLRU(Generic[_V]):
 
     def __len__(self) -> int:
         return len(self._young) + len(self._old)
+
+
+class BoundedDict(Generic[_V]):
+    """
+    Holds at most ``max_entries`` values and forgets the oldest first: for records that are
+    written once and read or popped soon after, where recency does not matter.
+    """
+
+    __slots__ = ("_items", "_lock", "max_entries")
+
+    def __init__(self, max_entries: int) -> None:
+        if max_entries < 1:
+            msg = "max_entries must be >= 1"
+            raise ValueError(msg)
+        self.max_entries = max_entries
+        self._items: dict[Hashable, _V] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> _V | None:
+        """The value under ``key``; ``None`` if absent."""
+        return self._items.get(key)
+
+    def put(self, key: Hashable, value: _V) -> None:
+        """Store ``value``, forgetting the oldest entry when full."""
+        with self._lock:
+            self._items.pop(key, None)
+            self._items[key] = value
+            if len(self._items) > self.max_entries:
+                del self._items[next(iter(self._items))]
+
+    def pop(self, key: Hashable) -> _V | None:
+        """Remove and return the value under ``key``; ``None`` if absent."""
+        with self._lock:
+            return self._items.pop(key, None)
+
+    def __len__(self) -> int:
+        return len(self._items)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .formats import ASSISTANT
+
 TOOL_PLACEHOLDER = (
     "[litellm_budget: this tool output was elided by the gateway to fit the context window. "
     "Call the tool again if you need its content.]"
@@ -12,23 +14,20 @@ ASSISTANT_PLACEHOLDER = (
 NOTICE_PREFIX = "[litellm_budget:"
 
 
-def placeholder_for(role: str) -> str:
-    """The fixed placeholder for an elided message of ``role``."""
-    return ASSISTANT_PLACEHOLDER if role == "assistant" else TOOL_PLACEHOLDER
+def placeholder_for(kind: str) -> str:
+    """The fixed placeholder for an elided message of ``kind`` (an assistant's, or a tool result)."""
+    return ASSISTANT_PLACEHOLDER if kind == ASSISTANT else TOOL_PLACEHOLDER
 
 
-def omitted_marker(messages: int, units: int) -> dict[str, str]:
-    """The one system message saying how much earlier conversation was dropped."""
+def omitted_note(messages: int, units: int) -> str:
+    """The marker's words: how much earlier conversation was dropped."""
     noun = "message was" if messages == 1 else "messages were"
     exchanges = "exchange" if units == 1 else "exchanges"
-    return {
-        "role": "system",
-        "content": (
-            f"[litellm_budget: {messages} earlier {noun} omitted from this conversation "
-            f"({units} {exchanges}) by the gateway to fit the context window. "
-            "The conversation continues below.]"
-        ),
-    }
+    return (
+        f"[litellm_budget: {messages} earlier {noun} omitted from this conversation "
+        f"({units} {exchanges}) by the gateway to fit the context window. "
+        "The conversation continues below.]"
+    )
 
 
 def cut_note(shown_head: int, shown_tail: int, total_chars: int) -> str:

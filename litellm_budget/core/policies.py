@@ -1,17 +1,37 @@
-"""The fallback chain: elide; if still over, drop oldest units; if still over, cut; else give up."""
+"""The policies, each a composition of the elide, drop and cut steps, and the registry that names them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 
-from ._cut import cut_to_fit
-from ._draft import Draft, Request
-from ._drop import drop_units, units_worth
-from ._elide import elide_oldest, elide_tail, settled_sizes
-from ._units import Unit
+from litellm_budget.typing import PolicyName
+
+from .cut import cut_to_fit
+from .drop import drop_oldest, drop_units, units_worth
+from .elide import elide_oldest, elide_tail, settled_sizes
+from .formats import SYSTEM
+from .ledger import Draft, Ledger, Policy
+from .units import Unit
 
 
-def fit_auto(request: Request) -> Draft:
+def fit_elide(ledger: Ledger) -> Draft:
+    """The ``elide`` policy: elide oldest first until the quantized target is saved."""
+    draft = Draft.of(ledger)
+    return elide_oldest(draft, ledger, ledger.limits.target(draft.total))
+
+
+def fit_plan(ledger: Ledger) -> Draft:
+    """The ``plan`` policy: drop the oldest whole turns to the quantized target; cut the question last."""
+    draft = Draft.of(ledger)
+    draft = drop_oldest(draft, ledger, ledger.layout.turns, ledger.limits.target(draft.total))
+    if draft.total > ledger.limits.budget:
+        draft = cut_to_fit(draft, ledger)
+    return draft
+
+
+def fit_auto(ledger: Ledger) -> Draft:
     """
     The ``auto`` policy, the default.
 
@@ -23,23 +43,59 @@ def fit_auto(request: Request) -> Draft:
     anything else is dropped, because a change near the end keeps the cached prefix and a
     change at the front does not. Cutting is the last resort.
     """
-    limits = request.limits
-    steps = request.layout.steps
-    settled = settled_sizes(request)
-    count = units_worth(steps, settled.__getitem__, limits.target(request.fixed + sum(settled)), request)
-    draft = _drop_then_elide(request, steps[:count])
+    limits = ledger.limits
+    steps = ledger.layout.steps
+    settled = settled_sizes(ledger)
+    count = units_worth(steps, settled.__getitem__, limits.target(ledger.tools_and_priming + sum(settled)), ledger)
+    draft = _drop_then_elide(ledger, steps[:count])
     while draft.total > limits.budget and count < len(steps):
         # A heavy protected tail can still overflow: drop another quantized block.
         tokens = {entry.source: entry.tokens for entry in draft.entries}
-        count += max(1, units_worth(steps[count:], tokens.__getitem__, limits.target(draft.total), request))
-        draft = _drop_then_elide(request, steps[:count])
+        count += max(1, units_worth(steps[count:], tokens.__getitem__, limits.target(draft.total), ledger))
+        draft = _drop_then_elide(ledger, steps[:count])
     if draft.total > limits.budget:
-        draft = cut_to_fit(draft, request)
+        draft = cut_to_fit(draft, ledger)
     return draft
 
 
-def _drop_then_elide(request: Request, units: Sequence[Unit]) -> Draft:
-    budget = request.limits.budget
-    draft = drop_units(Draft.of(request), request, units)
-    draft = elide_oldest(draft, request, request.limits.target(draft.total))
-    return elide_tail(draft, request, draft.total - budget) if draft.total > budget else draft
+def _drop_then_elide(ledger: Ledger, units: Sequence[Unit]) -> Draft:
+    budget = ledger.limits.budget
+    draft = drop_units(Draft.of(ledger), ledger, units)
+    draft = elide_oldest(draft, ledger, ledger.limits.target(draft.total))
+    return elide_tail(draft, ledger, draft.total - budget) if draft.total > budget else draft
+
+
+def _explain_elide(_ledger: Ledger) -> str:
+    return "elide: nothing else may be elided (system, user and the last messages stay)"
+
+
+def _explain_dropping(ledger: Ledger) -> str:
+    kept = [i for i in sorted(ledger.layout.pinned) if ledger.kinds[i] == SYSTEM]
+    need = ledger.tools_and_priming + sum(ledger.counts[i] for i in kept)
+    name = ledger.settings.policy
+    if need > ledger.limits.budget:
+        return f"{name}: the system messages alone need {need} tokens"
+    return f"{name}: what may not be dropped (system, question, final step) still overflows after cutting"
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class PolicySpec:
+    """
+    One policy: the function that applies it, whether it holds room back for the answer
+    (``elide`` only rewrites old outputs, so it keeps the whole window for the prompt unless
+    the client or the settings ask for a reserve), and how it explains a rejection.
+    """
+
+    name: PolicyName
+    apply: Policy
+    holds_reserve: bool
+    explain_rejection: Callable[[Ledger], str]
+
+
+POLICIES: Mapping[PolicyName, PolicySpec] = MappingProxyType(
+    {
+        "auto": PolicySpec(name="auto", apply=fit_auto, holds_reserve=True, explain_rejection=_explain_dropping),
+        "elide": PolicySpec(name="elide", apply=fit_elide, holds_reserve=False, explain_rejection=_explain_elide),
+        "plan": PolicySpec(name="plan", apply=fit_plan, holds_reserve=True, explain_rejection=_explain_dropping),
+    }
+)

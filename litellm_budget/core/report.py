@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
-from ._types import Action, PolicyName
+from litellm_budget.typing import Action, PolicyName
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -18,33 +18,61 @@ class BudgetReport:
     ``"2,5-9"``, so a report stays one short log line even for 5,000 messages.
     """
 
+    #: The model as the request named it (for a deployment: its ``litellm_params.model``).
     model: str
+    #: The policy that fitted it.
     policy: PolicyName
+    #: ``passthrough``, ``trimmed``, ``rejected``, ``unknown_window`` or ``unsupported``.
     action: Action
+    #: Why it was rejected, unsupported or fitted against a default window; else ``None``.
     reason: str | None = None
+    #: The context window fitted against, in the provider's tokens.
     window: int | None = None
+    #: What the prompt may use: window less reserve and margin, in counted tokens.
     budget: int | None = None
+    #: Tokens held back for the answer.
     reserve: int = 0
+    #: Tokens of the window never filled.
     margin: int = 0
+    #: Where trimming aims once triggered, in counted tokens.
     watermark: int | None = None
+    #: The step savings are rounded up to, in counted tokens.
     quantum: int | None = None
+    #: The prompt as it came in, tools schema and priming included.
     tokens_before: int = 0
+    #: The prompt as sent (for a rejection: the smallest draft that was tried).
     tokens_after: int = 0
+    #: Messages that came in.
     messages_before: int = 0
+    #: Messages sent, the marker included.
     messages_after: int = 0
+    #: Messages whose bulky text was replaced by a placeholder.
     elided: int = 0
+    #: Whole units (turns or steps) dropped.
     dropped_units: int = 0
+    #: Messages those units held.
     dropped_messages: int = 0
+    #: Messages cut by the last resort (head and tail kept, a note in between).
     cut: int = 0
+    #: Indices of the elided messages, as ranges (``"2,5-9"``).
     elided_at: str = ""
+    #: Indices of the dropped messages, as ranges.
     dropped_at: str = ""
+    #: Indices of the cut messages, as ranges.
     cut_at: str = ""
+    #: Whether a marker saying what was dropped was inserted.
     marker: bool = False
+    #: The first index where what was sent differs from what came in; ``None``: nothing.
     first_changed_index: int | None = None
+    #: The client's ``max_tokens`` (or ``max_completion_tokens``).
     max_tokens_requested: int | None = None
+    #: ``max_tokens`` as sent: lowered to the room left when it would overflow.
     max_tokens_sent: int | None = None
+    #: What counted: ``tiktoken:<encoding>`` or ``estimate``.
     counter: str = ""
+    #: The provider's tokens per counted token applied (configured times learned).
     token_ratio: float = 1.0
+    #: Time the fit took.
     duration_ms: float = 0.0
 
     @property

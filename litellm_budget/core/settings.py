@@ -7,7 +7,9 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, get_args
 
-from ._types import PolicyName
+from litellm_budget.typing import PolicyName
+
+from .checks import candidate_names, is_int, is_number, non_negative_int, positive_int
 
 _POLICIES = frozenset(get_args(PolicyName))
 
@@ -22,37 +24,56 @@ class BudgetSettings:
     request's ``metadata: {litellm_budget: {...}}``.
     """
 
+    #: ``auto``, ``elide`` or ``plan`` (see ``core/policies.py``).
     policy: PolicyName = "auto"
+    #: The window of models the model map does not know; ``None`` forwards them untouched.
     default_window: int | None = None
+    #: Tokens held back for the answer when the client sends no ``max_tokens``; ``None``: per policy.
     response_reserve: int | None = None
+    #: The default reserve of ``plan`` and ``auto``: this share of the window ...
     reserve_ratio: float = 0.25
+    #: ... and at least this many tokens ...
     reserve_floor: int = 256
+    #: ... and at most this many.
     reserve_cap: int = 8192
+    #: A client's ``max_tokens`` reserves at most this share of the window.
     max_reserve_ratio: float = 0.5
+    #: The share of the window never filled, because tokenizers differ.
     safety_margin: float = 0.02
+    #: Once trimming, aim at this share of the budget; the quantum is the rest.
     watermark: float = 0.75
+    #: The last messages that are elided only under pressure (``auto``) or never (``elide``).
     protected_tail: int = 8
+    #: Texts of at most this many tokens are never elided.
     elide_min_tokens: int = 500
+    #: The fixed cost counted per image part.
     image_tokens: int = 765
+    #: Per-model multipliers for providers that count differently, by model name.
     token_ratios: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    #: Fail a request on an internal error instead of forwarding it untouched.
     fail_closed: bool = False
+    #: Honour a request's own ``metadata.litellm_budget`` (a few knobs; ``window`` only lowers).
     allow_request_overrides: bool = False
+    #: Learn each model's ratio of reported ``usage.prompt_tokens`` to our count.
     calibrate: bool = True
+    #: The learned ratio is clamped to ``(low, high)``.
     calibration_bounds: tuple[float, float] = (0.8, 2.0)
+    #: How far one observation moves the learned ratio (1: all the way).
     calibration_weight: float = 0.3
 
     def __post_init__(self) -> None:
         _check(self.policy in _POLICIES, "policy", f"one of {sorted(_POLICIES)}")
-        _check(_positive_or_none(self.default_window), "default_window", "a positive int or None")
-        _check(_non_negative_or_none(self.response_reserve), "response_reserve", "an int >= 0 or None")
+        window, reserve = self.default_window, self.response_reserve
+        _check(window is None or positive_int(window) is not None, "default_window", "a positive int or None")
+        _check(reserve is None or non_negative_int(reserve), "response_reserve", "an int >= 0 or None")
         _check(0 < self.reserve_ratio < 1, "reserve_ratio", "between 0 and 1")
         _check(0 <= self.reserve_floor <= self.reserve_cap, "reserve_floor", "between 0 and reserve_cap")
         _check(0 < self.max_reserve_ratio < 1, "max_reserve_ratio", "between 0 and 1")
         _check(0 <= self.safety_margin < 0.5, "safety_margin", "between 0 and 0.5")
         _check(0 < self.watermark < 1, "watermark", "between 0 and 1 (exclusive)")
-        _check(_non_negative_int(self.protected_tail), "protected_tail", "an int >= 0")
-        _check(_non_negative_int(self.elide_min_tokens), "elide_min_tokens", "an int >= 0")
-        _check(_non_negative_int(self.image_tokens), "image_tokens", "an int >= 0")
+        _check(non_negative_int(self.protected_tail), "protected_tail", "an int >= 0")
+        _check(non_negative_int(self.elide_min_tokens), "elide_min_tokens", "an int >= 0")
+        _check(non_negative_int(self.image_tokens), "image_tokens", "an int >= 0")
         _check(all(r > 0 for r in self.token_ratios.values()), "token_ratios", "positive ratios")
         low, high = self.calibration_bounds
         _check(0 < low <= 1 <= high, "calibration_bounds", "(low <= 1 <= high), both positive")
@@ -77,8 +98,8 @@ class BudgetSettings:
         return dataclasses.replace(self, **values)
 
     def ratio_for(self, model: str) -> float:
-        """The configured token ratio of ``model``, by full name, then without its provider."""
-        for name in (model, model.rsplit("/", 1)[-1]):
+        """The configured token ratio of ``model``, by its ``candidate_names`` (full name first)."""
+        for name in candidate_names(model):
             if name in self.token_ratios:
                 return self.token_ratios[name]
         return 1.0
@@ -88,16 +109,16 @@ def _coerce(key: str, current: object, value: object) -> object:
     """Accept the value if it has the field's type; ints stand in for floats."""
     if key == "calibration_bounds" and isinstance(value, list | tuple) and len(value) == 2:
         return (float(value[0]), float(value[1]))
-    if key in {"default_window", "response_reserve"} and (value is None or _is_int(value)):
+    if key in {"default_window", "response_reserve"} and (value is None or is_int(value)):
         return value
     if key == "token_ratios" and isinstance(value, Mapping):
         return dict(value)
     if isinstance(current, bool):
         ok = isinstance(value, bool)
     elif isinstance(current, float):
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        ok = is_number(value)
     elif isinstance(current, int):
-        ok = _is_int(value)
+        ok = is_int(value)
     else:
         ok = isinstance(value, type(current))
     if not ok:
@@ -110,19 +131,3 @@ def _check(ok: bool, field: str, expected: str) -> None:
     if not ok:
         msg = f"BudgetSettings.{field} must be {expected}"
         raise ValueError(msg)
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _non_negative_int(value: object) -> bool:
-    return _is_int(value) and value >= 0  # type: ignore[operator]
-
-
-def _positive_or_none(value: object) -> bool:
-    return value is None or (_is_int(value) and value > 0)  # type: ignore[operator]
-
-
-def _non_negative_or_none(value: object) -> bool:
-    return value is None or _non_negative_int(value)

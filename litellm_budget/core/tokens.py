@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
-import threading
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 
-from ._content import IMAGE_PART_TYPES, is_mapping, part_text
-from ._encodings import load_offline
-from ._lru import BoundedLRU
-from ._types import Message, TokenCounter, Tools
+from litellm_budget.typing import Message, Tools
+
+from .checks import bare_model, is_mapping
+from .encodings import load_offline
+from .formats.chat import IMAGE_PART_TYPES, part_text
+from .memo import BoundedLRU
 
 log = structlog.get_logger("litellm_budget")
 
@@ -49,35 +51,43 @@ _O200K_MODELS = re.compile(r"^(chatgpt-4o|gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|gpt-oss
 
 #: Entries per counter's memo of text counts.
 MEMO_ENTRIES = 65_536
-_counters: dict[tuple[str, int], TokenCounter] = {}
-_counters_lock = threading.Lock()
+
+
+class TokenCounter(Protocol):
+    """Counts tokens the way the model will; the default wraps tiktoken."""
+
+    @property
+    def name(self) -> str:
+        """What counted, e.g. ``tiktoken:o200k_base`` or ``estimate``."""
+
+    def count_text(self, text: str) -> int:
+        """Tokens of a bare string."""
+
+    def count_message(self, message: Message) -> int:
+        """Tokens of one chat message, its per-message overhead included."""
+
+    def count_tools(self, tools: Tools | None) -> int:
+        """Tokens of the ``tools`` schema, plus the reply priming every request pays."""
 
 
 def encoding_name_for(model: str) -> str:
     """The tiktoken encoding of ``model``; the provider prefix does not matter."""
-    base = model.rsplit("/", 1)[-1].lower()
-    return "o200k_base" if _O200K_MODELS.match(base) else "cl100k_base"
+    return "o200k_base" if _O200K_MODELS.match(bare_model(model)) else "cl100k_base"
 
 
 def counter_for(model: str, *, image_tokens: int = 765) -> TokenCounter:
     """A shared counter for ``model``; falls back to an estimate when the encoding is missing."""
-    encoding_name = encoding_name_for(model)
-    key = (encoding_name, image_tokens)
-    with _counters_lock:
-        counter = _counters.get(key)
-        if counter is None:
-            counter = _make_counter(encoding_name, image_tokens)
-            _counters[key] = counter
-        return counter
+    return _counter_of(encoding_name_for(model), image_tokens)
 
 
 def reset_counters() -> None:
     """Forget loaded counters and memoized counts (tests, and after fixing a broken install)."""
-    with _counters_lock:
-        _counters.clear()
+    _counter_of.cache_clear()
 
 
-def _make_counter(encoding_name: str, image_tokens: int) -> TokenCounter:
+@functools.cache
+def _counter_of(encoding_name: str, image_tokens: int) -> TokenCounter:
+    """One counter, and so one memo, per encoding: every model that shares it shares its counts."""
     encoding = load_offline(encoding_name)
     if encoding is not None:
         return MemoCounter(f"tiktoken:{encoding_name}", _chunked(encoding.encode_ordinary), image_tokens)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from ._shape import SYSTEM_ROLES
-from ._types import Message
+from litellm_budget.typing import Message
+
+from .formats import ASSISTANT, SYSTEM, USER, MessageFormat
+from .formats.chat import CHAT
 
 Unit = tuple[int, ...]
 
@@ -29,31 +31,35 @@ class Layout:
     question: int | None
 
 
-def layout_of(messages: Sequence[Message]) -> Layout:
+def layout_of(messages: Sequence[Message], fmt: MessageFormat = CHAT) -> Layout:
     """Find the units and the pinned messages of a well-formed conversation."""
-    roles = [m["role"] for m in messages]
-    system = {i for i, role in enumerate(roles) if role in SYSTEM_ROLES}
-    body = [i for i in range(len(roles)) if i not in system]
-    question = max((i for i in body if roles[i] == "user"), default=None)
+    return layout_of_kinds([fmt.kind(message) for message in messages])
+
+
+def layout_of_kinds(kinds: Sequence[str]) -> Layout:
+    """``layout_of`` for messages already read as their kinds (``SYSTEM``, ``USER``, ...)."""
+    system = {i for i, kind in enumerate(kinds) if kind == SYSTEM}
+    body = [i for i in range(len(kinds)) if i not in system]
+    question = max((i for i in body if kinds[i] == USER), default=None)
     history = [i for i in body if question is not None and i < question]
-    current = _group([i for i in body if question is None or i > question], roles, {"assistant"})
+    current = _group([i for i in body if question is None or i > question], kinds, {ASSISTANT})
     final_step = current.pop() if current else ()
     pinned = system | set(final_step) | ({question} if question is not None else set())
-    first_user = min((i for i in body if roles[i] == "user"), default=None)
-    history_steps = _group(history, roles, {"user", "assistant"})
+    first_user = min((i for i in body if kinds[i] == USER), default=None)
+    history_steps = _group(history, kinds, {USER, ASSISTANT})
     return Layout(
-        turns=(*_group(history, roles, {"user"}), *current),
+        turns=(*_group(history, kinds, {USER}), *current),
         steps=(*(unit for unit in history_steps if unit != (first_user,)), *current),
         pinned=frozenset(pinned),
         question=question,
     )
 
 
-def _group(indices: list[int], roles: list[str], openers: set[str]) -> list[Unit]:
-    """Start a new unit at each opener role; what comes before the first opener is one unit."""
+def _group(indices: list[int], kinds: Sequence[str], openers: set[str]) -> list[Unit]:
+    """Start a new unit at each opener kind; what comes before the first opener is one unit."""
     units: list[list[int]] = []
     for index in indices:
-        if not units or roles[index] in openers:
+        if not units or kinds[index] in openers:
             units.append([])
         units[-1].append(index)
     return [tuple(unit) for unit in units]

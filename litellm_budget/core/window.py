@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable
+from typing import TypeVar
+
+from .checks import candidate_names, is_mapping, positive_int
+
+_T = TypeVar("_T")
 
 
 def model_map_window(model: str) -> int | None:
@@ -15,32 +20,18 @@ def model_map_window(model: str) -> int | None:
     then without its provider prefixes (``openai/gpt-4o`` is ``gpt-4o``). A Router registers
     unknown deployments with ``max_input_tokens: None``, which also reads as unknown.
     """
+    return model_map_value(model, "max_input_tokens", positive_int)
+
+
+def model_map_value(model: str, field: str, accept: Callable[[object], _T | None]) -> _T | None:
+    """The first value of ``field`` that ``accept`` takes, over the ``candidate_names`` of ``model``."""
     import litellm
 
     cost_map = litellm.model_cost
     for name in candidate_names(model):
         entry = cost_map.get(name)
-        if isinstance(entry, Mapping):
-            window = positive_int(entry.get("max_input_tokens"))
-            if window is not None:
-                return window
-    return None
-
-
-def candidate_names(model: str) -> Iterator[str]:
-    """``a/b/c``, then ``b/c``, then ``c``, each also lower-cased; no repeats."""
-    seen: set[str] = set()
-    parts = model.split("/")
-    for start in range(len(parts)):
-        name = "/".join(parts[start:])
-        for variant in (name, name.lower()):
-            if variant and variant not in seen:
-                seen.add(variant)
-                yield variant
-
-
-def positive_int(value: object) -> int | None:
-    """``value`` if it is a positive int (bools and floats are not), else ``None``."""
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-        return value
+        if is_mapping(entry):
+            value = accept(entry.get(field))
+            if value is not None:
+                return value
     return None

@@ -6,11 +6,11 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from ._fit import DEFAULT_SETTINGS
-from ._limits import limits_for
-from ._shape import SYSTEM_ROLES
-from ._tokens import counter_for
-from ._types import Message
+from litellm_budget.core.fit import DEFAULT_SETTINGS
+from litellm_budget.core.formats.chat import SYSTEM_ROLES
+from litellm_budget.core.limits import limits_for
+from litellm_budget.core.tokens import counter_for
+from litellm_budget.typing import Message
 
 Baseline = Callable[[list[Message]], list[Message]]
 

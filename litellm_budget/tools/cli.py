@@ -9,13 +9,15 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from litellm_budget.core.policies import POLICIES
+
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
     args = _parser().parse_args(argv)
-    from ._sessions import SessionFileError
+    from .sessions import SessionFileError
 
     try:
         return int(args.run(args))
@@ -32,7 +34,7 @@ def _parser() -> argparse.ArgumentParser:
     inspect.add_argument("file", type=Path, help="a JSON list of messages, a request body, or a session file")
     inspect.add_argument("--model", help="the model (default: the request body's)")
     inspect.add_argument("--window", type=_positive, help="context window (default: LiteLLM's model map)")
-    inspect.add_argument("--policy", choices=["auto", "elide", "plan"], default="auto")
+    inspect.add_argument("--policy", choices=sorted(POLICIES), default="auto")
     inspect.add_argument("--json", action="store_true", help="machine-readable output")
     inspect.set_defaults(run=_inspect)
 
@@ -40,7 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("paths", nargs="+", type=Path, help="session files, or folders of them")
     replay.add_argument("--model", required=True, help="the model whose tokenizer and prices apply")
     replay.add_argument("--window", required=True, type=_int_list, help="windows, comma-separated: 8000,16000")
-    replay.add_argument("--policy", type=_name_list, default=["auto"], help="policies: auto,plan,elide")
+    replay.add_argument("--policy", type=_name_list, default=["auto"], help=f"policies: {','.join(POLICIES)}")
     replay.add_argument("--baseline", type=_name_list, default=[], help="baselines: trim_messages,sliding")
     replay.add_argument(
         "--price-per-mtok", type=float, help="fresh input price per million tokens (default: model map)"
@@ -61,9 +63,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    from ._inspect import inspect_conversation, render_inspection
-    from ._sessions import load_conversation
-    from ._settings import BudgetSettings
+    from litellm_budget.core.settings import BudgetSettings
+
+    from .inspect import inspect_conversation, render_inspection
+    from .sessions import load_conversation
 
     conversation = load_conversation(args.file)
     model = args.model or conversation.model
@@ -78,13 +81,17 @@ def _inspect(args: argparse.Namespace) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from ._replay_cli import run_replay
+    from .replay_cli import run_replay
 
     return run_replay(args)
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from ._demo import run_demo
+    try:
+        from .demo import run_demo
+    except ImportError as exc:
+        msg = f"the demo needs {exc.name}: pip install 'litellm-budget[demo]'"
+        raise RuntimeError(msg) from exc
 
     if not args.config.is_file():
         msg = f"{args.config}: no such config file"

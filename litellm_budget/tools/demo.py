@@ -10,10 +10,10 @@ from typing import Any, TextIO
 import httpx
 import yaml
 
-from ._demo_session import demo_session
-from ._proxy_runner import running_proxy
-from ._replay import Row, format_rows
-from ._sessions import requests_of
+from .demo_session import demo_session
+from .proxy_runner import running_proxy
+from .replay import Row, format_rows
+from .sessions import requests_of
 
 
 def run_demo(config: Path, *, model: str, steps: int, out: TextIO) -> int:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _table
-from ._fit import fit_request
-from ._report import parse_ranges
-from ._sessions import Conversation
-from ._settings import BudgetSettings
-from ._shape import SYSTEM_ROLES
-from ._tokens import counter_for
+from litellm_budget.core.fit import fit_request
+from litellm_budget.core.formats.chat import SYSTEM_ROLES
+from litellm_budget.core.report import parse_ranges
+from litellm_budget.core.settings import BudgetSettings
+from litellm_budget.core.tokens import counter_for
+
+from . import table
+from .sessions import Conversation
 
 
 def inspect_conversation(
@@ -52,7 +53,7 @@ def inspect_conversation(
 def render_inspection(data: dict[str, Any]) -> str:
     """The inspection as readable tables."""
     report = data["report"]
-    ledger = _table.render(
+    ledger = table.render(
         ["part", "messages", "tokens", "share of window"],
         [[e["part"], e["messages"], e["tokens"], e["share"]] for e in data["ledger"]],
     )
@@ -69,7 +70,7 @@ def render_inspection(data: dict[str, Any]) -> str:
     if report.get("reason"):
         lines.append(f"why: {report['reason']}")
     if data["changes"]:
-        lines += ["", _table.render(["index", "role", "tokens", "change"], [list(c.values()) for c in data["changes"]])]
+        lines += ["", table.render(["index", "role", "tokens", "change"], [list(c.values()) for c in data["changes"]])]
     return "\n".join(lines)
 
 

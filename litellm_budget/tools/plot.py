@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ._replay import Row
+from .replay import Row
 
 
 def plot_session(rows_by_strategy: Mapping[str, Sequence[Row]], path: Path, *, title: str, window: int) -> None:

@@ -7,14 +7,16 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from . import _table
-from ._baselines import BASELINES
-from ._fit import fit_request
-from ._policies import POLICIES
-from ._settings import BudgetSettings
-from ._shape import unsupported_reason
-from ._tokens import counter_for
-from ._types import Message
+from litellm_budget.core.checks import bare_model
+from litellm_budget.core.fit import fit_request
+from litellm_budget.core.formats.chat_checks import unsupported_reason
+from litellm_budget.core.policies import POLICIES
+from litellm_budget.core.settings import BudgetSettings
+from litellm_budget.core.tokens import counter_for
+from litellm_budget.typing import Message
+
+from . import table
+from .baselines import BASELINES
 
 #: Columns of the per-request table shared by the demo and ``replay --rows``.
 ROW_HEADERS = ["request", "messages", "tokens before", "tokens after", "action", "elided", "dropped", "ms"]
@@ -186,7 +188,7 @@ def _overflows(messages: list[Message], counted: int, model: str, window: int) -
         return False
     import litellm
 
-    return int(litellm.token_counter(model=model.rsplit("/", 1)[-1], messages=messages)) > window
+    return int(litellm.token_counter(model=bare_model(model), messages=messages)) > window
 
 
 def _baseline_outcome(before: list[Message], after: list[Message]) -> Outcome:
@@ -197,8 +199,8 @@ def _baseline_outcome(before: list[Message], after: list[Message]) -> Outcome:
 def format_rows(rows: list[Row], *, reused: bool = False) -> str:
     """The per-request table shared by the demo and ``replay --rows`` (which knows what was reused)."""
     headers = [*ROW_HEADERS[:4], *(["reused"] if reused else []), *ROW_HEADERS[4:]]
-    table = []
+    cells = []
     for r in rows:
         sizes = [r.request, r.messages, r.tokens_before, r.tokens_after, *([r.shared] if reused else [])]
-        table.append([*sizes, r.action, r.elided, r.dropped, r.ms])
-    return _table.render(headers, table)
+        cells.append([*sizes, r.action, r.elided, r.dropped, r.ms])
+    return table.render(headers, cells)

@@ -7,10 +7,13 @@ import json
 from collections import Counter
 from typing import Any
 
-from . import _table
-from ._progress import Progress
-from ._replay import Row, Totals, format_rows, replay_session, strategy_for
-from ._sessions import load_conversation, requests_of, session_files
+from litellm_budget.core.checks import is_number
+from litellm_budget.core.window import model_map_value
+
+from . import table
+from .progress import Progress
+from .replay import Row, Totals, format_rows, replay_session, strategy_for
+from .sessions import load_conversation, requests_of, session_files
 
 COLUMNS = [
     "requests",
@@ -72,7 +75,7 @@ def _print(args: argparse.Namespace, results: list[dict[str, Any]], rows: dict[t
         print(json.dumps({"model": args.model, "results": results}, indent=2))
         return
     print(
-        _table.render(
+        table.render(
             ["window", "strategy", *COLUMNS], [[r["window"], r["strategy"], *(r[c] for c in COLUMNS)] for r in results]
         )
     )
@@ -86,7 +89,7 @@ def _print(args: argparse.Namespace, results: list[dict[str, Any]], rows: dict[t
 
 
 def _plot(args: argparse.Namespace, rows: dict[tuple[int, str], list[Row]]) -> None:
-    from ._plot import plot_session
+    from .plot import plot_session
 
     window = args.window[0]
     first_strategy = (args.policy or args.baseline)[0]
@@ -104,12 +107,5 @@ def _price(model: str, per_mtok: float | None) -> float:
     """Fresh input price per token: the flag, else LiteLLM's model map, else $1 per million."""
     if per_mtok is not None:
         return per_mtok / 1_000_000
-    import litellm
-
-    from ._window import candidate_names
-
-    for name in candidate_names(model):
-        entry = litellm.model_cost.get(name)
-        if isinstance(entry, dict) and isinstance(entry.get("input_cost_per_token"), int | float):
-            return float(entry["input_cost_per_token"])
-    return 1 / 1_000_000
+    found = model_map_value(model, "input_cost_per_token", lambda value: float(value) if is_number(value) else None)
+    return 1 / 1_000_000 if found is None else found

@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ._types import Message
+from litellm_budget.typing import Message
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

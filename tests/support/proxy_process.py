@@ -28,7 +28,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from litellm_budget._proxy_runner import (
+from litellm_budget.tools.proxy_runner import (
     ProxyStartError,
     free_port,
     proxy_command,
@@ -58,6 +58,9 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 _LIVE: set[ProxyProcess] = set()
+
+#: Set by conftest before each test's fixtures: whether that test carries the ``proxy`` marker.
+RUNNING_TEST = {"marked_proxy": True}
 
 
 @dataclass(eq=False)
@@ -194,6 +197,9 @@ def start_proxy(
     then ``env``. Raises :class:`ProxyStartError` with the log tail if the process exits or is
     not ready within ``timeout`` seconds.
     """
+    if not RUNNING_TEST["marked_proxy"]:
+        msg = "a test that starts the proxy must carry @pytest.mark.proxy (make test-fast deselects them)"
+        raise RuntimeError(msg)
     tmp_path = Path(tmp_path)
     tmp_path.mkdir(parents=True, exist_ok=True)
     child_env = _child_env(env)

@@ -1,18 +1,68 @@
-"""Read and rewrite the text of a message's content, whichever of OpenAI's two shapes it has."""
+"""OpenAI chat completions: roles, content as a string or a list of parts, ``tool_calls`` answered by ``tool``."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any
+
+from litellm_budget.core.checks import is_mapping
+from litellm_budget.typing import Message
+
+from . import ASSISTANT, SYSTEM, TOOL, USER
+
+if TYPE_CHECKING:
+    from litellm_budget.core.tokens import TokenCounter
 
 TEXT_PART_TYPES = frozenset({"text", "input_text", "output_text"})
 IMAGE_PART_TYPES = frozenset({"image_url", "image", "input_image"})
+SYSTEM_ROLES = frozenset({"system", "developer"})
+ANSWER_ROLES = frozenset({"tool", "function"})
+_KINDS = {"system": SYSTEM, "developer": SYSTEM, "user": USER, "assistant": ASSISTANT, "tool": TOOL, "function": TOOL}
 
 
-def is_mapping(value: object) -> TypeGuard[Mapping[str, Any]]:
-    """``isinstance(value, Mapping)``, quick for the plain dicts parsed JSON is made of: the ABC
-    check costs more than the rest of a message's handling on the request path."""
-    return type(value) is dict or isinstance(value, Mapping)
+class ChatFormat:
+    """The ``MessageFormat`` of chat completions, the format LiteLLM's ``acompletion`` takes."""
+
+    name = "chat"
+
+    def kind(self, message: Message) -> str:
+        """The role, with ``developer`` read as system and ``function`` as a tool result."""
+        return _KINDS[message["role"]]
+
+    def texts(self, message: Message) -> Iterator[str]:
+        """Every text of the content."""
+        return texts_of(message.get("content"))
+
+    def map_texts(self, message: Message, rewrite: Callable[[str], str]) -> Message:
+        """See ``map_texts``."""
+        return map_texts(message, rewrite)
+
+    def call_ids(self, message: Message) -> Sequence[str]:
+        """The ``id`` of each of the assistant's ``tool_calls``."""
+        return [call["id"] for call in message.get("tool_calls") or ()]
+
+    def answered_id(self, message: Message) -> str | None:
+        """A ``tool`` message's ``tool_call_id``."""
+        answered = message.get("tool_call_id")
+        return answered if isinstance(answered, str) else None
+
+    def notice(self, text: str) -> Message:
+        """A system message: chat allows them anywhere in the list."""
+        return {"role": "system", "content": text}
+
+    def count_message(self, counter: TokenCounter, message: Message) -> int:
+        """OpenAI's accounting, as LiteLLM's ``token_counter`` applies it."""
+        return counter.count_message(message)
+
+    def unsupported_reason(self, messages: object, tools: object, max_tokens: object) -> str | None:
+        """See ``chat_checks.unsupported_reason``."""
+        from .chat_checks import unsupported_reason
+
+        return unsupported_reason(messages, tools, max_tokens)
+
+
+#: The chat format; stateless, so one instance serves every request.
+CHAT = ChatFormat()
 
 
 def part_text(part: object) -> str | None:
@@ -53,9 +103,3 @@ def map_texts(message: Mapping[str, Any], rewrite: Callable[[str], str]) -> dict
         elif new_text or not text:
             parts.append(new_text if isinstance(part, str) else {**part, "text": new_text})
     return {**message, "content": parts}
-
-
-def with_texts(message: Mapping[str, Any], texts: Sequence[str]) -> dict[str, Any]:
-    """A copy of ``message`` whose texts, in order, are ``texts`` (see ``map_texts``)."""
-    replacements = iter(texts)
-    return map_texts(message, lambda _: next(replacements))

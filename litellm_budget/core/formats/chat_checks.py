@@ -1,14 +1,14 @@
-"""Decide whether a request is well-formed enough to trim safely, and say why not."""
+"""Decide whether a chat completions request is well-formed enough to trim safely, and say why not."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._content import is_mapping
+from litellm_budget.core.checks import is_int, is_mapping
 
-SYSTEM_ROLES = frozenset({"system", "developer"})
-ANSWER_ROLES = frozenset({"tool", "function"})
+from .chat import ANSWER_ROLES, SYSTEM_ROLES
+
 ROLES = SYSTEM_ROLES | ANSWER_ROLES | {"user", "assistant"}
 
 
@@ -24,9 +24,9 @@ def unsupported_reason(messages: object, tools: object, max_tokens: object) -> s
         return f"messages is {type(messages).__name__}, not a list"
     if tools is not None and not _is_list_of_mappings(tools):
         return "tools is not a list of objects"
-    if max_tokens is not None and not (isinstance(max_tokens, int) and not isinstance(max_tokens, bool)):
+    if max_tokens is not None and not is_int(max_tokens):
         return f"max_tokens is {type(max_tokens).__name__}, not an int"
-    if isinstance(max_tokens, int) and max_tokens < 0:
+    if is_int(max_tokens) and max_tokens < 0:
         return "max_tokens is negative"
     for index, message in enumerate(messages):
         reason = _message_problem(message)

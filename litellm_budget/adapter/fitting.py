@@ -1,0 +1,69 @@
+"""Fit a request once per window and report each new outcome once, whatever number of hooks see it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, MutableMapping
+from typing import Any
+
+import structlog
+
+from litellm_budget.core.fit import Fitted, fit_request
+
+from . import request as req
+from .once import DoneFits, record_of
+from .publish import publish, record_in_metadata
+from .targets import Target
+
+log = structlog.get_logger("litellm_budget")
+
+
+def fit_once(  # noqa: PLR0913 - keyword-only switches, one per hook that differs
+    request: Mapping[str, Any],
+    target: Target,
+    done: DoneFits,
+    *,
+    ratio: float,
+    hook: str,
+    metadata: MutableMapping[str, Any] | None,
+    defer: bool = False,
+    quiet: bool = False,
+) -> Fitted | None:
+    """
+    Fit unless these messages are already this request's fitted output; publish every
+    new outcome once.
+
+    With ``defer``, a rejection is left to a later hook (the chosen deployment may be
+    bigger, or a fallback may take it): it is logged as deferred, and ``None`` returned.
+    With ``quiet``, an untouched request is not reported here: a later hook reports it.
+    """
+    messages = request["messages"]
+    call_id = str(request.get("litellm_call_id") or "")
+    _, max_tokens = req.max_tokens_of(request)
+    policy = target.settings.policy
+    wanted = record_of(target.window, policy, messages, max_tokens)
+    if done.already_fitted(call_id, wanted):
+        return None
+    fitted = fit_request(
+        messages,
+        model=target.model,
+        window=target.window,
+        tools=request.get("tools"),
+        max_tokens=max_tokens,
+        settings=target.settings,
+        ratio=ratio,
+    )
+    report = fitted.report
+    if target.refused:
+        log.warning("request_override_refused", keys=list(target.refused), model_group=target.group, hook=hook)
+    if defer and report.action == "rejected":
+        log.info("rejection_deferred", hook=hook, model_group=target.group, window=report.window)
+        return None
+    fitted_input = wanted._replace(window=report.window or 0)
+    if done.already_reported(call_id, fitted_input):
+        if metadata is not None:
+            record_in_metadata(metadata, report)  # a retry's fresh metadata still carries it
+    elif not (quiet and report.action == "passthrough"):
+        publish(report, metadata, hook=hook, model_group=target.group, litellm_call_id=call_id or None)
+    if report.action != "rejected":
+        done.remember(call_id, fitted_input, record_of(report.window, policy, fitted.messages, fitted.max_tokens))
+    return fitted

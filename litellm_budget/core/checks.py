@@ -1,0 +1,52 @@
+"""Small checks every layer needs, spelled once: ints that are not bools, objects, model names."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any, TypeGuard
+
+
+def is_int(value: object) -> TypeGuard[int]:
+    """An ``int`` that is not a ``bool`` (JSON and YAML hand over both)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def positive_int(value: object) -> int | None:
+    """``value`` if it is a positive int (bools and floats are not), else ``None``."""
+    return value if is_int(value) and value > 0 else None
+
+
+def non_negative_int(value: object) -> bool:
+    """An int >= 0 that is not a bool."""
+    return is_int(value) and value >= 0
+
+
+def is_number(value: object) -> TypeGuard[int | float]:
+    """An int or float that is not a bool."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def is_mapping(value: object) -> TypeGuard[Mapping[str, Any]]:
+    """``isinstance(value, Mapping)``, quick for the plain dicts parsed JSON is made of: the ABC
+    check costs more than the rest of a message's handling on the request path."""
+    return type(value) is dict or isinstance(value, Mapping)
+
+
+def candidate_names(model: str) -> Iterator[str]:
+    """
+    The names a model may be known by: ``a/b/c``, then ``b/c``, then ``c``, each also
+    lower-cased; no repeats. The one way a provider prefix is stripped.
+    """
+    seen: set[str] = set()
+    parts = model.split("/")
+    for start in range(len(parts)):
+        name = "/".join(parts[start:])
+        for variant in (name, name.lower()):
+            if variant and variant not in seen:
+                seen.add(variant)
+                yield variant
+
+
+def bare_model(model: str) -> str:
+    """``model`` without any provider prefix, lower-cased: ``openai/GPT-4o`` is ``gpt-4o``."""
+    return model.rsplit("/", 1)[-1].lower()

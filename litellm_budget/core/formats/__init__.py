@@ -1,0 +1,50 @@
+"""
+The format seam: everything the policies read from or write into a message goes through a
+``MessageFormat``. Chat completions is the one implementation today; each further API
+(Anthropic Messages, OpenAI Responses) adds a module here and no change to the policies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Protocol
+
+from litellm_budget.typing import Message
+
+if TYPE_CHECKING:
+    from litellm_budget.core.tokens import TokenCounter
+
+#: The kinds of message the policies tell apart, whatever a format calls them.
+SYSTEM, USER, ASSISTANT, TOOL = "system", "user", "assistant", "tool"
+
+
+class MessageFormat(Protocol):
+    """How one API shapes messages: the only format-specific code the core has."""
+
+    @property
+    def name(self) -> str:
+        """The format's name in reports, e.g. ``chat``."""
+
+    def kind(self, message: Message) -> str:
+        """``SYSTEM``, ``USER``, ``ASSISTANT`` or ``TOOL`` (a result answering a call)."""
+
+    def texts(self, message: Message) -> Iterator[str]:
+        """Every text of the message's content, in order."""
+
+    def map_texts(self, message: Message, rewrite: Callable[[str], str]) -> Message:
+        """A copy whose texts went through ``rewrite``; calls, ids and images are kept as they are."""
+
+    def call_ids(self, message: Message) -> Sequence[str]:
+        """The ids of the tool calls this message makes."""
+
+    def answered_id(self, message: Message) -> str | None:
+        """The id of the tool call this message answers, if it is a result."""
+
+    def notice(self, text: str) -> Message:
+        """A message that tells the model ``text``, in a place this format allows."""
+
+    def count_message(self, counter: TokenCounter, message: Message) -> int:
+        """Tokens of one message, its framing included."""
+
+    def unsupported_reason(self, messages: object, tools: object, max_tokens: object) -> str | None:
+        """Why this request cannot be trimmed safely, or ``None`` when it can."""
