@@ -118,6 +118,7 @@ async def test_replicas_share_the_ratio_through_the_proxy_cache(monkeypatch: pyt
     await first.async_pre_call_hook(None, shared, dict(data), "acompletion")
     success = {
         "standard_logging_object": {
+            "call_type": "acompletion",
             "prompt_tokens": 1600,
             "metadata": {
                 "spend_logs_metadata": {

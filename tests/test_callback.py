@@ -199,3 +199,27 @@ class TestOnce:
 def test_settings_type() -> None:
     """The settings property is a BudgetSettings value."""
     assert isinstance(ContextBudget().settings, BudgetSettings)
+
+
+class TestSettingsChecks:
+    def test_wrong_configured_settings_fail_at_construction(self, callback_settings: dict[str, Any]) -> None:
+        """A typo in callback_settings fails when the plugin is created (the proxy creates it at start)."""
+        callback_settings["litellm_budget"] = {"polcy": "plan"}
+
+        with pytest.raises(ValueError, match=r"unknown litellm_budget setting\(s\) \['polcy'\]; known: \["):
+            ContextBudget()
+
+    @pytest.mark.asyncio
+    async def test_settings_gone_wrong_later_pass_requests_through(self, callback_settings: dict[str, Any]) -> None:
+        """Settings that turn invalid after start make requests pass through untouched, logged once."""
+        budget = ContextBudget(default_window=100)
+        callback_settings["litellm_budget"] = {"watermark": 7}
+        kwargs = {"model": "m", "messages": [user(text(500))], "litellm_call_id": "c1"}
+
+        with capture_logs() as logs:
+            first = await budget.async_pre_call_deployment_hook(dict(kwargs), CallTypes.acompletion)
+            second = await budget.async_pre_call_deployment_hook(dict(kwargs), CallTypes.acompletion)
+
+        assert (first, second) == (None, None)
+        assert [entry["event"] for entry in logs] == ["settings_invalid"]
+        assert "watermark" in logs[0]["error"]

@@ -185,3 +185,20 @@ class TestRouter:
             await router.acompletion(model="small", messages=[user("hi")])
 
         assert seen == {"before": None, "after": "set-before-routing"}
+
+    async def test_message_objects_are_read_like_dicts(self, upstream: FakeUpstream, spy: PayloadSpy) -> None:
+        """A history holding litellm.Message objects is fitted on every hook, never reported unsupported."""
+        router = litellm.Router(
+            model_list=[deployment(upstream, "small", 6000, model="openai/gpt-4o")], enable_pre_call_checks=True
+        )
+        messages: list[Any] = long_session()
+        messages[2] = litellm.Message(**messages[2])
+        messages.append(litellm.Message(role="user", content="Go on."))
+        upstream.clear()
+
+        with capture_logs() as logs:
+            await router.acompletion(model="small", messages=messages)
+
+        assert [entry["event"] for entry in logs if entry["event"].startswith("request_")] == ["request_trimmed"]
+        assert litellm.token_counter(model="gpt-4o", messages=upstream.requests[-1]["messages"]) < 6000
+        assert isinstance(messages[2], litellm.Message)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, final
 
 from litellm.integrations.custom_logger import CustomLogger
 
 from litellm_budget.core.errors import context_window_exceeded, provider_of
 from litellm_budget.core.fit import Fitted
+from litellm_budget.core.memo import BoundedDict
 from litellm_budget.core.settings import BudgetSettings
 
 from . import request as req
@@ -16,9 +17,9 @@ from .calibration import Calibration, reported_prompt_tokens
 from .config import ConfiguredSettings
 from .failopen import guarded, guarded_async
 from .fitting import fit_once
-from .lending import Lending
+from .lending import Lending, Lent
 from .once import DoneFits, record_of
-from .publish import headers_for, report_in
+from .publish import headers_for, publish, report_in
 from .targets import Target, deployment_target, group_target, has_fallbacks, with_request_overrides
 
 _T = TypeVar("_T")
@@ -40,13 +41,18 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         self._config = ConfiguredSettings(knobs)
         self._done = DoneFits()
         self._lending = Lending()
+        # Requests the proxy's first hook saw as another call type than chat, by call id.
+        self._not_chat: BoundedDict[bool] = BoundedDict(4096)
         self._calibration = Calibration()
         # The proxy's DualCache (Redis when configured), seen in the pre-call hook.
         self._shared_cache: Any = None
 
     @property
-    def settings(self) -> BudgetSettings:
-        """Defaults, then the proxy's ``callback_settings.litellm_budget``, then this instance's knobs."""
+    def settings(self) -> BudgetSettings | None:
+        """
+        Defaults, then the proxy's ``callback_settings.litellm_budget``, then this instance's
+        knobs; ``None`` while the configured settings are invalid (requests then pass through).
+        """
         return self._config.current()
 
     async def async_pre_call_hook(
@@ -54,11 +60,20 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
     ) -> dict[str, Any]:
         """Proxy, before routing: fit the group's smallest window, so routing sees the fitted request."""
         self._shared_cache = cache if cache is not None else self._shared_cache
-        if req.is_chat(call_type) and isinstance(data.get("messages"), list):
-            target = self._guarded("async_pre_call_hook", lambda: self._group_target(data))
+        if not req.is_chat(call_type):
+            # Later hooks of this request (the Router's filter sees a text completion's prompt
+            # as messages) must leave it alone too.
+            call_id = data.get("litellm_call_id")
+            if isinstance(call_id, str) and call_id:
+                self._not_chat.put(call_id, True)
+            return data
+        settings = self.settings
+        if settings is not None and isinstance(data.get("messages"), list):
+            hook = "async_pre_call_hook"
+            target = self._guarded(hook, settings, lambda: self._group_target(data, settings))
             if target is not None:
                 await self._refresh_ratio(cache, target)
-                self._guarded("async_pre_call_hook", lambda: self._fit_group(data, target))
+                self._guarded(hook, settings, lambda: self._fit_group(data, target))
         return data
 
     async def async_filter_deployments(
@@ -70,18 +85,21 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         parent_otel_span: Any = None,
     ) -> list[Any]:
         """Router, before its own window check: fit in place, so ``enable_pre_call_checks`` keeps deployments."""
-        if isinstance(messages, list) and messages and request_kwargs is not None:
+        settings = self.settings
+        if settings is not None and isinstance(messages, list) and messages and self._may_be_chat(request_kwargs):
             self._guarded(
                 "async_filter_deployments",
-                lambda: self._fit_in_place(model, healthy_deployments, messages, request_kwargs),
+                settings,
+                lambda: self._fit_in_place(model, healthy_deployments, messages, request_kwargs or {}, settings),
             )
         return healthy_deployments
 
     async def async_pre_call_deployment_hook(self, kwargs: dict[str, Any], call_type: Any) -> dict[str, Any] | None:
         """SDK, Router and proxy, after a deployment is chosen: fit its window, or raise for fallbacks."""
-        if not req.is_chat(call_type) or not isinstance(kwargs.get("messages"), list):
+        settings = self.settings
+        if settings is None or not req.is_chat(call_type) or not isinstance(kwargs.get("messages"), list):
             return None
-        return self._guarded("async_pre_call_deployment_hook", lambda: self._fit_deployment(kwargs))
+        return self._guarded("async_pre_call_deployment_hook", settings, lambda: self._fit_deployment(kwargs, settings))
 
     async def async_post_call_response_headers_hook(
         self,
@@ -99,15 +117,16 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         self, kwargs: dict[str, Any], response_obj: Any, start_time: Any, end_time: Any
     ) -> None:
         """Learn the provider's token ratio from the usage it reported; never raises."""
-        if self.settings.calibrate:
-            await guarded_async("async_log_success_event", self._learn_ratio(kwargs, response_obj))
+        settings = self.settings
+        if settings is not None and settings.calibrate:
+            await guarded_async("async_log_success_event", self._learn_ratio(kwargs, response_obj, settings))
 
-    def _group_target(self, data: dict[str, Any]) -> Target | None:
+    def _group_target(self, data: dict[str, Any], settings: BudgetSettings) -> Target | None:
         """The group's smallest known window; ``None`` leaves the work to the deployment hook."""
         group = str(data.get("model"))
         router = _proxy_router()
         deployments = (router.get_model_list(model_name=group) if router is not None else None) or []
-        target = group_target(group, deployments, self.settings)
+        target = group_target(group, deployments, settings)
         return None if target is None else with_request_overrides(target, req.read_metadata(data))
 
     def _fit_group(self, data: dict[str, Any], target: Target) -> None:
@@ -120,27 +139,48 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         req.apply(data, fitted)
 
     def _fit_in_place(
-        self, model: str, deployments: list[Any], messages: list[Any], request_kwargs: dict[str, Any]
+        self,
+        model: str,
+        deployments: list[Any],
+        messages: list[Any],
+        request_kwargs: dict[str, Any],
+        settings: BudgetSettings,
     ) -> None:
-        target = group_target(model, deployments, self.settings)
+        target = group_target(model, deployments, settings)
         if target is None:
             return
         call_id = req.call_id_of(request_kwargs)
-        metadata = request_kwargs.get(req.metadata_key(request_kwargs))
         request = {**request_kwargs, "messages": messages}
-        fitted = self._fit_once(
-            request, target, hook="async_filter_deployments", metadata=_mutable(metadata), defer=True, quiet=True
-        )
+        fitted = self._fit_once(request, target, hook="async_filter_deployments", metadata=None, silent=True)
         if fitted is not None and fitted.report.action == "trimmed":
-            output = record_of(fitted.report.window, target.settings.policy, fitted.messages, fitted.max_tokens)
-            self._lending.lend(call_id, messages, fitted.messages, output)
+            policy, report = target.settings.policy, fitted.report
+            _, max_tokens = req.max_tokens_of(request_kwargs)
+            lent = Lent(
+                caller=messages,
+                original=list(messages),
+                fitted_input=record_of(report.window, policy, messages, max_tokens),
+                output=record_of(report.window, policy, fitted.messages, fitted.max_tokens),
+                report=report,
+            )
+            self._lending.lend(call_id, fitted.messages, lent)
 
-    def _fit_deployment(self, kwargs: dict[str, Any]) -> dict[str, Any] | None:
+    def _fit_deployment(self, kwargs: dict[str, Any], settings: BudgetSettings) -> dict[str, Any] | None:
         metadata = req.metadata_of(kwargs)
-        target = deployment_target(kwargs, self.settings)
+        target = deployment_target(kwargs, settings)
         _, max_tokens = req.max_tokens_of(kwargs)
-        wanted = record_of(target.window, target.settings.policy, kwargs["messages"], max_tokens)
-        if self._lending.give_back(str(kwargs.get("litellm_call_id") or ""), kwargs["messages"], wanted):
+        wanted = record_of(target.window, target.settings.policy, req.chat_messages(kwargs["messages"]), max_tokens)
+        call_id = str(kwargs.get("litellm_call_id") or "")
+        lent = self._lending.give_back(call_id, kwargs["messages"], wanted)
+        if lent is not None:
+            # The filter hook trimmed these messages for this deployment's window; report it here.
+            publish(
+                lent.report,
+                metadata,
+                hook="async_filter_deployments",
+                model_group=target.group,
+                litellm_call_id=call_id,
+            )
+            self._done.remember(call_id, lent.fitted_input, lent.output)
             return None
         fitted = self._fit_once(kwargs, target, hook="async_pre_call_deployment_hook", metadata=metadata)
         if fitted is None:
@@ -156,29 +196,33 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
             refresh = self._calibration.refresh(cache, target.model, target.settings)
             await guarded_async("async_pre_call_hook", refresh)
 
-    async def _learn_ratio(self, kwargs: dict[str, Any], response: Any) -> None:
+    async def _learn_ratio(self, kwargs: dict[str, Any], response: Any, settings: BudgetSettings) -> None:
+        """Only a chat response whose request this plugin counted says how the provider counts."""
         payload = kwargs.get("standard_logging_object") or {}
+        if not req.is_chat(payload.get("call_type") or kwargs.get("call_type")):
+            return
         report = report_in(payload.get("metadata")) or report_in((kwargs.get("litellm_params") or {}).get("metadata"))
         if report is not None and report.get("action") in {"passthrough", "trimmed"}:
             reported = reported_prompt_tokens(kwargs, response)
-            await self._calibration.learn(report, reported, self.settings, self._shared_cache)
+            await self._calibration.learn(report, reported, settings, self._shared_cache)
+
+    def _may_be_chat(self, request_kwargs: dict[str, Any] | None) -> bool:
+        call_id = (request_kwargs or {}).get("litellm_call_id")
+        return not (isinstance(call_id, str) and self._not_chat.get(call_id))
 
     def _fit_once(self, request: Mapping[str, Any], target: Target, **how: Any) -> Fitted | None:
         ratio = self._calibration.ratio(target.model) if target.settings.calibrate else 1.0
         return fit_once(request, target, self._done, ratio=ratio, **how)
 
-    def _guarded(self, hook: str, work: Callable[[], _T]) -> _T | None:
-        return guarded(hook, work, None, fail_closed=self.settings.fail_closed)
+    @staticmethod
+    def _guarded(hook: str, settings: BudgetSettings, work: Callable[[], _T]) -> _T | None:
+        return guarded(hook, work, None, fail_closed=settings.fail_closed)
 
 
 def _proxy_router() -> Any:
     from litellm.proxy import proxy_server
 
     return proxy_server.llm_router
-
-
-def _mutable(metadata: object) -> MutableMapping[str, Any] | None:
-    return metadata if isinstance(metadata, MutableMapping) else None
 
 
 #: The instance ``litellm_settings: {callbacks: ["litellm_budget.handler"]}`` resolves to.

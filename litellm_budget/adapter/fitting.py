@@ -26,7 +26,7 @@ def fit_once(  # noqa: PLR0913 - keyword-only switches, one per hook that differ
     hook: str,
     metadata: MutableMapping[str, Any] | None,
     defer: bool = False,
-    quiet: bool = False,
+    silent: bool = False,
 ) -> Fitted | None:
     """
     Fit unless these messages are already this request's fitted output; publish every
@@ -34,9 +34,10 @@ def fit_once(  # noqa: PLR0913 - keyword-only switches, one per hook that differ
 
     With ``defer``, a rejection is left to a later hook (the chosen deployment may be
     bigger, or a fallback may take it): it is logged as deferred, and ``None`` returned.
-    With ``quiet``, an untouched request is not reported here: a later hook reports it.
+    With ``silent``, nothing is reported or remembered here: the caller hands the outcome to
+    a later hook that knows more.
     """
-    messages = request["messages"]
+    messages = req.chat_messages(request["messages"])
     call_id = str(request.get("litellm_call_id") or "")
     _, max_tokens = req.max_tokens_of(request)
     policy = target.settings.policy
@@ -53,6 +54,8 @@ def fit_once(  # noqa: PLR0913 - keyword-only switches, one per hook that differ
         ratio=ratio,
     )
     report = fitted.report
+    if silent:
+        return fitted
     if target.refused:
         log.warning("request_override_refused", keys=list(target.refused), model_group=target.group, hook=hook)
     if defer and report.action == "rejected":
@@ -62,7 +65,7 @@ def fit_once(  # noqa: PLR0913 - keyword-only switches, one per hook that differ
     if done.already_reported(call_id, fitted_input):
         if metadata is not None:
             record_in_metadata(metadata, report)  # a retry's fresh metadata still carries it
-    elif not (quiet and report.action == "passthrough"):
+    else:
         publish(report, metadata, hook=hook, model_group=target.group, litellm_call_id=call_id or None)
     if report.action != "rejected":
         done.remember(call_id, fitted_input, record_of(report.window, policy, fitted.messages, fitted.max_tokens))

@@ -5,16 +5,19 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from litellm_budget.core.memo import BoundedDict
+from litellm_budget.core.report import BudgetReport
 
 from .once import FitRecord
 
 
-class _Lent(NamedTuple):
-    """A caller's list trimmed in place: the list, what it held, and the fit it now holds."""
+class Lent(NamedTuple):
+    """A caller's list trimmed in place: the list and what it held, the fit's records and its report."""
 
     caller: list[Any]
     original: list[Any]
+    fitted_input: FitRecord
     output: FitRecord
+    report: BudgetReport
 
 
 class Lending:
@@ -23,23 +26,27 @@ class Lending:
     after ``async_filter_deployments``, before any hook can return a new request. So that list
     is trimmed in place, and the deployment hook of the same request (found by its
     ``litellm_call_id``, which outlives every copy of the kwargs) puts the messages back.
+    The filter hook cannot tell a chat request from a text completion the Router turned into
+    messages, so it reports nothing: the deployment hook, which can, publishes the report.
     """
 
     def __init__(self, max_requests: int = 1024) -> None:
-        self._lent: BoundedDict[_Lent] = BoundedDict(max_requests)
+        self._lent: BoundedDict[Lent] = BoundedDict(max_requests)
 
-    def lend(self, call_id: str, caller: list[Any], fitted: list[Any], output: FitRecord) -> None:
+    def lend(self, call_id: str, fitted: list[Any], lent: Lent) -> None:
         """Put ``fitted`` into the caller's list, remembering what it held."""
-        self._lent.put(call_id, _Lent(caller, list(caller), output))
-        caller[:] = fitted
+        self._lent.put(call_id, lent)
+        lent.caller[:] = fitted
 
-    def give_back(self, call_id: str, messages: object, wanted: FitRecord) -> bool:
+    def give_back(self, call_id: str, messages: object, wanted: FitRecord) -> Lent | None:
         """
-        Restore the caller's list of ``call_id``; ``True`` when ``messages`` (what the deployment
-        hook sees) are the trimmed copy and already fit ``wanted``'s window.
+        Restore the caller's list of ``call_id``. When ``messages`` (what the deployment hook
+        sees) are the trimmed copy and already fit ``wanted``'s window, return what was lent,
+        for the deployment hook to report; else ``None``: fit again.
         """
         lent = self._lent.pop(call_id) if call_id else None
         if lent is None or lent.caller is messages:
-            return False
+            return None
         lent.caller[:] = lent.original
-        return lent.output.same_messages(wanted) and lent.output.window <= (wanted.window or lent.output.window)
+        fits = lent.output.same_messages(wanted) and lent.output.window <= (wanted.window or lent.output.window)
+        return lent if fits else None

@@ -19,6 +19,22 @@ def is_chat(call_type: object) -> bool:
     return getattr(call_type, "value", call_type) in CHAT_CALL_TYPES
 
 
+def chat_messages(messages: list[Any]) -> list[Any]:
+    """
+    The messages as plain dicts: ``litellm.Message`` and other pydantic messages (a Router
+    history often holds the previous response's message) are read like the dicts they dump
+    to. The same list comes back when there is nothing to convert.
+    """
+    if all(is_mapping(message) for message in messages):
+        return messages
+    return [_as_dict(message) for message in messages]
+
+
+def _as_dict(message: Any) -> Any:
+    dump = getattr(message, "model_dump", None)
+    return dump(exclude_none=True) if callable(dump) and not is_mapping(message) else message
+
+
 def max_tokens_of(request: Mapping[str, Any]) -> tuple[str, Any]:
     """The key the client used for the answer's length, and its value (``max_tokens`` if neither)."""
     for key in MAX_TOKENS_KEYS:

@@ -1,0 +1,102 @@
+"""Through the real proxy: the plugin acts only on chat, and its settings are checked when the proxy loads them."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.builders import system, text, user
+from tests.support.fake_upstream import FakeUpstream
+from tests.support.proxy_process import ProxyProcess, ProxyStartError, post_chat, post_json, start_proxy
+
+pytestmark = pytest.mark.proxy
+HERE = Path(__file__).parent
+WINDOW = 6000
+
+
+def _config(upstream: FakeUpstream, **extra: Any) -> dict[str, Any]:
+    model = {"model": "openai/gpt-4o", "api_base": upstream.base_url, "api_key": "k"}
+    return {
+        "model_list": [{"model_name": "m", "litellm_params": model, "model_info": {"max_input_tokens": WINDOW}}],
+        "litellm_settings": {"callbacks": ["litellm_budget.handler", "proxy_structlog.configured", "proxy_spy.spy"]},
+        **extra,
+    }
+
+
+@pytest.fixture(name="upstream", scope="module")
+def fixture_upstream() -> Iterator[FakeUpstream]:
+    # Usage reported at twice the real count: learning from it would move the token ratio a lot.
+    with FakeUpstream(usage_ratio=2.0) as upstream:
+        yield upstream
+
+
+@pytest.fixture(name="proxy", scope="module")
+def fixture_proxy(upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyProcess]:
+    folder = tmp_path_factory.mktemp("call-types")
+    for helper in ("proxy_spy.py", "proxy_structlog.py"):
+        shutil.copy(HERE / helper, folder / helper)
+    env = {"SPY_LOG": str(folder / "spy.jsonl"), "STRUCTLOG_FILE": str(folder / "structlog.jsonl")}
+    with start_proxy(_config(upstream), tmp_path=folder, env=env) as proxy:
+        yield proxy
+
+
+def _spy_lines(proxy: ProxyProcess, count: int, timeout: float = 20.0) -> list[dict[str, Any]]:
+    path = proxy.log_path.parent / "spy.jsonl"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        lines = path.read_text().splitlines() if path.exists() else []
+        if len(lines) >= count:
+            return [json.loads(line) for line in lines]
+        time.sleep(0.1)
+    msg = f"only {len(lines)} of {count} logging events arrived"
+    raise AssertionError(msg)
+
+
+def _structlog_events(proxy: ProxyProcess) -> list[str]:
+    path = proxy.log_path.parent / "structlog.jsonl"
+    return [json.loads(line)["event"] for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_text_completions_pass_through_unreported_and_teach_nothing(
+    proxy: ProxyProcess, upstream: FakeUpstream
+) -> None:
+    """Long /v1/completions go upstream untouched, unreported; a later chat request is fitted as if they never came."""
+    prompt = text(4 * WINDOW)
+    for _ in range(3):
+        upstream.clear()
+        status, headers, _ = post_json(proxy, "/v1/completions", {"model": "m", "prompt": prompt, "max_tokens": 5})
+
+        assert status == 200
+        assert not any(name.startswith("x-litellm-budget-") for name in headers)
+        assert upstream.requests[-1]["messages"] == [{"role": "user", "content": prompt}]
+    logged = _structlog_events(proxy)
+    status, headers, _ = post_chat(proxy, {"model": "m", "messages": [system(), user(text(3 * WINDOW))]})
+    events = _spy_lines(proxy, 4)
+
+    assert logged == []
+    assert [event for event in _structlog_events(proxy) if event.startswith("request_")] == ["request_trimmed"]
+
+    assert [event["metadata"].get("spend_logs_metadata") or {} for event in events[:3]] == [{}, {}, {}]
+    assert status == 200
+    assert headers["x-litellm-budget-action"] == "trimmed"
+    assert events[3]["metadata"]["spend_logs_metadata"]["litellm_budget"]["token_ratio"] == 1.0
+
+
+def test_a_wrong_setting_stops_the_proxy_at_start(upstream: FakeUpstream, tmp_path: Path) -> None:
+    """A typo in callback_settings.litellm_budget stops the proxy at start, naming the key and the known ones."""
+    for helper in ("proxy_spy.py", "proxy_structlog.py"):
+        shutil.copy(HERE / helper, tmp_path / helper)
+    config = _config(upstream, callback_settings={"litellm_budget": {"polcy": "plan"}})
+    env = {"SPY_LOG": str(tmp_path / "spy.jsonl"), "STRUCTLOG_FILE": str(tmp_path / "structlog.jsonl")}
+
+    with pytest.raises(ProxyStartError) as failed:
+        start_proxy(config, tmp_path=tmp_path, env=env, timeout=90)
+
+    assert "unknown litellm_budget setting(s) ['polcy']" in str(failed.value)
+    assert "watermark" in str(failed.value)
