@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from collections.abc import Iterator
 from typing import Any
@@ -95,6 +96,24 @@ class TestAcompletion:
         assert caught.value.param == "messages"
         assert caught.value.provider_specific_fields["litellm_budget"]["action"] == "rejected"
         assert upstream.requests == []
+
+    async def test_rejection_reaches_failure_logging(self, upstream: FakeUpstream, spy: PayloadSpy) -> None:
+        """The failure event of a rejected request carries the report, as success events do."""
+        with pytest.raises(litellm.ContextWindowExceededError):
+            await litellm.acompletion(
+                model="openai/acme-unknown",
+                api_base=upstream.base_url,
+                api_key="k",
+                messages=[system(text(20_000)), user("hi")],
+            )
+        for _ in range(100):
+            if spy.failures:
+                break
+            await asyncio.sleep(0.02)
+
+        spend = spy.failures[-1]["metadata"]["spend_logs_metadata"]
+        assert spend["litellm_budget"]["action"] == "rejected"
+        assert spend["litellm_budget_action"] == "rejected"
 
     async def test_positional_call_passes_through(self, upstream: FakeUpstream, spy: PayloadSpy) -> None:
         """LiteLLM hides positional arguments from the hook: such calls are forwarded untouched (pinned)."""

@@ -19,7 +19,7 @@ from .failopen import guarded, guarded_async
 from .fitting import fit_once
 from .lending import Lending, Lent
 from .once import DoneFits, record_of
-from .publish import headers_for, publish, report_in
+from .publish import headers_for, log_failure_event, publish, record_for_failure, report_in
 from .targets import Target, deployment_target, group_target, has_fallbacks, with_request_overrides
 
 _T = TypeVar("_T")
@@ -73,7 +73,10 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
             target = self._guarded(hook, settings, lambda: self._group_target(data, settings))
             if target is not None:
                 await self._refresh_ratio(cache, target)
-                self._guarded(hook, settings, lambda: self._fit_group(data, target))
+                rejection = self._guarded(hook, settings, lambda: self._fit_group(data, target))
+                if rejection is not None:
+                    await guarded_async(hook, log_failure_event(data, rejection))
+                    raise rejection
         return data
 
     async def async_filter_deployments(
@@ -129,14 +132,17 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         target = group_target(group, deployments, settings)
         return None if target is None else with_request_overrides(target, req.read_metadata(data))
 
-    def _fit_group(self, data: dict[str, Any], target: Target) -> None:
+    def _fit_group(self, data: dict[str, Any], target: Target) -> Exception | None:
+        """Fit before routing; the error to raise when it cannot fit and no fallback may take it."""
         defer = has_fallbacks(target.group, data, _proxy_router())
         fitted = self._fit_once(data, target, hook="async_pre_call_hook", metadata=req.metadata_of(data), defer=defer)
         if fitted is None:
-            return
+            return None
         if fitted.report.action == "rejected":
-            raise context_window_exceeded(fitted.report, llm_provider=provider_of(target.model))
+            record_for_failure(data, fitted.report)
+            return context_window_exceeded(fitted.report, llm_provider=provider_of(target.model))
         req.apply(data, fitted)
+        return None
 
     def _fit_in_place(
         self,
@@ -186,6 +192,7 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         if fitted is None:
             return None
         if fitted.report.action == "rejected":
+            record_for_failure(kwargs, fitted.report)
             raise context_window_exceeded(fitted.report, llm_provider=req.provider_of(kwargs))
         req.apply(kwargs, fitted)
         return kwargs

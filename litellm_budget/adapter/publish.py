@@ -77,3 +77,31 @@ def headers_for(report: Mapping[str, Any]) -> dict[str, str]:
         f"{HEADER_PREFIX}dropped": str(report.get("dropped_messages")),
         f"{HEADER_PREFIX}window": str(report.get("window")),
     }
+
+
+def record_for_failure(request: Mapping[str, Any], report: BudgetReport) -> None:
+    """
+    Put the report where LiteLLM's failure event reads metadata from: a rejection is raised
+    before LiteLLM copies the request's metadata into its logging object, so without this the
+    failure event (and the spend logs and the Admin UI) would miss exactly the rejections.
+    """
+    details = getattr(request.get("litellm_logging_obj"), "model_call_details", None)
+    params = details.get("litellm_params") if isinstance(details, MutableMapping) else None
+    if not isinstance(params, MutableMapping):
+        return
+    metadata = params.get("metadata")
+    if not isinstance(metadata, MutableMapping):
+        metadata = {}
+        params["metadata"] = metadata
+    record_in_metadata(metadata, report)
+
+
+async def log_failure_event(request: Mapping[str, Any], error: Exception) -> None:
+    """
+    Dispatch LiteLLM's failure event for a rejection raised in the proxy's pre-call hook: the
+    proxy logs errors of its own pre-call hooks only for auth and rate limits, so a rejection
+    would otherwise reach no logger, no spend log and no dashboard.
+    """
+    handler = getattr(request.get("litellm_logging_obj"), "async_failure_handler", None)
+    if callable(handler):
+        await handler(exception=error, traceback_exception="")

@@ -101,8 +101,6 @@ def _known_window(model: str) -> int | None:
     # Same reasoning as in fit: the model map is LiteLLM's; a failed lookup means "unknown".
     except Exception:  # noqa: BLE001
         return None
-
-
 def has_fallbacks(group: str, request: Mapping[str, Any], router: Any) -> bool:
     """
     Whether LiteLLM would retry this group elsewhere after a context-window error.

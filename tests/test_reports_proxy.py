@@ -1,4 +1,4 @@
-"""Through the real proxy: the plugin acts only on chat, and its settings are checked when the proxy loads them."""
+"""Through the real proxy: what the plugin reports is what happened, on every call type and outcome."""
 
 from __future__ import annotations
 
@@ -86,6 +86,22 @@ def test_text_completions_pass_through_unreported_and_teach_nothing(
     assert status == 200
     assert headers["x-litellm-budget-action"] == "trimmed"
     assert events[3]["metadata"]["spend_logs_metadata"]["litellm_budget"]["token_ratio"] == 1.0
+
+
+def test_a_rejection_reaches_failure_logging(proxy: ProxyProcess) -> None:
+    """A request that cannot fit is answered 400, and its failure event carries the rejected report."""
+    before = len(_spy_lines(proxy, 0))
+
+    status, _, body = post_chat(proxy, {"model": "m", "messages": [system(text(2 * WINDOW)), user("hi")]})
+    failure = _spy_lines(proxy, before + 1)[-1]
+    time.sleep(1.0)  # a second failure event, if LiteLLM ever logs these itself, would arrive by now
+
+    assert status == 400
+    assert body["error"]["provider_specific_fields"]["litellm_budget"]["action"] == "rejected"
+    assert failure["outcome"] == "failure"
+    assert failure["metadata"]["spend_logs_metadata"]["litellm_budget"]["action"] == "rejected"
+    assert failure["metadata"]["spend_logs_metadata"]["litellm_budget_action"] == "rejected"
+    assert len(_spy_lines(proxy, before + 1)) == before + 1
 
 
 def test_a_wrong_setting_stops_the_proxy_at_start(upstream: FakeUpstream, tmp_path: Path) -> None:
