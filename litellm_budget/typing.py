@@ -22,4 +22,4 @@ Tools: TypeAlias = Sequence[Mapping[str, Any]]
 PolicyName: TypeAlias = Literal["auto", "elide", "plan"]
 
 #: What was done to a request, as ``BudgetReport.action`` says.
-Action: TypeAlias = Literal["passthrough", "trimmed", "rejected", "unknown_window", "unsupported"]
+Action: TypeAlias = Literal["passthrough", "trimmed", "rejected", "deferred", "unknown_window", "unsupported"]

@@ -26,6 +26,7 @@ class PayloadFileSpy(CustomLogger):  # type: ignore[misc]
         payload = kwargs.get("standard_logging_object") or {}
         record = {
             "outcome": outcome,
+            "call_id": kwargs.get("litellm_call_id"),
             "model_group": payload.get("model_group"),
             "metadata": payload.get("metadata") or {},
         }

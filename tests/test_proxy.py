@@ -63,6 +63,17 @@ def spy_records(proxy: ProxyProcess, count: int, timeout: float = 10.0) -> list[
     pytest.fail(f"expected {count} logged payloads in {path}")
 
 
+def spy_record_of(proxy: ProxyProcess, call_id: str, timeout: float = 10.0) -> dict[str, Any]:
+    """The success payload the spy logged for ``call_id`` (logging is asynchronous: wait for it)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = [r for r in spy_records(proxy, 0) if r["call_id"] == call_id and r["outcome"] == "success"]
+        if found:
+            return found[-1]
+        time.sleep(0.1)
+    pytest.fail(f"no success payload for {call_id}")
+
+
 def long_body(model: str = "budget-model") -> dict[str, Any]:
     return {"model": model, "messages": agent_session(30, 900)}
 
@@ -149,10 +160,9 @@ class TestRejection:
 class TestObservability:
     def test_report_in_every_loggers_payload(self, proxy: ProxyProcess) -> None:
         """Another logger in the proxy gets the report in spend_logs_metadata, action and policy as strings."""
-        before = len(spy_records(proxy, 0))
-        post_chat(proxy, long_body())
+        _, headers, _ = post_chat(proxy, long_body())
 
-        record = spy_records(proxy, before + 1)[-1]
+        record = spy_record_of(proxy, headers["x-litellm-call-id"])
 
         spend = record["metadata"]["spend_logs_metadata"]
         assert spend["litellm_budget"]["action"] == "trimmed"

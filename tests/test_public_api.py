@@ -62,6 +62,7 @@ def test_typing_module_names_the_policies_and_actions() -> None:
         "passthrough",
         "trimmed",
         "rejected",
+        "deferred",
         "unknown_window",
         "unsupported",
     }

@@ -221,3 +221,52 @@ class TestRouter:
         assert [entry["event"] for entry in logs if entry["event"].startswith("request_")] == ["request_trimmed"]
         assert litellm.token_counter(model="gpt-4o", messages=upstream.requests[-1]["messages"]) < 6000
         assert isinstance(messages[2], litellm.Message)
+
+    async def test_a_bigger_fallback_comes_before_trimming(self, upstream: FakeUpstream) -> None:
+        """Over the small model's window, the Router's bigger fallback serves it whole; the deferral is logged."""
+        router = litellm.Router(
+            model_list=[
+                deployment(upstream, "small", 4000, model="openai/acme-small"),
+                deployment(upstream, "big", 16000, model="openai/acme-big"),
+            ],
+            context_window_fallbacks=[{"small": ["big"]}],
+        )
+        spy = PayloadSpy()
+        history = agent_session(10, 800)
+        upstream.clear()
+
+        with only_callbacks(ContextBudget(router=router), spy), capture_logs() as logs:
+            await router.acompletion(model="small", messages=history)
+            for _ in range(250):
+                if any(p["model_group"] == "small" for p in spy.failures) and any(
+                    p["model_group"] == "big" for p in spy.payloads
+                ):
+                    break
+                await asyncio.sleep(0.02)
+
+        assert [request["model"] for request in upstream.requests] == ["acme-big"]
+        assert upstream.requests[0]["messages"] == history
+        assert [e["event"] for e in logs if e["event"].startswith("request_")] == [
+            "request_deferred",
+            "request_passed_through",
+        ]
+        failed = [p for p in spy.failures if p["model_group"] == "small"]
+        served = [p for p in spy.payloads if p["model_group"] == "big"]
+        assert failed[-1]["metadata"]["spend_logs_metadata"]["litellm_budget"]["action"] == "deferred"
+        assert served[-1]["metadata"]["spend_logs_metadata"]["litellm_budget"]["window"] == 16000
+
+    async def test_without_the_router_the_sdk_trims_on_the_small_model(self, upstream: FakeUpstream) -> None:
+        """A plugin that was not given the Router cannot see its fallbacks: it fits the small model, as before."""
+        router = litellm.Router(
+            model_list=[
+                deployment(upstream, "small", 4000, model="openai/acme-small"),
+                deployment(upstream, "big", 16000, model="openai/acme-big"),
+            ],
+            context_window_fallbacks=[{"small": ["big"]}],
+        )
+        upstream.clear()
+
+        with only_callbacks(ContextBudget()):
+            await router.acompletion(model="small", messages=agent_session(10, 800))
+
+        assert [request["model"] for request in upstream.requests] == ["acme-small"]

@@ -16,11 +16,12 @@ from . import request as req
 from .calibration import Calibration, reported_prompt_tokens
 from .config import ConfiguredSettings
 from .failopen import guarded, guarded_async
+from .fallbacks import has_fallbacks, largest_fallback_window
 from .fitting import fit_once
 from .lending import Lending, Lent
 from .once import DoneFits, record_of
 from .publish import headers_for, log_failure_event, publish, record_for_failure, report_in
-from .targets import Target, deployment_target, group_target, has_fallbacks, with_request_overrides
+from .targets import Target, deployment_target, group_target, with_request_overrides
 
 _T = TypeVar("_T")
 
@@ -31,14 +32,16 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
     Keeps every chat request inside its model's window; register an instance as a callback.
 
     Keyword arguments are ``BudgetSettings`` knobs. They override the proxy's
-    ``callback_settings: {litellm_budget: {...}}``, which override the defaults.
+    ``callback_settings: {litellm_budget: {...}}``, which override the defaults. ``router``
+    is the SDK's ``litellm.Router`` whose fallbacks come first (the proxy's is found by itself).
     The hooks are defined on this class itself, not inherited, because the proxy calls
     ``async_pre_call_hook`` and the headers hook only on classes that define them.
     """
 
-    def __init__(self, **knobs: Any) -> None:
+    def __init__(self, *, router: Any = None, **knobs: Any) -> None:
         super().__init__()
         self._config = ConfiguredSettings(knobs)
+        self._router = router
         self._done = DoneFits()
         self._lending = Lending()
         # Requests the proxy's first hook saw as another call type than chat, by call id.
@@ -112,8 +115,9 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         request_headers: dict[str, str] | None = None,
         litellm_call_info: dict[str, Any] | None = None,
     ) -> dict[str, str] | None:
-        """Proxy: ``x-litellm-budget-*`` headers from the report the pre-call hooks left."""
-        report = report_in(req.read_metadata(data))
+        """Proxy: ``x-litellm-budget-*`` headers of what was sent (after a fallback: the fallback's fit)."""
+        served = self._done.served(str(data.get("litellm_call_id") or ""))
+        report = served.as_dict() if served is not None else report_in(req.read_metadata(data))
         return headers_for(report) if report is not None else None
 
     async def async_log_success_event(
@@ -125,16 +129,18 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
             await guarded_async("async_log_success_event", self._learn_ratio(kwargs, response_obj, settings))
 
     def _group_target(self, data: dict[str, Any], settings: BudgetSettings) -> Target | None:
-        """The group's smallest known window; ``None`` leaves the work to the deployment hook."""
+        """The group's largest known window; ``None`` leaves the work to the deployment hook."""
         group = str(data.get("model"))
-        router = _proxy_router()
+        router = self._router_in_use()
         deployments = (router.get_model_list(model_name=group) if router is not None else None) or []
         target = group_target(group, deployments, settings)
         return None if target is None else with_request_overrides(target, req.read_metadata(data))
 
     def _fit_group(self, data: dict[str, Any], target: Target) -> Exception | None:
         """Fit before routing; the error to raise when it cannot fit and no fallback may take it."""
-        defer = has_fallbacks(target.group, data, _proxy_router())
+        if self._leads_to_bigger_window(target, data):
+            return None  # whatever does not fit goes to the bigger fallback untrimmed
+        defer = has_fallbacks(target.group, data, self._router_in_use())
         fitted = self._fit_once(data, target, hook="async_pre_call_hook", metadata=req.metadata_of(data), defer=defer)
         if fitted is None:
             return None
@@ -153,7 +159,7 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         settings: BudgetSettings,
     ) -> None:
         target = group_target(model, deployments, settings)
-        if target is None:
+        if target is None or self._leads_to_bigger_window(target, request_kwargs):
             return
         call_id = req.call_id_of(request_kwargs)
         request = {**request_kwargs, "messages": messages}
@@ -188,10 +194,13 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
             )
             self._done.remember(call_id, lent.fitted_input, lent.output)
             return None
-        fitted = self._fit_once(kwargs, target, hook="async_pre_call_deployment_hook", metadata=metadata)
+        bigger = self._fallback_window(target, kwargs)
+        hook = "async_pre_call_deployment_hook"
+        fitted = self._fit_once(kwargs, target, hook=hook, metadata=metadata, bigger_window=bigger)
         if fitted is None:
             return None
-        if fitted.report.action == "rejected":
+        if fitted.report.action in {"rejected", "deferred"}:
+            # Raised inside LiteLLM's call: its failure event logs it, and the router falls back.
             record_for_failure(kwargs, fitted.report)
             raise context_window_exceeded(fitted.report, llm_provider=req.provider_of(kwargs))
         req.apply(kwargs, fitted)
@@ -212,6 +221,19 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         if report is not None and report.get("action") in {"passthrough", "trimmed"}:
             reported = reported_prompt_tokens(kwargs, response)
             await self._calibration.learn(report, reported, settings, self._shared_cache)
+
+    def _router_in_use(self) -> Any:
+        return self._router if self._router is not None else _proxy_router()
+
+    def _fallback_window(self, target: Target, request: Mapping[str, Any]) -> int | None:
+        """The largest window the router's fallbacks lead to, when the settings put them first."""
+        if not target.settings.prefer_fallbacks:
+            return None
+        return largest_fallback_window(target.group, request, self._router_in_use())
+
+    def _leads_to_bigger_window(self, target: Target, request: Mapping[str, Any]) -> bool:
+        bigger = self._fallback_window(target, request)
+        return bigger is not None and bigger > (target.window or 0)
 
     def _may_be_chat(self, request_kwargs: dict[str, Any] | None) -> bool:
         call_id = (request_kwargs or {}).get("litellm_call_id")

@@ -8,6 +8,7 @@ from typing import Any
 import structlog
 
 from litellm_budget.core.fit import Fitted, fit_request
+from litellm_budget.core.report import unsent
 
 from . import request as req
 from .once import DoneFits, record_of
@@ -26,6 +27,7 @@ def fit_once(  # noqa: PLR0913 - keyword-only switches, one per hook that differ
     hook: str,
     metadata: MutableMapping[str, Any] | None,
     defer: bool = False,
+    bigger_window: int | None = None,
     silent: bool = False,
 ) -> Fitted | None:
     """
@@ -34,6 +36,8 @@ def fit_once(  # noqa: PLR0913 - keyword-only switches, one per hook that differ
 
     With ``defer``, a rejection is left to a later hook (the chosen deployment may be
     bigger, or a fallback may take it): it is logged as deferred, and ``None`` returned.
+    With ``bigger_window`` (a router fallback's), a request that does not fit untrimmed is not
+    trimmed: its report says ``deferred``, for the caller to raise so the router falls back.
     With ``silent``, nothing is reported or remembered here: the caller hands the outcome to
     a later hook that knows more.
     """
@@ -56,6 +60,9 @@ def fit_once(  # noqa: PLR0913 - keyword-only switches, one per hook that differ
     report = fitted.report
     if silent:
         return fitted
+    if bigger_window is not None and report.action in {"trimmed", "rejected"} and (report.window or 0) < bigger_window:
+        report = unsent(report, "deferred", f"a router fallback has a {bigger_window}-token window")
+        fitted = Fitted(messages=list(messages), max_tokens=max_tokens, report=report)
     if target.refused:
         log.warning("request_override_refused", keys=list(target.refused), model_group=target.group, hook=hook)
     if defer and report.action == "rejected":
@@ -67,6 +74,7 @@ def fit_once(  # noqa: PLR0913 - keyword-only switches, one per hook that differ
             record_in_metadata(metadata, report)  # a retry's fresh metadata still carries it
     else:
         publish(report, metadata, hook=hook, model_group=target.group, litellm_call_id=call_id or None)
-    if report.action != "rejected":
+    if report.action not in {"rejected", "deferred"}:
         done.remember(call_id, fitted_input, record_of(report.window, policy, fitted.messages, fitted.max_tokens))
+        done.serve(call_id, report)
     return fitted

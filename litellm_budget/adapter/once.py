@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from litellm_budget.core.memo import BoundedLRU
+from litellm_budget.core.memo import BoundedDict, BoundedLRU
+from litellm_budget.core.report import BudgetReport
 
 from .request import fingerprint
 
@@ -40,6 +41,7 @@ class DoneFits:
 
     def __init__(self, max_requests: int = 8192) -> None:
         self._records: BoundedLRU[tuple[tuple[FitRecord, FitRecord], ...]] = BoundedLRU(max_requests)
+        self._served: BoundedDict[BudgetReport] = BoundedDict(max_requests)
 
     def already_fitted(self, call_id: str, wanted: FitRecord) -> bool:
         """These messages are the output of a fit of this request for a window no larger than wanted."""
@@ -56,6 +58,15 @@ class DoneFits:
         """Record one fit of the request ``call_id``."""
         if call_id:
             self._records.put(call_id, (*self._of(call_id), (fitted_input, output)))
+
+    def serve(self, call_id: str, report: BudgetReport) -> None:
+        """``report`` describes what this request's latest attempt sent (after a fallback: the fallback's)."""
+        if call_id:
+            self._served.put(call_id, report)
+
+    def served(self, call_id: str) -> BudgetReport | None:
+        """The report of what was last sent for ``call_id``, for the response headers."""
+        return self._served.get(call_id) if call_id else None
 
     def _of(self, call_id: str) -> tuple[tuple[FitRecord, FitRecord], ...]:
         return (self._records.get(call_id) or ()) if call_id else ()

@@ -18,6 +18,7 @@ EVENTS = {
     "passthrough": "request_passed_through",
     "trimmed": "request_trimmed",
     "rejected": "request_rejected",
+    "deferred": "request_deferred",
     "unsupported": "request_unsupported",
     "unknown_window": "window_unknown",
 }
@@ -25,6 +26,7 @@ _LEVELS = {
     "trimmed": "info",
     "passthrough": "info",
     "rejected": "warning",
+    "deferred": "info",
     "unsupported": "warning",
     "unknown_window": "warning",
 }

@@ -49,24 +49,34 @@ def deployment_target(kwargs: Mapping[str, Any], settings: BudgetSettings) -> Ta
 
 def group_target(group: str, deployments: Iterable[Mapping[str, Any]], settings: BudgetSettings) -> Target | None:
     """
-    The smallest known window among a model group's deployments, before routing.
+    The largest known window among a model group's deployments, before routing.
 
-    Fitting the smallest means whichever deployment the router picks, the request fits;
+    Whatever deployment serves the request needs at least the trimming the largest one
+    needs, so fitting that is never wrong; the chosen deployment's own hook fits the rest,
+    and the Router's ``enable_pre_call_checks`` can still prefer a deployment the request fits.
     ``None`` when no deployment's window is known, so the deployment hook decides.
     """
+    known = deployment_windows(group, deployments)
+    if not known:
+        return None
+    window, model_info, model = max(known, key=lambda item: item[0])
+    return Target(
+        model=model, group=group, window=window, settings=settings.updated(model_info.get(SETTINGS_KEY) or {})
+    )
+
+
+def deployment_windows(
+    group: str, deployments: Iterable[Mapping[str, Any]]
+) -> list[tuple[int, Mapping[str, Any], str]]:
+    """``(window, model_info, model)`` of each deployment whose window is known."""
     known: list[tuple[int, Mapping[str, Any], str]] = []
     for deployment in deployments:
         model_info = deployment.get("model_info") or {}
         model = str((deployment.get("litellm_params") or {}).get("model", group))
-        window = positive_int(model_info.get("max_input_tokens")) or model_map_window(model)
+        window = positive_int(model_info.get("max_input_tokens")) or _known_window(model)
         if window is not None:
             known.append((window, model_info, model))
-    if not known:
-        return None
-    window, model_info, model = min(known, key=lambda item: item[0])
-    return Target(
-        model=model, group=group, window=window, settings=settings.updated(model_info.get(SETTINGS_KEY) or {})
-    )
+    return known
 
 
 def with_request_overrides(target: Target, metadata: Mapping[str, Any]) -> Target:
@@ -101,18 +111,3 @@ def _known_window(model: str) -> int | None:
     # Same reasoning as in fit: the model map is LiteLLM's; a failed lookup means "unknown".
     except Exception:  # noqa: BLE001
         return None
-def has_fallbacks(group: str, request: Mapping[str, Any], router: Any) -> bool:
-    """
-    Whether LiteLLM would retry this group elsewhere after a context-window error.
-
-    Then a request that cannot fit the group is left for the router, so a bigger model can
-    answer it; otherwise it is refused at once, with the report.
-    """
-    for key in ("context_window_fallbacks", "fallbacks"):
-        configured = request.get(key)
-        if configured is None:
-            configured = getattr(router, key, None)
-        for entry in configured or ():
-            if isinstance(entry, Mapping) and (group in entry or "*" in entry):
-                return True
-    return False

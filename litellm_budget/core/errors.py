@@ -20,12 +20,19 @@ def context_window_exceeded(report: BudgetReport, *, llm_provider: str | None = 
     """
     from litellm_budget.exceptions import BudgetExceededError
 
-    message = (
-        f"litellm_budget: this request does not fit the context window of {report.model}: "
-        f"it needs {report.tokens_after} prompt tokens after trimming ({report.tokens_before} before) "
-        f"but the budget is {report.budget} (window {report.window}, {report.reserve} held back "
-        f"for the answer, {report.margin} safety margin). {report.reason or ''}".rstrip()
-    )
+    if report.action == "deferred":
+        message = (
+            f"litellm_budget: this request does not fit the context window of {report.model} untrimmed "
+            f"({report.tokens_before} prompt tokens, budget {report.budget}, window {report.window}); "
+            f"it is left to the router's fallbacks. {report.reason or ''}".rstrip()
+        )
+    else:
+        message = (
+            f"litellm_budget: this request does not fit the context window of {report.model}: "
+            f"it needs {report.tokens_needed} prompt tokens after trimming ({report.tokens_before} before) "
+            f"but the budget is {report.budget} (window {report.window}, {report.reserve} held back "
+            f"for the answer, {report.margin} safety margin). {report.reason or ''}".rstrip()
+        )
     error = BudgetExceededError(
         message=message, model=report.model, llm_provider=llm_provider or provider_of(report.model), report=report
     )

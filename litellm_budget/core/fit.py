@@ -16,7 +16,7 @@ from .formats.chat import CHAT
 from .ledger import Draft, Ledger
 from .limits import limits_for, max_tokens_to_send
 from .policies import POLICIES
-from .report import BudgetReport, format_ranges
+from .report import BudgetReport, format_ranges, unsent
 from .settings import BudgetSettings
 from .tokens import counter_for
 from .units import layout_of_kinds
@@ -159,7 +159,7 @@ def _fitted(ledger: Ledger, draft: Draft, max_tokens: int | None, started: float
         base["reason"] = POLICIES[ledger.settings.policy].explain_rejection(ledger)
     report = BudgetReport(
         **base,
-        action=action,
+        action="trimmed" if action == "rejected" else action,
         window=limits.window,
         budget=limits.budget,
         reserve=limits.reserve,
@@ -167,7 +167,7 @@ def _fitted(ledger: Ledger, draft: Draft, max_tokens: int | None, started: float
         watermark=limits.watermark,
         quantum=limits.quantum,
         tokens_before=tokens_before,
-        tokens_after=draft.total if fits else min(draft.total, tokens_before),
+        tokens_after=draft.total,
         messages_before=len(ledger.messages),
         messages_after=len(draft.entries),
         elided=len(draft.elided),
@@ -184,6 +184,8 @@ def _fitted(ledger: Ledger, draft: Draft, max_tokens: int | None, started: float
         token_ratio=limits.ratio,
         duration_ms=_elapsed_ms(started),
     )
+    if not fits:
+        report = unsent(report, "rejected", base["reason"])
     return Fitted(messages=out, max_tokens=sent, report=report)
 
 

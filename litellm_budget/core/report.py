@@ -22,9 +22,9 @@ class BudgetReport:
     model: str
     #: The policy that fitted it.
     policy: PolicyName
-    #: ``passthrough``, ``trimmed``, ``rejected``, ``unknown_window`` or ``unsupported``.
+    #: ``passthrough``, ``trimmed``, ``rejected``, ``deferred``, ``unknown_window`` or ``unsupported``.
     action: Action
-    #: Why it was rejected, unsupported or fitted against a default window; else ``None``.
+    #: Why it was rejected, deferred, unsupported or fitted against a default window; else ``None``.
     reason: str | None = None
     #: The context window fitted against, in the provider's tokens.
     window: int | None = None
@@ -40,8 +40,10 @@ class BudgetReport:
     quantum: int | None = None
     #: The prompt as it came in, tools schema and priming included.
     tokens_before: int = 0
-    #: The prompt as sent (for a rejection: the smallest draft that was tried).
+    #: The prompt as sent; for a request not sent (rejected, deferred): as it came in.
     tokens_after: int = 0
+    #: For a request not sent (rejected, deferred): the fewest tokens the policy could reach.
+    tokens_needed: int | None = None
     #: Messages that came in.
     messages_before: int = 0
     #: Messages sent, the marker included.
@@ -83,6 +85,32 @@ class BudgetReport:
     def as_dict(self) -> dict[str, Any]:
         """Plain JSON-safe types only, in field order."""
         return {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
+
+
+def unsent(report: BudgetReport, action: Action, reason: str) -> BudgetReport:
+    """
+    The report of a request that is not sent as fitted (``rejected``, or ``deferred`` to a
+    fallback): it claims no edit, since none reached anyone, and says in ``tokens_needed``
+    how small the policy could make it.
+    """
+    return dataclasses.replace(
+        report,
+        action=action,
+        reason=reason,
+        tokens_needed=report.tokens_after,
+        tokens_after=report.tokens_before,
+        messages_after=report.messages_before,
+        elided=0,
+        dropped_units=0,
+        dropped_messages=0,
+        cut=0,
+        elided_at="",
+        dropped_at="",
+        cut_at="",
+        marker=False,
+        first_changed_index=None,
+        max_tokens_sent=report.max_tokens_requested,
+    )
 
 
 def format_ranges(indices: Iterable[int]) -> str:

@@ -50,6 +50,9 @@ class BudgetSettings:
     image_tokens: int = 765
     #: Per-model multipliers for providers that count differently, by model name.
     token_ratios: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    #: A request that does not fit its deployment goes to a router fallback with a bigger
+    #: window (``context_window_fallbacks``, else ``fallbacks``) before anything is trimmed.
+    prefer_fallbacks: bool = True
     #: Fail a request on an internal error instead of forwarding it untouched.
     fail_closed: bool = False
     #: Honour a request's own ``metadata.litellm_budget`` (a few knobs; ``window`` only lowers).
