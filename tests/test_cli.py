@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import json
+import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
-from litellm_budget.tools.cli import main
-from tests.builders import agent_session, tool_step
+from litellm_budget.tools import replay_cli
+from litellm_budget.tools.cli import demo_config, main
+from litellm_budget.tools.inspect import group_changes
+from litellm_budget.tools.plot import MISSING
+from litellm_budget.tools.replay import Row
+from tests.builders import agent_session, chat_session, tool_step
+
+ROOT = Path(__file__).parents[1]
 
 
 @pytest.fixture(name="session_dir")
@@ -85,6 +95,71 @@ class TestInspect:
         assert main(["inspect", str(tmp_path / "nope.json"), "--model", "gpt-4o"]) == 2
         assert main(["inspect", str(path)]) == 2
         assert "no --model" in capsys.readouterr().err
+
+    def test_changes_are_grouped_into_ranges(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """48 dropped messages print as two rows, one per role, with their index range, count and tokens."""
+        path = tmp_path / "chat.json"
+        path.write_text(json.dumps({"model": "gpt-4o", "messages": chat_session(30, 300)}))
+
+        assert main(["inspect", str(path), "--window", "4000", "--policy", "plan", "--json"]) == 0
+        data = json.loads(capsys.readouterr().out)
+        assert main(["inspect", str(path), "--window", "4000", "--policy", "plan"]) == 0
+        text = capsys.readouterr().out
+
+        tokens = {
+            role: sum(c["tokens"] for c in data["changes"] if c["role"] == role) for role in ("user", "assistant")
+        }
+        assert len(data["changes"]) == 48
+        assert data["groups"] == [
+            {
+                "indices": "1-47",
+                "first": 1,
+                "last": 47,
+                "role": "user",
+                "messages": 24,
+                "tokens": tokens["user"],
+                "change": "dropped",
+            },
+            {
+                "indices": "2-48",
+                "first": 2,
+                "last": 48,
+                "role": "assistant",
+                "messages": 24,
+                "tokens": tokens["assistant"],
+                "change": "dropped",
+            },
+        ]
+        table = text[text.index("indices") :].splitlines()
+        assert [line.split()[:3] for line in table[2:]] == [["1-47", "user", "24"], ["2-48", "assistant", "24"]]
+
+
+def test_group_changes_splits_runs_by_change_and_role() -> None:
+    """A run of one change holds across unchanged messages and ends where another change starts."""
+
+    def change(index: int, role: str, kind: str) -> dict[str, Any]:
+        return {"index": index, "role": role, "tokens": 10 * index, "change": kind}
+
+    changes = [
+        change(2, "assistant", "dropped"),
+        change(3, "tool", "dropped"),
+        change(4, "assistant", "dropped"),
+        change(5, "tool", "dropped"),
+        change(7, "tool", "elided"),
+        change(9, "tool", "elided"),
+        change(11, "assistant", "cut"),
+        change(13, "tool", "elided"),
+    ]
+
+    rows = [(g["indices"], g["role"], g["messages"], g["tokens"], g["change"]) for g in group_changes(changes)]
+
+    assert rows == [
+        ("2-4", "assistant", 2, 60, "dropped"),
+        ("3-5", "tool", 2, 80, "dropped"),
+        ("7-9", "tool", 2, 160, "elided"),
+        ("11", "assistant", 1, 110, "cut"),
+        ("13", "tool", 1, 130, "elided"),
+    ]
 
 
 class TestReplay:
@@ -193,9 +268,13 @@ class TestReplay:
             main(["replay", str(session_dir), "--model", "gpt-4o", "--window", "8k"])
         assert exit_info.value.code == 2
 
-    def test_plot(self, session_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-        """--plot writes a PNG when matplotlib is there, and says how to get it when not."""
+    def test_plot_writes_a_png_of_every_window(
+        self, session_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """--plot writes one PNG with a panel per window and names the session it draws."""
+        pytest.importorskip("matplotlib")
         target = tmp_path / "plot.png"
+
         status = main(
             [
                 "replay",
@@ -203,21 +282,95 @@ class TestReplay:
                 "--model",
                 "gpt-4o",
                 "--window",
-                "4000",
+                "4000,8000",
                 "--baseline",
                 "sliding",
                 "--plot",
                 str(target),
+                "--no-progress",
             ]
         )
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            assert status == 2
-            assert "litellm-budget[plot]" in capsys.readouterr().err
-        else:
-            assert status == 0
-            assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+        assert status == 0
+        assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert capsys.readouterr().out.splitlines()[-1] == f"plot written to {target}: s0, windows 4000, 8000"
+
+    def test_plot_without_matplotlib_fails_before_the_replay(
+        self, session_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Without matplotlib, --plot is one clear error line and exit 2 within a second, nothing replayed."""
+        monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` now raises ImportError
+        replayed: list[str] = []
+        monkeypatch.setattr(replay_cli, "replay_session", lambda name, *_, **__: replayed.append(name))
+        argv = ["replay", str(session_dir), "--model", "gpt-4o", "--window", "4000", "--plot", str(tmp_path / "p.png")]
+
+        started = time.perf_counter()
+        status = main(argv)
+        elapsed = time.perf_counter() - started
+
+        assert (status, replayed) == (2, [])
+        assert capsys.readouterr().err == f"litellm-budget: error: {MISSING}\n"
+        assert "pip install matplotlib" in MISSING
+        assert elapsed < 1.0
+
+
+def _row(request: int, action: str, sent: int, *, elided: int = 0, dropped: int = 0, shared: int = 0) -> Row:
+    return Row(
+        session="s",
+        request=request,
+        messages=2 * request,
+        tokens_before=1000 * request,
+        tokens_after=0 if action == "rejected" else sent,
+        action=action,
+        elided=elided,
+        dropped=dropped,
+        shared=shared,
+        new=0,
+        overflow=False,
+        invalid=False,
+        ms=0.1,
+    )
+
+
+def test_plot_draws_a_panel_per_window_and_explains_every_mark() -> None:
+    """Every window gets a panel, every strategy a line, rejections labelled ticks, the legend every mark."""
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    from litellm_budget.tools import plot
+
+    grows = [_row(n, "passthrough", 1000 * n, shared=1000 * (n - 1)) for n in range(1, 9)]
+    rejects = [*grows[:4], *(_row(n, "rejected", 0) for n in range(5, 9))]
+    lone = [*grows[:4], _row(5, "rejected", 0), grows[5], *(_row(n, "rejected", 0) for n in (7, 8))]
+    panels = {4000: {"auto": grows, "elide": rejects}, 16000: {"auto": grows, "elide": lone}}
+
+    figure = plot.draw(panels, title="Prompt tokens sent per request: session s")
+    try:
+        titles = [ax.get_title(loc="left") for ax in figure.axes]
+        notes = [[text.get_text() for text in ax.texts] for ax in figure.axes]
+        points = [collection.get_offsets().tolist() for collection in figure.axes[1].collections]
+        legend = [text.get_text() for text in figure.legends[0].get_texts()]
+        suptitle = figure.get_suptitle()
+    finally:
+        plt.close(figure)
+
+    assert titles == [
+        "4,000-token window (the whole history grows to 8,000 tokens)",
+        "16,000-token window (the whole history grows to 8,000 tokens)",
+    ]
+    assert notes == [["elide rejects requests 5-8"], ["elide: 3 rejected, the first at 5"]]
+    assert [[6.0, 6000.0]] in points  # the lone request sent between rejections, as a dot
+    assert legend == [
+        "auto",
+        "elide",
+        plot.HISTORY_LABEL,
+        " ",
+        plot.BREAK_LABEL,
+        plot.WINDOW_LABEL,
+        plot.REJECTED_LABEL,
+        plot.LONE_LABEL,
+    ]
+    assert suptitle == "Prompt tokens sent per request: session s"
 
 
 def test_progress_bar_draws_on_a_terminal() -> None:
@@ -236,14 +389,108 @@ def test_progress_bar_draws_on_a_terminal() -> None:
     assert "100%" in stream.getvalue()
 
 
-@pytest.mark.proxy
-def test_demo_through_the_real_proxy(capsys: pytest.CaptureFixture[str]) -> None:
-    """`litellm-budget demo` starts the proxy from examples/config.yaml, replays, prints a row each, stops."""
-    config = Path(__file__).parents[1] / "examples" / "config.yaml"
+def test_demo_config_is_built_in_and_works_from_any_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without --config the demo uses the packaged twin of examples/config.yaml, wherever it runs."""
+    example = yaml.safe_load((ROOT / "examples" / "config.yaml").read_text())
+    monkeypatch.chdir(tmp_path)
 
-    assert main(["demo", "--config", str(config), "--steps", "12"]) == 0
+    with demo_config(None) as builtin:
+        shipped = yaml.safe_load(builtin.read_text())
+    with demo_config(ROOT / "examples" / "config.yaml") as given:
+        chosen = given
+
+    # The twin leaves out only the Prometheus exporter, which needs prometheus_client.
+    settings = example["litellm_settings"]
+    settings["callbacks"].remove("prometheus")
+    del settings["custom_prometheus_metadata_labels"]
+    assert shipped == example
+    assert shipped["general_settings"]["master_key"]
+    assert chosen == ROOT / "examples" / "config.yaml"
+    assert main(["demo", "--config", "examples/config.yaml"]) == 2
+    assert capsys.readouterr().err == (
+        "litellm-budget: error: examples/config.yaml: no such config file (leave out --config for the built-in one)\n"
+    )
+
+
+def test_demo_without_pyyaml_says_what_to_install(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A missing demo dependency is named by its pip name, installable from wherever the user is."""
+    monkeypatch.setitem(sys.modules, "yaml", None)
+    monkeypatch.delitem(sys.modules, "litellm_budget.tools.demo", raising=False)
+
+    assert main(["demo"]) == 2
+    assert capsys.readouterr().err == (
+        "litellm-budget: error: the demo needs pyyaml: pip install pyyaml "
+        "(or the package's demo extra: 'litellm-budget[demo]')\n"
+    )
+
+
+def test_demo_rows_say_why_the_edit_changed() -> None:
+    """The why column is read from the counts: what changed since the row above, blank when nothing did."""
+    from litellm_budget.tools.demo import reasons
+
+    counts = [
+        ("passthrough", 0, 0),
+        ("passthrough", 0, 0),
+        ("trimmed", 2, 0),
+        ("trimmed", 2, 0),
+        ("trimmed", 0, 16),
+        ("trimmed", 4, 0),
+        ("trimmed", 5, 0),
+        ("trimmed", 0, 37),
+        ("trimmed", 0, 47),
+        ("trimmed", 4, 24),
+        ("trimmed", 2, 24),
+        ("passthrough", 0, 0),
+    ]
+    rows = [_row(n, action, 500, elided=e, dropped=d) for n, (action, e, d) in enumerate(counts, 1)]
+
+    assert reasons(rows) == [
+        "fits: sent untrimmed",
+        "",
+        "over budget: 2 elided",
+        "",
+        "new drop block: dropped 0 -> 16",
+        "drop released: eliding 4 fits",
+        "more elided: 4 -> 5",
+        "new drop block: dropped 0 -> 37",
+        "bigger drop block: dropped 37 -> 47",
+        "smaller drop block: dropped 47 -> 24",
+        "fewer elided: 4 -> 2",
+        "fits: sent untrimmed",
+    ]
+
+
+@pytest.mark.proxy
+def test_demo_through_the_real_proxy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`litellm-budget demo` from an empty folder starts the proxy on its built-in config and tells what it does."""
+    monkeypatch.chdir(tmp_path)
+
+    assert main(["demo", "--steps", "15"]) == 0
 
     out = capsys.readouterr().out
-    assert "tokens before" in out
-    assert "trimmed" in out
-    assert "all answered; proxy stopped." in out
+    lines = out.splitlines()
+    table = lines[lines.index(next(line for line in lines if line.startswith("request"))) :]
+    assert "replaying 15 agent steps as 16 requests to agent-model" in out
+    assert table[0].split() == [
+        "request",
+        "messages",
+        "tokens",
+        "before",
+        "tokens",
+        "after",
+        "action",
+        "elided",
+        "dropped",
+        "ms",
+        "why",
+    ]
+    assert [line.split()[0] for line in table[2:18]] == [str(n) for n in range(1, 17)]
+    assert "over budget:" in out
+    assert "elided and dropped count messages (x-litellm-budget-elided, x-litellm-budget-dropped), not units;" in out
+    assert lines[-1] == f"16 requests, {out.count(' trimmed ')} trimmed, all answered; proxy stopped."

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from importlib import resources
 from pathlib import Path
 
 from litellm_budget.core.policies import POLICIES
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+#: The demo's proxy config, shipped as package data next to this module.
+BUILTIN_CONFIG = "demo_config.yaml"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -24,6 +29,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (SessionFileError, ValueError, RuntimeError) as exc:
         print(f"litellm-budget: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `litellm-budget inspect ... | head`: the reader has all it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -55,7 +63,9 @@ def _parser() -> argparse.ArgumentParser:
     replay.set_defaults(run=_replay)
 
     demo = commands.add_parser("demo", help="start the LiteLLM proxy and replay a built-in agent session")
-    demo.add_argument("--config", type=Path, default=Path("examples/config.yaml"))
+    demo.add_argument(
+        "--config", type=Path, help="a LiteLLM proxy config (default: the built-in one, examples/config.yaml's twin)"
+    )
     demo.add_argument("--model", default="agent-model", help="a model_name of the config")
     demo.add_argument("--steps", type=_positive, default=40, help="agent steps in the built-in session")
     demo.set_defaults(run=_demo)
@@ -90,13 +100,25 @@ def _demo(args: argparse.Namespace) -> int:
     try:
         from .demo import run_demo
     except ImportError as exc:
-        msg = f"the demo needs {exc.name}: pip install 'litellm-budget[demo]'"
+        needed = {"yaml": "pyyaml"}.get(str(exc.name), str(exc.name))
+        msg = f"the demo needs {needed}: pip install {needed} (or the package's demo extra: 'litellm-budget[demo]')"
         raise RuntimeError(msg) from exc
 
-    if not args.config.is_file():
-        msg = f"{args.config}: no such config file"
+    with demo_config(args.config) as config:
+        return run_demo(config, model=args.model, steps=args.steps, out=sys.stdout)
+
+
+@contextlib.contextmanager
+def demo_config(path: Path | None) -> Iterator[Path]:
+    """The demo's proxy config: ``path``, or the one shipped in the package (a real file while open)."""
+    if path is None:
+        with resources.as_file(resources.files("litellm_budget.tools").joinpath(BUILTIN_CONFIG)) as builtin:
+            yield builtin
+        return
+    if not path.is_file():
+        msg = f"{path}: no such config file (leave out --config for the built-in one)"
         raise ValueError(msg)
-    return run_demo(args.config, model=args.model, steps=args.steps, out=sys.stdout)
+    yield path
 
 
 def _positive(text: str) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -15,11 +16,18 @@ from .proxy_runner import running_proxy
 from .replay import Row, format_rows
 from .sessions import requests_of
 
+#: Printed under the table: what the columns count.
+LEGEND = (
+    "elided and dropped count messages (x-litellm-budget-elided, x-litellm-budget-dropped), not units;\n"
+    "why: how the edit differs from the request above, read from those counts (blank: the same counts).\n"
+)
+_ACTION_REASONS = {"passthrough": "fits: sent untrimmed", "rejected": "rejected: does not fit"}
+
 
 def run_demo(config: Path, *, model: str, steps: int, out: TextIO) -> int:
     """Start the proxy with ``config``, send every request of the built-in session, print a row each."""
     key = str((yaml.safe_load(config.read_text()) or {}).get("general_settings", {}).get("master_key", ""))
-    session = demo_session(steps)
+    requests = list(requests_of(demo_session(steps)))
     with tempfile.TemporaryDirectory() as folder:
         log = Path(folder) / "proxy.log"
         out.write(f"starting the LiteLLM proxy with {config} (log: {log}) ...\n")
@@ -30,16 +38,51 @@ def run_demo(config: Path, *, model: str, steps: int, out: TextIO) -> int:
             httpx.Client(base_url=base_url, timeout=60, trust_env=False) as client,
         ):
             out.write(
-                f"proxy ready on {base_url} after {time.perf_counter() - started:.1f}s; "
-                f"replaying {steps} agent steps\n\n"
+                f"proxy ready on {base_url} after {time.perf_counter() - started:.1f}s; replaying {steps} agent "
+                f"steps as {len(requests)} requests to {model} (one per assistant reply, each with the whole "
+                "history before it)\n\n"
             )
-            rows = [
-                _send(client, key, model, number, request) for number, request in enumerate(requests_of(session), 1)
-            ]
-        out.write(format_rows(rows) + "\n")
+            rows = [_send(client, key, model, number, request) for number, request in enumerate(requests, 1)]
+        out.write(format_rows(rows, why=reasons(rows)) + "\n\n")
+        out.write(LEGEND)
         trimmed = sum(row.action == "trimmed" for row in rows)
         out.write(f"\n{len(rows)} requests, {trimmed} trimmed, all answered; proxy stopped.\n")
     return 0
+
+
+def reasons(rows: Sequence[Row]) -> list[str]:
+    """Why each row's edit differs from the row above, from its counts alone; blank when they are the same."""
+    return [_reason(previous, row) for previous, row in zip([None, *rows], rows, strict=False)]
+
+
+def _reason(previous: Row | None, row: Row) -> str:
+    before = previous.action if previous else None
+    if row.action != "trimmed":
+        return "" if row.action == before else _ACTION_REASONS.get(row.action, row.action)
+    if previous is None or before != "trimmed":
+        return f"over budget: {_edit(row)}"
+    return _change(previous, row)
+
+
+def _change(previous: Row, row: Row) -> str:
+    """Between two trimmed rows: a drop block that came, grew, shrank or went, else the elisions."""
+    (was, now), elided = (previous.dropped, row.dropped), row.elided
+    if now != was:
+        if now > was:
+            kind = "new" if was == 0 else "bigger"
+        elif now:
+            kind = "smaller"
+        else:
+            return f"drop released: eliding {elided} fits" if elided else "drop released"
+        return f"{kind} drop block: dropped {was} -> {now}"
+    if elided != previous.elided:
+        return f"{'more' if elided > previous.elided else 'fewer'} elided: {previous.elided} -> {elided}"
+    return ""
+
+
+def _edit(row: Row) -> str:
+    done = [f"{count} {verb}" for count, verb in ((row.elided, "elided"), (row.dropped, "dropped")) if count]
+    return ", ".join(done) or "trimmed"
 
 
 def _send(client: httpx.Client, key: str, model: str, number: int, request: list[Any]) -> Row:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from litellm_budget.core.fit import fit_request
@@ -42,12 +44,41 @@ def inspect_conversation(
     ledger.insert(
         1, _entry("tools schema + reply priming", 0, counter.count_tools(conversation.tools), report["window"])
     )
-    changes = [
+    changes: list[dict[str, Any]] = [
         {"index": i, "role": messages[i].get("role"), "tokens": sizes[i], "change": change}
         for change, key in (("elided", "elided_at"), ("dropped", "dropped_at"), ("cut", "cut_at"))
         for i in parse_ranges(report[key])
     ]
-    return {"ledger": ledger, "report": report, "changes": sorted(changes, key=lambda c: c["index"])}
+    changes.sort(key=lambda c: c["index"])
+    return {"ledger": ledger, "report": report, "changes": changes, "groups": group_changes(changes)}
+
+
+def group_changes(changes: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """
+    One row per role in each run of consecutive changed messages that share a change:
+    ``{"indices": "2-114", "first", "last", "role", "messages", "tokens", "change"}``,
+    ordered by first index. A run ends where another change starts; messages left
+    unchanged in between do not end it (an elided tool output every other message is one run).
+    """
+    groups: list[dict[str, Any]] = []
+    for _, run in itertools.groupby(changes, key=lambda c: c["change"]):
+        by_role: dict[object, list[Mapping[str, Any]]] = {}
+        for change in run:
+            by_role.setdefault(change["role"], []).append(change)
+        for role, members in by_role.items():
+            first, last = members[0]["index"], members[-1]["index"]
+            groups.append(
+                {
+                    "indices": str(first) if first == last else f"{first}-{last}",
+                    "first": first,
+                    "last": last,
+                    "role": role,
+                    "messages": len(members),
+                    "tokens": sum(m["tokens"] for m in members),
+                    "change": members[0]["change"],
+                }
+            )
+    return sorted(groups, key=lambda g: g["first"])
 
 
 def render_inspection(data: dict[str, Any]) -> str:
@@ -69,8 +100,9 @@ def render_inspection(data: dict[str, Any]) -> str:
     lines = [ledger, "", limits, verdict]
     if report.get("reason"):
         lines.append(f"why: {report['reason']}")
-    if data["changes"]:
-        lines += ["", table.render(["index", "role", "tokens", "change"], [list(c.values()) for c in data["changes"]])]
+    if data["groups"]:
+        rows = [[g["indices"], g["role"], g["messages"], g["tokens"], g["change"]] for g in data["groups"]]
+        lines += ["", table.render(["indices", "role", "messages", "tokens", "change"], rows)]
     return "\n".join(lines)
 
 

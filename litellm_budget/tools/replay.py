@@ -196,11 +196,15 @@ def _baseline_outcome(before: list[Message], after: list[Message]) -> Outcome:
     return Outcome(after, "trimmed" if changed else "passthrough", 0, max(0, len(before) - len(after)))
 
 
-def format_rows(rows: list[Row], *, reused: bool = False) -> str:
-    """The per-request table shared by the demo and ``replay --rows`` (which knows what was reused)."""
-    headers = [*ROW_HEADERS[:4], *(["reused"] if reused else []), *ROW_HEADERS[4:]]
+def format_rows(rows: Sequence[Row], *, reused: bool = False, why: Sequence[str] | None = None) -> str:
+    """
+    The per-request table shared by the demo and ``replay --rows`` (which knows what was
+    reused); ``why``, one text per row, adds a last column.
+    """
+    headers = [*ROW_HEADERS[:4], *(["reused"] if reused else []), *ROW_HEADERS[4:], *(["why"] if why else [])]
     cells = []
-    for r in rows:
+    reasons: Sequence[str | None] = why or [None] * len(rows)
+    for r, reason in zip(rows, reasons, strict=True):
         sizes = [r.request, r.messages, r.tokens_before, r.tokens_after, *([r.shared] if reused else [])]
-        cells.append([*sizes, r.action, r.elided, r.dropped, r.ms])
+        cells.append([*sizes, r.action, r.elided, r.dropped, r.ms, *([reason] if why else [])])
     return table.render(headers, cells)

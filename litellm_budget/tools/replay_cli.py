@@ -11,6 +11,7 @@ from litellm_budget.core.checks import is_number
 from litellm_budget.core.window import model_map_value
 
 from . import table
+from .plot import require_matplotlib
 from .progress import Progress
 from .replay import Row, Totals, format_rows, replay_session, strategy_for
 from .sessions import load_conversation, requests_of, session_files
@@ -33,6 +34,8 @@ COLUMNS = [
 
 def run_replay(args: argparse.Namespace) -> int:
     """Replay, print the totals (and rows, a plot) and return 0."""
+    if args.plot:
+        require_matplotlib()  # before minutes of replay, not after
     conversations = [load_conversation(path) for path in session_files(args.paths)]
     if not conversations:
         msg = "no session files found"
@@ -89,18 +92,24 @@ def _print(args: argparse.Namespace, results: list[dict[str, Any]], rows: dict[t
 
 
 def _plot(args: argparse.Namespace, rows: dict[tuple[int, str], list[Row]]) -> None:
-    from .plot import plot_session
+    """One panel per window, one line per strategy, all on the session with the most requests."""
+    from .plot import plot_sessions
 
-    window = args.window[0]
-    first_strategy = (args.policy or args.baseline)[0]
-    longest = Counter(r.session for r in rows[(window, first_strategy)]).most_common(1)[0][0]
-    by_strategy = {
-        name: [r for r in session_rows if r.session == longest]
-        for (w, name), session_rows in rows.items()
-        if w == window
+    first = rows[(args.window[0], (args.policy or args.baseline)[0])]
+    counts = Counter(r.session for r in first)
+    longest, requests = counts.most_common(1)[0]
+    panels = {
+        window: {
+            name: [r for r in rows[(window, name)] if r.session == longest] for name in (*args.policy, *args.baseline)
+        }
+        for window in args.window
     }
-    plot_session(by_strategy, args.plot, title=f"{longest} at a {window}-token window ({args.model})", window=window)
-    print(f"\nplot written to {args.plot}")
+    longest_of = f", the longest of {len(counts)} sessions" if len(counts) > 1 else ""
+    title = (
+        f"Prompt tokens sent per request, by strategy: {longest} ({requests} requests{longest_of}), {args.model} tokens"
+    )
+    plot_sessions(panels, args.plot, title=title)
+    print(f"\nplot written to {args.plot}: {longest}, windows {', '.join(map(str, args.window))}")
 
 
 def _price(model: str, per_mtok: float | None) -> float:
