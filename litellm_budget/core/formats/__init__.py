@@ -37,11 +37,17 @@ class MessageFormat(Protocol):
     def call_ids(self, message: Message) -> Sequence[str]:
         """The ids of the tool calls this message makes."""
 
-    def answered_id(self, message: Message) -> str | None:
-        """The id of the tool call this message answers, if it is a result."""
+    def answered_ids(self, message: Message) -> Sequence[str]:
+        """The ids of the tool calls this message answers (one in chat, several in Anthropic's)."""
 
     def notice(self, text: str) -> Message:
         """A message that tells the model ``text``, in a place this format allows."""
+
+    def finish(self, messages: list[Message]) -> list[Message]:
+        """
+        The edited messages as the API takes them (e.g. merge neighbours of one role where the
+        API wants alternation); may only shorten the request. Unchanged messages stay the same objects.
+        """
 
     def count_message(self, counter: TokenCounter, message: Message) -> int:
         """Tokens of one message, its framing included."""

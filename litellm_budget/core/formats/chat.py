@@ -41,14 +41,18 @@ class ChatFormat:
         """The ``id`` of each of the assistant's ``tool_calls``."""
         return [call["id"] for call in message.get("tool_calls") or ()]
 
-    def answered_id(self, message: Message) -> str | None:
+    def answered_ids(self, message: Message) -> Sequence[str]:
         """A ``tool`` message's ``tool_call_id``."""
         answered = message.get("tool_call_id")
-        return answered if isinstance(answered, str) else None
+        return [answered] if isinstance(answered, str) else []
 
     def notice(self, text: str) -> Message:
         """A system message: chat allows them anywhere in the list."""
         return {"role": "system", "content": text}
+
+    def finish(self, messages: list[Message]) -> list[Message]:
+        """Chat takes any order of roles, a system message anywhere: nothing to do."""
+        return messages
 
     def count_message(self, counter: TokenCounter, message: Message) -> int:
         """OpenAI's accounting, as LiteLLM's ``token_counter`` applies it."""
