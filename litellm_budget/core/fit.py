@@ -110,7 +110,7 @@ def fit_request(  # noqa: PLR0913 - one keyword per thing a request has
     ratio *= settings.ratio_for(model)
     limits = limits_for(found, max_tokens, settings, ratio, holds_reserve=policy.holds_reserve)
     listed = list(messages)
-    kinds = [fmt.kind(message) for message in listed]
+    kinds = fmt.kinds(listed)
     ledger = Ledger(
         messages=listed,
         kinds=kinds,

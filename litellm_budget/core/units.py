@@ -33,7 +33,7 @@ class Layout:
 
 def layout_of(messages: Sequence[Message], fmt: MessageFormat = CHAT) -> Layout:
     """Find the units and the pinned messages of a well-formed conversation."""
-    return layout_of_kinds([fmt.kind(message) for message in messages])
+    return layout_of_kinds(fmt.kinds(messages))
 
 
 def layout_of_kinds(kinds: Sequence[str]) -> Layout:

@@ -18,6 +18,17 @@ if TYPE_CHECKING:
 SYSTEM, USER, ASSISTANT, TOOL = "system", "user", "assistant", "tool"
 
 
+def format_named(name: str) -> MessageFormat:
+    """The format called ``name`` (``chat``; the others as they are added)."""
+    from .chat import CHAT
+
+    formats: dict[str, MessageFormat] = {"chat": CHAT}
+    if name not in formats:
+        msg = f"unknown message format {name!r}; known: {sorted(formats)}"
+        raise ValueError(msg)
+    return formats[name]
+
+
 class MessageFormat(Protocol):
     """How one API shapes messages: the only format-specific code the core has."""
 
@@ -25,8 +36,12 @@ class MessageFormat(Protocol):
     def name(self) -> str:
         """The format's name in reports, e.g. ``chat``."""
 
-    def kind(self, message: Message) -> str:
-        """``SYSTEM``, ``USER``, ``ASSISTANT`` or ``TOOL`` (a result answering a call)."""
+    def kinds(self, messages: Sequence[Message]) -> list[str]:
+        """
+        Each message's kind: ``SYSTEM``, ``USER``, ``ASSISTANT`` (opens an assistant step) or
+        ``TOOL`` (belongs to the step before it: a result answering a call, or a further item
+        of the same step). Units are cut only before ``USER`` and ``ASSISTANT``.
+        """
 
     def texts(self, message: Message) -> Iterator[str]:
         """Every text of the message's content, in order."""

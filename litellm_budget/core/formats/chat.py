@@ -25,9 +25,9 @@ class ChatFormat:
 
     name = "chat"
 
-    def kind(self, message: Message) -> str:
-        """The role, with ``developer`` read as system and ``function`` as a tool result."""
-        return _KINDS[message["role"]]
+    def kinds(self, messages: Sequence[Message]) -> list[str]:
+        """The roles, with ``developer`` read as system and ``function`` as a tool result."""
+        return [_KINDS[message["role"]] for message in messages]
 
     def texts(self, message: Message) -> Iterator[str]:
         """Every text of the content."""
