@@ -41,3 +41,8 @@ bench: install
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info
+
+# The wheel the README's Install section installs: dist/litellm_budget-VERSION-py3-none-any.whl.
+.PHONY: wheel
+wheel: install
+	$(BIN)/python -m pip wheel --quiet --no-deps -w dist .

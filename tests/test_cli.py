@@ -494,3 +494,14 @@ def test_demo_through_the_real_proxy(
     assert "over budget:" in out
     assert "elided and dropped count messages (x-litellm-budget-elided, x-litellm-budget-dropped), not units;" in out
     assert lines[-1] == f"16 requests, {out.count(' trimmed ')} trimmed, all answered; proxy stopped."
+
+
+def test_demo_reads_a_master_key_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A config whose master_key is os.environ/NAME (as the README's) gives the demo that variable's value."""
+    from litellm_budget.tools.demo import master_key_of
+
+    monkeypatch.setenv("DEMO_KEY_FOR_TEST", "sk-from-env")
+
+    assert master_key_of({"general_settings": {"master_key": "os.environ/DEMO_KEY_FOR_TEST"}}) == "sk-from-env"
+    assert master_key_of({"general_settings": {"master_key": "sk-literal"}}) == "sk-literal"
+    assert master_key_of({}) == ""

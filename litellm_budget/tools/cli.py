@@ -101,7 +101,7 @@ def _demo(args: argparse.Namespace) -> int:
         from .demo import run_demo
     except ImportError as exc:
         needed = {"yaml": "pyyaml"}.get(str(exc.name), str(exc.name))
-        msg = f"the demo needs {needed}: pip install {needed} (or the package's demo extra: 'litellm-budget[demo]')"
+        msg = f"the demo needs {needed}: pip install {needed} 'litellm[proxy]' (or this package's demo extra)"
         raise RuntimeError(msg) from exc
 
     with demo_config(args.config) as config:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from collections.abc import Sequence
@@ -16,6 +17,8 @@ from .proxy_runner import running_proxy
 from .replay import Row, format_rows
 from .sessions import requests_of
 
+#: How a LiteLLM config names an environment variable instead of a value.
+ENV_PREFIX = "os.environ/"
 #: Printed under the table: what the columns count.
 LEGEND = (
     "elided and dropped count messages (x-litellm-budget-elided, x-litellm-budget-dropped), not units;\n"
@@ -26,7 +29,7 @@ _ACTION_REASONS = {"passthrough": "fits: sent untrimmed", "rejected": "rejected:
 
 def run_demo(config: Path, *, model: str, steps: int, out: TextIO) -> int:
     """Start the proxy with ``config``, send every request of the built-in session, print a row each."""
-    key = str((yaml.safe_load(config.read_text()) or {}).get("general_settings", {}).get("master_key", ""))
+    key = master_key_of(yaml.safe_load(config.read_text()) or {})
     requests = list(requests_of(demo_session(steps)))
     with tempfile.TemporaryDirectory() as folder:
         log = Path(folder) / "proxy.log"
@@ -48,6 +51,12 @@ def run_demo(config: Path, *, model: str, steps: int, out: TextIO) -> int:
         trimmed = sum(row.action == "trimmed" for row in rows)
         out.write(f"\n{len(rows)} requests, {trimmed} trimmed, all answered; proxy stopped.\n")
     return 0
+
+
+def master_key_of(config: dict[str, Any]) -> str:
+    """The proxy's master key as the proxy reads it: ``os.environ/NAME`` means that variable."""
+    key = str((config.get("general_settings") or {}).get("master_key") or "")
+    return os.environ.get(key.removeprefix(ENV_PREFIX), "") if key.startswith(ENV_PREFIX) else key
 
 
 def reasons(rows: Sequence[Row]) -> list[str]:
