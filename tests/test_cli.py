@@ -423,8 +423,8 @@ def test_demo_without_pyyaml_says_what_to_install(
 
     assert main(["demo"]) == 2
     assert capsys.readouterr().err == (
-        "litellm-budget: error: the demo needs pyyaml: pip install pyyaml "
-        "(or the package's demo extra: 'litellm-budget[demo]')\n"
+        "litellm-budget: error: the demo needs pyyaml: pip install pyyaml 'litellm[proxy]' "
+        "(or this package's demo extra)\n"
     )
 
 
