@@ -98,7 +98,7 @@ def fit_request(  # noqa: PLR0913 - one keyword per thing a request has
     """
     started = time.perf_counter()
     requested = max_tokens if positive_int(max_tokens) is not None or max_tokens == 0 else None
-    base = {"model": model, "policy": settings.policy, "max_tokens_requested": requested}
+    base = {"model": model, "policy": settings.policy, "format": fmt.name, "max_tokens_requested": requested}
     reason = fmt.unsupported_reason(messages, tools, max_tokens)
     if reason is not None:
         return _untouched(messages, max_tokens, started, action="unsupported", reason=reason, **base)

@@ -22,6 +22,8 @@ class BudgetReport:
     model: str
     #: The policy that fitted it.
     policy: PolicyName
+    #: The message format of the request: ``chat`` (chat completions), or another API's.
+    format: str = "chat"
     #: ``passthrough``, ``trimmed``, ``rejected``, ``deferred``, ``unknown_window`` or ``unsupported``.
     action: Action
     #: Why it was rejected, deferred, unsupported or fitted against a default window; else ``None``.
