@@ -8,6 +8,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from litellm_budget.core.checks import is_int
 from litellm_budget.typing import Message
 
 
@@ -52,7 +53,7 @@ def load_conversation(path: Path) -> Conversation:
         messages=messages,
         model=model if isinstance(model, str) else None,
         tools=body.get("tools") if isinstance(body.get("tools"), list) else None,
-        max_tokens=max_tokens if isinstance(max_tokens, int) and not isinstance(max_tokens, bool) else None,
+        max_tokens=max_tokens if is_int(max_tokens) else None,
     )
 
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from litellm_budget.core.checks import is_int, is_number
+
 
 def render(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     """Align ``rows`` under ``headers``; numbers right-aligned, floats with 3 decimals."""
     cells = [[_cell(value) for value in row] for row in rows]
     widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
-    numeric = [all(_is_number(row[i]) for row in rows) if rows else False for i in range(len(headers))]
+    numeric = [all(is_number(row[i]) for row in rows) if rows else False for i in range(len(headers))]
 
     def line(values: Sequence[str]) -> str:
         return "  ".join(
@@ -22,10 +24,6 @@ def render(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
 def _cell(value: object) -> str:
     if isinstance(value, float):
         return f"{value:.3f}"
-    if isinstance(value, int) and not isinstance(value, bool):
+    if is_int(value):
         return f"{value:,}"
     return "" if value is None else str(value)
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
