@@ -151,8 +151,11 @@ def _fitted(ledger: Ledger, draft: Draft, max_tokens: int | None, started: float
     limits = ledger.limits
     tokens_before = ledger.total
     fits = draft.total <= limits.budget
-    out = ledger.format.finish([entry.message for entry in draft.entries]) if fits else list(ledger.messages)
+    out = [entry.message for entry in draft.entries] if fits else list(ledger.messages)
     changed = _first_changed(ledger.messages, out)
+    if changed is not None:
+        # Only edits are written back in the API's shape; what the client sent as it is stays so.
+        out = ledger.format.finish(out)
     action: Action = "rejected" if not fits else ("passthrough" if changed is None else "trimmed")
     sent = max_tokens_to_send(limits, max_tokens, draft.total if fits else tokens_before)
     if not fits:

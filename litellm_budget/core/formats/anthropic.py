@@ -1,0 +1,298 @@
+"""
+Anthropic Messages: content blocks, ``tool_use`` answered by ``tool_result`` blocks in the next
+user message, strict user/assistant alternation, and the request's top-level ``system``.
+
+The policies see one list: ``join_system`` puts the request's ``system`` (a string or text
+blocks, the very same object) in front of the messages as a ``{"role": "system"}`` pseudo-message
+at index 0, and ``split_system`` takes it back out after fitting. That pseudo-message never
+leaves this process: the Messages API has no system role inside ``messages``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeGuard
+
+from litellm_budget.core.checks import is_mapping
+from litellm_budget.typing import Message
+
+from . import ASSISTANT, SYSTEM, TOOL, USER
+
+if TYPE_CHECKING:
+    from litellm_budget.core.tokens import TokenCounter
+
+#: Blocks with which an assistant calls a tool; ``server_tool_use`` is answered in the same message.
+CALL_TYPES = frozenset({"tool_use", "server_tool_use"})
+RESULT_TYPE = "tool_result"
+_TURN_ROLES = frozenset({"user", "assistant"})
+
+
+class AnthropicFormat:
+    """The ``MessageFormat`` of Anthropic Messages, over ``join_system(system, messages)``."""
+
+    name = "anthropic"
+
+    def kinds(self, messages: Sequence[Message]) -> list[str]:
+        """
+        The system pseudo-message, assistants, and user messages: those holding a ``tool_result``
+        belong to the assistant step before them (with any text they carry), the others open a turn.
+        """
+        return [_kind(index, message) for index, message in enumerate(messages)]
+
+    def texts(self, message: Message) -> Iterator[str]:
+        """Text blocks (or a string content) and the text of each ``tool_result``, in order."""
+        content = message.get("content")
+        if isinstance(content, str):
+            yield content
+            return
+        for block in content if isinstance(content, list) else ():
+            if _is_text(block):
+                yield block["text"]
+            elif _is_type(block, RESULT_TYPE):
+                inner = block.get("content")
+                if isinstance(inner, str):
+                    yield inner
+                elif isinstance(inner, list):
+                    yield from (part["text"] for part in inner if _is_text(part))
+
+    def map_texts(self, message: Message, rewrite: Callable[[str], str]) -> Message:
+        """
+        A copy whose texts (see ``texts``) went through ``rewrite``; every other block and key
+        (``tool_use`` input, thinking and its signature, images, ``cache_control``) is kept as it
+        is. A text block the rewrite empties is left out, since the API refuses empty text; a
+        ``tool_result`` stays, with its ``tool_use_id``, even when its content is left out.
+        """
+        content = message.get("content")
+        if isinstance(content, str):
+            return {**message, "content": rewrite(content)}
+        if not isinstance(content, list):
+            return dict(message)
+        return {**message, "content": _map_blocks(content, rewrite)}
+
+    def call_ids(self, message: Message) -> Sequence[str]:
+        """The ids of an assistant's ``tool_use`` and ``server_tool_use`` blocks."""
+        if message.get("role") != "assistant":
+            return []
+        return [block["id"] for block in _blocks(message) if _is_type(block, *CALL_TYPES)]
+
+    def answered_ids(self, message: Message) -> Sequence[str]:
+        """
+        The ``tool_use_id`` of each of a user message's ``tool_result`` blocks; in an assistant
+        message, of its server tool results (``web_search_tool_result``, ...), which answer the
+        ``server_tool_use`` of the same message.
+        """
+        if message.get("role") == "user":
+            return [block["tool_use_id"] for block in _blocks(message) if _is_type(block, RESULT_TYPE)]
+        return [
+            block["tool_use_id"]
+            for block in _blocks(message)
+            if isinstance(block.get("tool_use_id"), str) and not _is_type(block, RESULT_TYPE)
+        ]
+
+    def notice(self, text: str) -> Message:
+        """A user message of one text block: the Messages API has no system role inside ``messages``."""
+        return {"role": "user", "content": [{"type": "text", "text": text}]}
+
+    def finish(self, messages: list[Message]) -> list[Message]:
+        """
+        Merge neighbours of one role (a notice next to a user message), so roles alternate again.
+        Neighbours the client sent are merged too, as the API would combine them anyway.
+        """
+        return merge_same_roles(messages)
+
+    def count_message(self, counter: TokenCounter, message: Message) -> int:
+        """
+        The counter's chat accounting, with each ``tool_result`` read as a short stub followed by
+        its content blocks, so its text counts as text (like a text block) and an image inside it
+        at the flat image price, not as escaped JSON. Claude's tokenizer and framing differ from
+        this; the per-model ratio learned from reported usage covers the difference.
+        """
+        content = message.get("content")
+        if isinstance(content, list) and any(_is_type(block, RESULT_TYPE) for block in content):
+            message = {**message, "content": [part for block in content for part in _counted_parts(block)]}
+        return counter.count_message(message)
+
+    def unsupported_reason(self, messages: object, tools: object, max_tokens: object) -> str | None:
+        """See ``anthropic_checks.unsupported_reason``."""
+        from .anthropic_checks import unsupported_reason
+
+        return unsupported_reason(messages, tools, max_tokens)
+
+
+#: The Anthropic Messages format; stateless, so one instance serves every request.
+ANTHROPIC = AnthropicFormat()
+
+
+def join_system(system: object, messages: Sequence[Message]) -> list[Message]:
+    """The list the policies fit: ``system`` (when not ``None``) as a pseudo-message, then ``messages``."""
+    if system is None:
+        return list(messages)
+    return [{"role": "system", "content": system}, *messages]
+
+
+def split_system(messages: Sequence[Message]) -> tuple[Any, list[Message]]:
+    """Undo ``join_system``: the request's ``system`` (the same object, or ``None``) and its messages."""
+    if messages and messages[0].get("role") == "system":
+        return messages[0].get("content"), list(messages[1:])
+    return None, list(messages)
+
+
+def merge_same_roles(messages: Sequence[Message]) -> list[Message]:
+    """
+    Neighbouring user (or assistant) messages as one, their content blocks concatenated in
+    order; a string content becomes one text block. Messages without a same-role neighbour
+    stay the very same objects.
+    """
+    merged: list[Message] = []
+    for message in messages:
+        previous = merged[-1] if merged else None
+        if previous is not None and previous.get("role") == message.get("role") and message.get("role") in _TURN_ROLES:
+            merged[-1] = {**previous, "content": [*_as_blocks(previous), *_as_blocks(message)]}
+        else:
+            merged.append(message)
+    return merged
+
+
+def from_chat(messages: Sequence[Message]) -> tuple[str | None, list[Message]]:
+    """
+    OpenAI chat messages as Anthropic's ``(system, messages)``: system and developer texts
+    become the system text; ``tool_calls`` become ``tool_use`` blocks (input parsed from the
+    JSON arguments, else ``{"raw": arguments}``); tool results become ``tool_result`` blocks,
+    and neighbours of one role are merged, so consecutive results share one user message.
+    Nothing is invented: a conversation that opens with an assistant stays that way.
+    """
+    system: list[str] = []
+    converted: list[Message] = []
+    for message in messages:
+        role = message.get("role")
+        content = message.get("content")
+        if role in {"system", "developer"}:
+            texts = [block["text"] for block in _chat_blocks(content) if block["type"] == "text"]
+            system.append(content if isinstance(content, str) else "\n".join(texts))
+        elif role == "assistant":
+            converted.append({"role": "assistant", "content": _assistant_blocks(message)})
+        elif role == "tool":
+            result: dict[str, Any] = {"type": RESULT_TYPE, "tool_use_id": message.get("tool_call_id")}
+            if content:
+                result["content"] = content if isinstance(content, str) else _chat_blocks(content)
+            converted.append({"role": "user", "content": [result]})
+        elif role == "function":
+            converted.append({"role": "user", "content": f"{message.get('name')} returned: {content}"})
+        else:
+            converted.append(
+                {"role": "user", "content": content if isinstance(content, str) else _chat_blocks(content)}
+            )
+    return ("\n\n".join(system) if system else None), merge_same_roles(converted)
+
+
+def _kind(index: int, message: Message) -> str:
+    role = message["role"]
+    if role == "system" and index == 0:
+        return SYSTEM
+    if role == "assistant":
+        return ASSISTANT
+    return TOOL if any(_is_type(block, RESULT_TYPE) for block in _blocks(message)) else USER
+
+
+def _map_blocks(blocks: list[Any], rewrite: Callable[[str], str]) -> list[Any]:
+    mapped = []
+    for block in blocks:
+        if _is_text(block):
+            text = block["text"]
+            new_text = rewrite(text)
+            if new_text is text:
+                mapped.append(block)
+            elif new_text or not text:
+                mapped.append({**block, "text": new_text})
+        elif _is_type(block, RESULT_TYPE) and isinstance(block.get("content"), str | list):
+            mapped.append(_map_result(block, rewrite))
+        else:
+            mapped.append(block)
+    return mapped
+
+
+def _map_result(block: Mapping[str, Any], rewrite: Callable[[str], str]) -> Mapping[str, Any]:
+    inner = block["content"]
+    new = rewrite(inner) if isinstance(inner, str) else _map_blocks(inner, rewrite)
+    if new is inner:
+        return block
+    if not new and inner:
+        return {key: value for key, value in block.items() if key != "content"}
+    return {**block, "content": new}
+
+
+def _counted_parts(block: object) -> Iterator[object]:
+    if not _is_type(block, RESULT_TYPE):
+        yield block
+        return
+    yield {key: value for key, value in block.items() if key != "content"}
+    inner = block.get("content")
+    if isinstance(inner, str):
+        yield {"type": "text", "text": inner}
+    elif isinstance(inner, list):
+        yield from inner
+    elif inner is not None:
+        yield {"content": inner}
+
+
+def _as_blocks(message: Message) -> list[Any]:
+    content = message.get("content")
+    return _chat_blocks(content) if isinstance(content, str) else list(content or ())
+
+
+def _blocks(message: Message) -> list[Mapping[str, Any]]:
+    content = message.get("content")
+    return [block for block in content if is_mapping(block)] if isinstance(content, list) else []
+
+
+def _is_type(block: object, *types: str) -> TypeGuard[Mapping[str, Any]]:
+    return is_mapping(block) and block.get("type") in types
+
+
+def _is_text(block: object) -> TypeGuard[Mapping[str, Any]]:
+    return _is_type(block, "text") and isinstance(block.get("text"), str)
+
+
+def _assistant_blocks(message: Message) -> list[Any]:
+    blocks: list[Any] = [dict(block) for block in message.get("thinking_blocks") or () if is_mapping(block)]
+    blocks += _chat_blocks(message.get("content"))
+    for call in message.get("tool_calls") or ():
+        function = call.get("function") or {}
+        blocks.append(
+            {"type": "tool_use", "id": call.get("id"), "name": function.get("name"), "input": _input_of(function)}
+        )
+    return blocks
+
+
+def _input_of(function: Mapping[str, Any]) -> Any:
+    arguments = function.get("arguments")
+    try:
+        parsed = json.loads(arguments) if isinstance(arguments, str) else arguments
+    except ValueError:
+        parsed = None
+    return parsed if isinstance(parsed, dict) else {"raw": arguments}
+
+
+def _chat_blocks(content: object) -> list[dict[str, Any]]:
+    """Chat content as Anthropic blocks: text parts as text, ``image_url`` as image, others as they are."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    blocks = []
+    for part in content if isinstance(content, list) else ():
+        if isinstance(part, str) or _is_type(part, "text", "input_text", "output_text"):
+            text = part if isinstance(part, str) else part.get("text")
+            blocks += [{"type": "text", "text": text}] if text else []
+        elif _is_type(part, "image_url"):
+            blocks.append({"type": "image", "source": _image_source(part["image_url"])})
+        elif is_mapping(part):
+            blocks.append(dict(part))
+    return blocks
+
+
+def _image_source(image: object) -> dict[str, Any]:
+    url = str(image.get("url") if is_mapping(image) else image)
+    head, _, data = url.partition(";base64,")
+    if url.startswith("data:") and data:
+        return {"type": "base64", "media_type": head.removeprefix("data:"), "data": data}
+    return {"type": "url", "url": url}

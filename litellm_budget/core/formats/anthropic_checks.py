@@ -1,0 +1,119 @@
+"""Decide whether an Anthropic Messages request is well-formed enough to trim safely, and say why not."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeGuard
+
+from litellm_budget.core.checks import is_int, is_mapping
+
+from .anthropic import CALL_TYPES, RESULT_TYPE
+
+ROLES = frozenset({"user", "assistant"})
+
+
+def unsupported_reason(messages: object, tools: object, max_tokens: object) -> str | None:
+    """
+    Why this request cannot be trimmed safely, or ``None`` when it can.
+
+    ``messages`` is ``join_system(system, messages)``. Trimming relies on the Messages API's
+    shape: user and assistant messages (the system only first), content as text or a list of
+    typed blocks, the first message a user's, every ``tool_use`` answered by a ``tool_result``
+    in the very next message (unless the assistant's is the last one) and every ``tool_result``
+    answering the assistant message right before it, ahead of any other block of its message.
+    Anything else is forwarded untouched, so the provider gives its own error, and the report
+    says why.
+    """
+    if not isinstance(messages, list):
+        return f"messages is {type(messages).__name__}, not a list"
+    if tools is not None and not _is_list_of_mappings(tools):
+        return "tools is not a list of objects"
+    if max_tokens is not None and not is_int(max_tokens):
+        return f"max_tokens is {type(max_tokens).__name__}, not an int"
+    if is_int(max_tokens) and max_tokens < 0:
+        return "max_tokens is negative"
+    for index, message in enumerate(messages):
+        reason = _message_problem(message, first=index == 0)
+        if reason is not None:
+            return f"message {index}: {reason}"
+    return _start_problem(messages) or _pairing_problem(messages)
+
+
+def _message_problem(message: object, *, first: bool) -> str | None:
+    if not is_mapping(message):
+        return f"is {type(message).__name__}, not an object"
+    role = message.get("role")
+    if role == "system" and not first:
+        return "has the system role, which only the request's system may have"
+    if role not in ROLES and role != "system":
+        return "has no role" if role is None else "has an unknown role"
+    content = message.get("content")
+    if isinstance(content, str):
+        return None
+    if not _is_block_list(content):
+        return f"content is {type(content).__name__}, not text or a list of blocks"
+    return _blocks_problem(role, content)
+
+
+def _blocks_problem(role: str, blocks: list[Mapping[str, Any]]) -> str | None:
+    seen_other = False
+    for block in blocks:
+        kind = block["type"]
+        if kind in CALL_TYPES and (role != "assistant" or not isinstance(block.get("id"), str)):
+            return f"has a malformed {kind} block"
+        if kind == RESULT_TYPE:
+            inner = block.get("content")
+            if role != "user" or not isinstance(block.get("tool_use_id"), str):
+                return "has a malformed tool_result block"
+            if inner is not None and not isinstance(inner, str) and not _is_block_list(inner):
+                return "has a tool_result whose content is not text or a list of blocks"
+            if seen_other:
+                return "has a tool_result after another block (tool results come first)"
+        else:
+            seen_other = True
+    return None
+
+
+def _start_problem(messages: Sequence[Mapping[str, Any]]) -> str | None:
+    """After the system, at least one message, and the first is a user's."""
+    offset = 1 if messages and messages[0]["role"] == "system" else 0
+    if len(messages) <= offset:
+        return "no messages besides the system"
+    if messages[offset]["role"] != "user":
+        return f"message {offset}: the first message is not a user message"
+    return None
+
+
+def _pairing_problem(messages: Sequence[Mapping[str, Any]]) -> str | None:
+    """Each tool_use is answered in the very next message, and a tool_result answers nothing else."""
+    open_calls: set[str] = set()
+    for index, message in enumerate(messages):
+        if message["role"] == "system":
+            continue
+        ids = _ids(message, "tool_use", "id") if message["role"] == "assistant" else _ids(message, RESULT_TYPE)
+        if len(set(ids)) != len(ids):
+            return f"message {index}: duplicated tool ids"
+        if message["role"] == "assistant":
+            if open_calls:
+                return f"message {index}: follows an assistant tool_use that was not answered"
+            open_calls = set(ids)
+            continue
+        if not open_calls.issuperset(ids):
+            return f"message {index}: tool_result answers no tool_use of the assistant message before it"
+        if open_calls.difference(ids):
+            return f"message {index}: does not answer every tool_use of the assistant message before it"
+        open_calls = set()
+    return None
+
+
+def _ids(message: Mapping[str, Any], kind: str, key: str = "tool_use_id") -> list[str]:
+    content = message["content"]
+    return [block[key] for block in content if block["type"] == kind] if isinstance(content, list) else []
+
+
+def _is_list_of_mappings(value: object) -> bool:
+    return isinstance(value, list) and all(is_mapping(item) for item in value)
+
+
+def _is_block_list(content: object) -> TypeGuard[list[Mapping[str, Any]]]:
+    return isinstance(content, list) and all(is_mapping(b) and isinstance(b.get("type"), str) for b in content)
