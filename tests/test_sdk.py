@@ -13,6 +13,8 @@ from litellm.integrations.custom_logger import CustomLogger
 from structlog.testing import capture_logs
 
 from litellm_budget import ContextBudget
+from litellm_budget.core.formats.anthropic import from_chat, join_system
+from litellm_budget.core.formats.anthropic_checks import unsupported_reason as anthropic_unsupported
 from litellm_budget.core.notices import NOTICE_PREFIX
 from tests.builders import agent_session, system, text, user
 from tests.sdk_support import PayloadSpy, only_callbacks
@@ -270,3 +272,28 @@ class TestRouter:
             await router.acompletion(model="small", messages=agent_session(10, 800))
 
         assert [request["model"] for request in upstream.requests] == ["acme-small"]
+
+
+class TestAnthropicMessages:
+    async def test_acreate_is_fitted_and_the_clients_metadata_left_alone(self, upstream: FakeUpstream) -> None:
+        """litellm.anthropic.messages.acreate is fitted natively; the report never goes into the provider's metadata."""
+        _, messages = from_chat(agent_session(30, 700))
+        upstream.clear()
+
+        with only_callbacks(ContextBudget(default_window=SMALL)), capture_logs() as logs:
+            await litellm.anthropic.messages.acreate(
+                model="anthropic/acme-claude",
+                max_tokens=256,
+                system="You are a coding agent.",
+                messages=messages,
+                metadata={"user_id": "user-1"},
+                api_base=upstream.root_url,
+                api_key="k",
+            )
+
+        sent = upstream.requests[-1]
+        events = [e for e in logs if e["event"].startswith("request_")]
+        assert [(e["event"], e["format"]) for e in events] == [("request_trimmed", "anthropic")]
+        assert anthropic_unsupported(join_system(sent["system"], sent["messages"]), None, None) is None
+        assert sent["metadata"] == {"user_id": "user-1"}
+        assert events[0]["tokens_after"] < SMALL

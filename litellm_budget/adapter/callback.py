@@ -21,6 +21,7 @@ from .fitting import fit_once
 from .lending import Lending, Lent
 from .once import DoneFits, record_of
 from .publish import headers_for, log_failure_event, publish, record_for_failure, report_in
+from .shapes import CHAT_SHAPE, Shape, shape_for
 from .targets import Target, deployment_target, group_target, with_request_overrides
 
 _T = TypeVar("_T")
@@ -61,22 +62,22 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
     async def async_pre_call_hook(
         self, user_api_key_dict: Any, cache: Any, data: dict[str, Any], call_type: Any
     ) -> dict[str, Any]:
-        """Proxy, before routing: fit the group's smallest window, so routing sees the fitted request."""
+        """Proxy, before routing: fit the group's largest window (what any deployment needs)."""
         self._shared_cache = cache if cache is not None else self._shared_cache
-        if not req.is_chat(call_type):
-            # Later hooks of this request (the Router's filter sees a text completion's prompt
-            # as messages) must leave it alone too.
+        shape = shape_for(call_type, data)
+        if shape is not CHAT_SHAPE:
+            # The Router's filter hook sees other call types' messages (a text completion's
+            # prompt, Anthropic's blocks) as chat: it must leave them alone.
             call_id = data.get("litellm_call_id")
             if isinstance(call_id, str) and call_id:
                 self._not_chat.put(call_id, True)
-            return data
         settings = self.settings
-        if settings is not None and isinstance(data.get("messages"), list):
+        if settings is not None and shape is not None:
             hook = "async_pre_call_hook"
             target = self._guarded(hook, settings, lambda: self._group_target(data, settings))
             if target is not None:
                 await self._refresh_ratio(cache, target)
-                rejection = self._guarded(hook, settings, lambda: self._fit_group(data, target))
+                rejection = self._guarded(hook, settings, lambda: self._fit_group(data, target, shape))
                 if rejection is not None:
                     await guarded_async(hook, log_failure_event(data, rejection))
                     raise rejection
@@ -103,9 +104,11 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
     async def async_pre_call_deployment_hook(self, kwargs: dict[str, Any], call_type: Any) -> dict[str, Any] | None:
         """SDK, Router and proxy, after a deployment is chosen: fit its window, or raise for fallbacks."""
         settings = self.settings
-        if settings is None or not req.is_chat(call_type) or not isinstance(kwargs.get("messages"), list):
+        shape = shape_for(call_type, kwargs)
+        if settings is None or shape is None:
             return None
-        return self._guarded("async_pre_call_deployment_hook", settings, lambda: self._fit_deployment(kwargs, settings))
+        hook = "async_pre_call_deployment_hook"
+        return self._guarded(hook, settings, lambda: self._fit_deployment(kwargs, settings, shape))
 
     async def async_post_call_response_headers_hook(
         self,
@@ -136,18 +139,19 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         target = group_target(group, deployments, settings)
         return None if target is None else with_request_overrides(target, req.read_metadata(data))
 
-    def _fit_group(self, data: dict[str, Any], target: Target) -> Exception | None:
+    def _fit_group(self, data: dict[str, Any], target: Target, shape: Shape) -> Exception | None:
         """Fit before routing; the error to raise when it cannot fit and no fallback may take it."""
         if self._leads_to_bigger_window(target, data):
             return None  # whatever does not fit goes to the bigger fallback untrimmed
         defer = has_fallbacks(target.group, data, self._router_in_use())
-        fitted = self._fit_once(data, target, hook="async_pre_call_hook", metadata=req.metadata_of(data), defer=defer)
+        metadata = req.metadata_of(data, shape.metadata_key)
+        fitted = self._fit_once(data, target, hook="async_pre_call_hook", metadata=metadata, defer=defer, shape=shape)
         if fitted is None:
             return None
         if fitted.report.action == "rejected":
             record_for_failure(data, fitted.report)
             return context_window_exceeded(fitted.report, llm_provider=provider_of(target.model))
-        req.apply(data, fitted)
+        shape.write(data, fitted)
         return None
 
     def _fit_in_place(
@@ -176,8 +180,8 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
             )
             self._lending.lend(call_id, fitted.messages, lent)
 
-    def _fit_deployment(self, kwargs: dict[str, Any], settings: BudgetSettings) -> dict[str, Any] | None:
-        metadata = req.metadata_of(kwargs)
+    def _fit_deployment(self, kwargs: dict[str, Any], settings: BudgetSettings, shape: Shape) -> dict[str, Any] | None:
+        metadata = req.metadata_of(kwargs, shape.metadata_key)
         target = deployment_target(kwargs, settings)
         _, max_tokens = req.max_tokens_of(kwargs)
         wanted = record_of(target.window, target.settings.policy, req.chat_messages(kwargs["messages"]), max_tokens)
@@ -196,14 +200,14 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
             return None
         bigger = self._fallback_window(target, kwargs)
         hook = "async_pre_call_deployment_hook"
-        fitted = self._fit_once(kwargs, target, hook=hook, metadata=metadata, bigger_window=bigger)
+        fitted = self._fit_once(kwargs, target, hook=hook, metadata=metadata, bigger_window=bigger, shape=shape)
         if fitted is None:
             return None
         if fitted.report.action in {"rejected", "deferred"}:
             # Raised inside LiteLLM's call: its failure event logs it, and the router falls back.
             record_for_failure(kwargs, fitted.report)
             raise context_window_exceeded(fitted.report, llm_provider=req.provider_of(kwargs))
-        req.apply(kwargs, fitted)
+        shape.write(kwargs, fitted)
         return kwargs
 
     async def _refresh_ratio(self, cache: Any, target: Target) -> None:

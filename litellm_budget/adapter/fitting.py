@@ -10,9 +10,9 @@ import structlog
 from litellm_budget.core.fit import Fitted, fit_request
 from litellm_budget.core.report import unsent
 
-from . import request as req
 from .once import DoneFits, record_of
 from .publish import publish, record_in_metadata
+from .shapes import CHAT_SHAPE, Shape
 from .targets import Target
 
 log = structlog.get_logger("litellm_budget")
@@ -29,6 +29,7 @@ def fit_once(  # noqa: PLR0913 - keyword-only switches, one per hook that differ
     defer: bool = False,
     bigger_window: int | None = None,
     silent: bool = False,
+    shape: Shape = CHAT_SHAPE,
 ) -> Fitted | None:
     """
     Fit unless these messages are already this request's fitted output; publish every
@@ -41,9 +42,9 @@ def fit_once(  # noqa: PLR0913 - keyword-only switches, one per hook that differ
     With ``silent``, nothing is reported or remembered here: the caller hands the outcome to
     a later hook that knows more.
     """
-    messages = req.chat_messages(request["messages"])
+    parts = shape.read(request)
+    messages, max_tokens = parts.messages, parts.max_tokens
     call_id = str(request.get("litellm_call_id") or "")
-    _, max_tokens = req.max_tokens_of(request)
     policy = target.settings.policy
     wanted = record_of(target.window, policy, messages, max_tokens)
     if done.already_fitted(call_id, wanted):
@@ -52,10 +53,11 @@ def fit_once(  # noqa: PLR0913 - keyword-only switches, one per hook that differ
         messages,
         model=target.model,
         window=target.window,
-        tools=request.get("tools"),
+        tools=parts.tools,
         max_tokens=max_tokens,
         settings=target.settings,
         ratio=ratio,
+        fmt=shape.format,
     )
     report = fitted.report
     if silent:

@@ -52,9 +52,12 @@ def metadata_key(request: Mapping[str, Any]) -> str:
     return "litellm_metadata" if is_mapping(request.get("litellm_metadata")) else "metadata"
 
 
-def metadata_of(request: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
-    """The request's LiteLLM metadata dict, created when missing so the report has a home."""
-    key = metadata_key(request)
+def metadata_of(request: MutableMapping[str, Any], key: str | None = None) -> MutableMapping[str, Any]:
+    """
+    The request's LiteLLM metadata dict (under ``key`` when the API fixes it), created when
+    missing so the report has a home.
+    """
+    key = key or metadata_key(request)
     metadata = request.get(key)
     if not isinstance(metadata, MutableMapping):
         metadata = dict(metadata) if is_mapping(metadata) else {}

@@ -1,0 +1,141 @@
+"""Anthropic Messages through the real proxy and the real anthropic SDK: fitted natively, reported truly."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import pytest
+
+from litellm_budget.core.formats.anthropic import ANTHROPIC, from_chat, join_system
+from litellm_budget.core.formats.anthropic_checks import unsupported_reason
+from litellm_budget.core.tokens import counter_for
+from tests.builders import agent_session
+from tests.support.fake_upstream import FakeUpstream
+from tests.support.proxy_process import ProxyProcess, start_proxy
+
+pytestmark = pytest.mark.proxy
+HERE = Path(__file__).parent
+WINDOW = 8000
+CLAUDE = "anthropic/claude-sonnet-4-5"
+SYSTEM = [
+    {"type": "text", "text": "You are a coding agent.", "cache_control": {"type": "ephemeral"}},
+    {"type": "text", "text": "Use the tools."},
+]
+
+
+@pytest.fixture(name="upstream", scope="module")
+def fixture_upstream() -> Iterator[FakeUpstream]:
+    with FakeUpstream() as upstream:
+        yield upstream
+
+
+@pytest.fixture(name="proxy", scope="module")
+def fixture_proxy(upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyProcess]:
+    folder = tmp_path_factory.mktemp("messages")
+    shutil.copy(HERE / "proxy_spy.py", folder / "proxy_spy.py")
+    config = {
+        "model_list": [
+            {
+                "model_name": "claude",
+                "litellm_params": {
+                    "model": "anthropic/claude-sonnet-4-5",
+                    "api_base": upstream.root_url,
+                    "api_key": "k",
+                },
+                "model_info": {"max_input_tokens": WINDOW},
+            }
+        ],
+        "litellm_settings": {"callbacks": ["litellm_budget.handler", "proxy_spy.spy"]},
+    }
+    with start_proxy(config, tmp_path=folder, env={"SPY_LOG": str(folder / "spy.jsonl")}) as proxy:
+        yield proxy
+
+
+@pytest.fixture(name="client")
+def fixture_client(proxy: ProxyProcess) -> Iterator[anthropic.Anthropic]:
+    with anthropic.Anthropic(
+        base_url=proxy.base_url,
+        api_key=proxy.master_key,
+        max_retries=0,
+        http_client=anthropic.DefaultHttpxClient(trust_env=False),
+    ) as client:
+        yield client
+
+
+def _conversation() -> list[dict[str, Any]]:
+    """About 20k tokens of an agent's tool history, in Anthropic's shape."""
+    _, messages = from_chat(agent_session(30, 700))
+    return messages
+
+
+def _spy_success(proxy: ProxyProcess, timeout: float = 15.0) -> dict[str, Any]:
+    path = proxy.config_path.parent / "spy.jsonl"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        lines = path.read_text().splitlines() if path.exists() else []
+        found = [json.loads(line) for line in lines if json.loads(line)["outcome"] == "success"]
+        if found:
+            return found[-1]
+        time.sleep(0.1)
+    pytest.fail("no success payload")
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+@pytest.mark.parametrize("client_metadata", [False, True], ids=["no-metadata", "claude-code-metadata"])
+def test_messages_are_fitted_natively(
+    client: anthropic.Anthropic, upstream: FakeUpstream, stream: bool, client_metadata: bool
+) -> None:
+    """What the provider gets fits, pairs and alternates, system untouched, no system role in messages."""
+    messages = _conversation()
+    extra: dict[str, Any] = {"metadata": {"user_id": "user-1"}} if client_metadata else {}
+    upstream.clear()
+
+    raw = client.messages.with_raw_response.create(
+        model="claude",
+        max_tokens=1024,
+        system=SYSTEM,
+        messages=messages,
+        stream=stream,
+        **extra,  # type: ignore[arg-type]
+    )
+    if stream:
+        for _ in raw.parse():
+            pass
+    sent = upstream.requests[-1]
+    joined = join_system(sent["system"], sent["messages"])
+
+    assert raw.headers["x-litellm-budget-action"] == "trimmed"
+    assert sent["system"] == SYSTEM
+    assert unsupported_reason(joined, None, None) is None
+    assert all(message["role"] in {"user", "assistant"} for message in sent["messages"])
+    assert sum(ANTHROPIC.count_message(counter_for("claude-sonnet-4-5"), m) for m in joined) < WINDOW
+    assert sent.get("metadata", {}) == extra.get("metadata", {})
+
+
+def test_the_report_says_anthropic_and_reaches_the_logging_payload(
+    client: anthropic.Anthropic, proxy: ProxyProcess
+) -> None:
+    """The success payload carries the report of the Anthropic fit, as chat requests' do."""
+    client.messages.create(model="claude", max_tokens=1024, system=SYSTEM, messages=_conversation())  # type: ignore[arg-type]
+
+    report = _spy_success(proxy)["metadata"]["spend_logs_metadata"]["litellm_budget"]
+
+    assert (report["format"], report["action"]) == ("anthropic", "trimmed")
+    assert report["tokens_after"] < report["tokens_before"]
+
+
+def test_a_request_that_fits_is_forwarded_as_sent(client: anthropic.Anthropic, upstream: FakeUpstream) -> None:
+    """A short conversation goes upstream byte for byte, reported as a pass-through."""
+    messages = [{"role": "user", "content": "Hello."}, {"role": "user", "content": "Still there?"}]
+    upstream.clear()
+
+    raw = client.messages.with_raw_response.create(model="claude", max_tokens=64, messages=messages)  # type: ignore[arg-type]
+
+    assert raw.headers["x-litellm-budget-action"] == "passthrough"
+    assert upstream.requests[-1]["messages"] == messages
