@@ -20,9 +20,11 @@ SYSTEM, USER, ASSISTANT, TOOL = "system", "user", "assistant", "tool"
 
 def format_named(name: str) -> MessageFormat:
     """The format called ``name`` (``chat``; the others as they are added)."""
+    from .anthropic import ANTHROPIC
     from .chat import CHAT
+    from .responses import RESPONSES
 
-    formats: dict[str, MessageFormat] = {"chat": CHAT}
+    formats: dict[str, MessageFormat] = {"chat": CHAT, "anthropic": ANTHROPIC, "responses": RESPONSES}
     if name not in formats:
         msg = f"unknown message format {name!r}; known: {sorted(formats)}"
         raise ValueError(msg)

@@ -1,0 +1,222 @@
+"""
+OpenAI Responses: an ``input`` list of items; calls and their outputs paired by ``call_id``,
+reasoning items kept with the step they belong to, ``instructions`` outside the list and untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from litellm_budget.core.checks import is_mapping
+from litellm_budget.typing import Message
+
+from . import ASSISTANT, SYSTEM, TOOL, USER
+from .chat import map_texts as map_content_texts
+from .chat import part_text, texts_of
+
+if TYPE_CHECKING:
+    from litellm_budget.core.tokens import TokenCounter
+
+SYSTEM_ROLES = frozenset({"system", "developer"})
+MESSAGE_ROLES = SYSTEM_ROLES | {"user", "assistant"}
+CALL_TYPES = frozenset({"function_call", "custom_tool_call"})
+OUTPUT_TYPES = frozenset({"function_call_output", "custom_tool_call_output"})
+#: What the model produced besides messages and calls. None of it is ever edited: reasoning and
+#: compaction carry encrypted state the provider checks, and a hosted tool's call is its own record.
+OPAQUE_TYPES = frozenset(
+    {"reasoning", "compaction", "web_search_call", "file_search_call", "image_generation_call", "code_interpreter_call"}
+)
+#: Item types that belong to the assistant's side of a step.
+STEP_TYPES = CALL_TYPES | OPAQUE_TYPES
+#: What opens a new step right after an output even in a step that began with reasoning.
+STEP_OPENERS = frozenset({"reasoning", "compaction"})
+ITEM_TYPES = STEP_TYPES | OUTPUT_TYPES | {"message", "item_reference"}
+# The ciphertext is base64 of what the provider decrypts and reads back (hidden reasoning,
+# compacted history). BPE splits base64 into about 1.5 characters a token, several times what the
+# plaintext costs, and tokenizing megabytes of it per request is slow. Base64 holds 3 bytes in 4
+# characters and text averages ~4 bytes a token, so length / 4 stays a little above the plaintext's
+# tokens: safe for the budget, and constant time.
+ENCRYPTED_CHARS_PER_TOKEN = 4
+
+
+def item_type(item: Message) -> str:
+    """The item's ``type``; a bare ``{"role", "content"}`` is a message."""
+    return str(item.get("type", "message"))
+
+
+def is_step_item(item: Message) -> bool:
+    """An item of the assistant's side of a step: its message, reasoning, calls, compaction."""
+    kind = item_type(item)
+    return kind in STEP_TYPES or (kind == "message" and item.get("role") == "assistant")
+
+
+class ResponsesFormat:
+    """The ``MessageFormat`` of an OpenAI Responses ``input`` list (see ``as_items`` for a string input)."""
+
+    name = "responses"
+
+    def kinds(self, messages: Sequence[Message]) -> list[str]:
+        """
+        Messages by role; the first assistant-side item after a user message or an output opens
+        a step (``ASSISTANT``) and the rest of the step is ``TOOL``, so a reasoning item stays
+        with the calls it led to. No step opens while a call is unanswered, so a call and its
+        output are never in different units however the client orders them; and in a step that
+        began with reasoning only a new reasoning (or compaction) item opens the next one: a
+        reasoning model starts every response with one, so a call after an output without one
+        is a parallel call of the same response, which the API refuses without its reasoning.
+        """
+        kinds: list[str] = []
+        open_calls: set[str] = set()
+        in_step = reasoning_step = False
+        for item in messages:
+            kind = item_type(item)
+            if is_step_item(item):
+                continues = in_step or bool(open_calls) or (reasoning_step and kind not in STEP_OPENERS)
+                kinds.append(TOOL if continues else ASSISTANT)
+                reasoning_step = (reasoning_step and continues) or kind == "reasoning"
+                in_step = True
+                if kind in CALL_TYPES:
+                    open_calls.add(item["call_id"])
+            elif kind == "message":
+                system = item["role"] in SYSTEM_ROLES
+                kinds.append(SYSTEM if system else USER)
+                in_step, reasoning_step = in_step and system, reasoning_step and system
+            else:
+                kinds.append(TOOL)
+                if kind in OUTPUT_TYPES:
+                    open_calls.discard(item["call_id"])
+                    in_step = False
+        return kinds
+
+    def texts(self, message: Message) -> Iterator[str]:
+        """A message's text, or an output's: never arguments, reasoning, compaction or images."""
+        key = _text_key(message)
+        return texts_of(message[key]) if key is not None else iter(())
+
+    def map_texts(self, message: Message, rewrite: Callable[[str], str]) -> Message:
+        """A copy whose texts went through ``rewrite``; every other key, ``call_id`` included, is kept."""
+        key = _text_key(message)
+        if key is None:
+            return dict(message)
+        return {**message, key: map_content_texts({"content": message[key]}, rewrite)["content"]}
+
+    def call_ids(self, message: Message) -> Sequence[str]:
+        """The ``call_id`` of a function or custom tool call."""
+        return [message["call_id"]] if item_type(message) in CALL_TYPES else []
+
+    def answered_ids(self, message: Message) -> Sequence[str]:
+        """The ``call_id`` an output answers."""
+        return [message["call_id"]] if item_type(message) in OUTPUT_TYPES else []
+
+    def notice(self, text: str) -> Message:
+        """
+        A developer message: Responses takes one anywhere in ``input``, and the model reads it as
+        a note from the platform, where a user message could read as a new request.
+        """
+        return {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": text}]}
+
+    def finish(self, messages: list[Message]) -> list[Message]:
+        """Responses has no alternation rule and nothing to merge."""
+        return messages
+
+    def count_message(self, counter: TokenCounter, message: Message) -> int:
+        """
+        The text (or output) as chat counts content, with chat's framing per item; every other
+        field as its text or JSON (names, arguments, ids), and ciphertext by its length.
+        """
+        key = _text_key(message)
+        total = counter.count_message({"content": message[key]} if key is not None else {})
+        for field, value in message.items():
+            if field == key or value is None:
+                continue
+            if field == "encrypted_content" and isinstance(value, str):
+                total += math.ceil(len(value) / ENCRYPTED_CHARS_PER_TOKEN)
+            else:
+                total += counter.count_text(value if isinstance(value, str) else _as_json(value))
+        return total
+
+    def unsupported_reason(self, messages: object, tools: object, max_tokens: object) -> str | None:
+        """See ``responses_checks.unsupported_reason``."""
+        from .responses_checks import unsupported_reason
+
+        return unsupported_reason(messages, tools, max_tokens)
+
+
+#: The Responses format; stateless, so one instance serves every request.
+RESPONSES = ResponsesFormat()
+
+
+def as_items(value: str | list[Message]) -> list[Message]:
+    """A Responses ``input`` as a list of items: a string is one user message."""
+    if isinstance(value, str):
+        return [{"type": "message", "role": "user", "content": value}]
+    return value
+
+
+def from_chat(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """
+    OpenAI chat messages as Responses items: system and developer messages as developer
+    messages, user and assistant text as messages, each tool call as a ``function_call`` (its
+    ``call_id`` the call's id), each tool message as the ``function_call_output`` answering it.
+
+    Raises:
+        ValueError: A message of a role Responses has no item for (``function``).
+    """
+    items: list[dict[str, Any]] = []
+    for message in messages:
+        role, content = message.get("role"), message.get("content")
+        if role in SYSTEM_ROLES or role == "user":
+            items.append(_message_item("user" if role == "user" else "developer", content))
+        elif role == "assistant":
+            if any(texts_of(content)) or (isinstance(content, list) and content):
+                items.append(_message_item("assistant", content))
+            items.extend(
+                {"type": "function_call", "call_id": call["id"], **_name_and_arguments(call.get("function") or {})}
+                for call in message.get("tool_calls") or ()
+            )
+        elif role == "tool":
+            output = content if isinstance(content, str) else _parts("user", content)
+            items.append({"type": "function_call_output", "call_id": message["tool_call_id"], "output": output})
+        else:
+            msg = f"a chat message of role {role!r} has no Responses item"
+            raise ValueError(msg)
+    return items
+
+
+def _message_item(role: str, content: object) -> dict[str, Any]:
+    return {"type": "message", "role": role, "content": _parts(role, content)}
+
+
+def _parts(role: str, content: object) -> list[dict[str, Any]]:
+    """Chat content as Responses parts: text as input or output text, ``image_url`` as ``input_image``."""
+    text_type = "output_text" if role == "assistant" else "input_text"
+    parts: list[dict[str, Any]] = []
+    for part in [content] if isinstance(content, str) else content if isinstance(content, list) else ():
+        text = part_text(part)
+        if text is not None:
+            parts.append({"type": text_type, "text": text})
+        elif is_mapping(part) and part.get("type") == "image_url":
+            image = part.get("image_url")
+            parts.append({"type": "input_image", "image_url": image.get("url") if is_mapping(image) else image})
+        elif is_mapping(part):
+            parts.append(dict(part))
+    return parts
+
+
+def _name_and_arguments(function: Mapping[str, Any]) -> dict[str, Any]:
+    return {"name": function.get("name"), "arguments": function.get("arguments")}
+
+
+def _text_key(item: Message) -> str | None:
+    """Where the item's editable text is: a message's ``content``, an output's ``output``."""
+    kind = item_type(item)
+    if kind == "message":
+        return "content"
+    return "output" if kind in OUTPUT_TYPES else None
+
+
+def _as_json(value: object) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str, ensure_ascii=False)

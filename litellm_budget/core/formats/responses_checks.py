@@ -1,0 +1,105 @@
+"""Decide whether a Responses ``input`` list is well-formed enough to trim safely, and say why not."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from litellm_budget.core.checks import is_int, is_mapping
+
+from .responses import CALL_TYPES, ITEM_TYPES, MESSAGE_ROLES, OUTPUT_TYPES, item_type
+
+
+def unsupported_reason(items: object, tools: object, max_tokens: object) -> str | None:
+    """
+    Why this ``input`` cannot be trimmed safely, or ``None`` when it can.
+
+    Trimming relies on the shape the Responses API documents: a list of known items, text or
+    part-list content, every output answering a call made before it and not yet answered, and
+    no user message before the open calls are answered (only the last step may leave a call
+    open). Anything else is forwarded untouched, so the provider gives its own error, and the
+    report says why. A string ``input`` is read with ``as_items`` first.
+    """
+    if not isinstance(items, list):
+        return f"input is {type(items).__name__}, not a list"
+    if tools is not None and not (isinstance(tools, list) and all(map(is_mapping, tools))):
+        return "tools is not a list of objects"
+    if max_tokens is not None and not is_int(max_tokens):
+        return f"max_tokens is {type(max_tokens).__name__}, not an int"
+    if is_int(max_tokens) and max_tokens < 0:
+        return "max_tokens is negative"
+    for index, item in enumerate(items):
+        reason = _item_problem(item)
+        if reason is not None:
+            return f"item {index}: {reason}"
+    return _pairing_problem(items)
+
+
+def _is_str(value: object) -> bool:
+    return isinstance(value, str)
+
+
+def _is_optional_str(value: object) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _is_list(value: object) -> bool:
+    return isinstance(value, list)
+
+
+def _is_role(value: object) -> bool:
+    return isinstance(value, str) and value in MESSAGE_ROLES
+
+
+def _is_content(value: object) -> bool:
+    """A string, or a list of parts that are objects with a string ``type``."""
+    if isinstance(value, str):
+        return True
+    return isinstance(value, list) and all(is_mapping(part) and isinstance(part.get("type"), str) for part in value)
+
+
+# The fields each item type must have for trimming to understand it, and how they must look.
+_REQUIRED: Mapping[str, tuple[tuple[str, Callable[[object], bool]], ...]] = {
+    "function_call": (("call_id", _is_str), ("name", _is_str), ("arguments", _is_str)),
+    "custom_tool_call": (("call_id", _is_str), ("name", _is_str), ("input", _is_str)),
+    "function_call_output": (("call_id", _is_str), ("output", _is_content)),
+    "custom_tool_call_output": (("call_id", _is_str), ("output", _is_content)),
+    "reasoning": (("summary", _is_list), ("encrypted_content", _is_optional_str)),
+    "compaction": (("encrypted_content", _is_str),),
+    "item_reference": (("id", _is_str),),
+    "message": (("role", _is_role), ("content", _is_content)),
+}
+
+
+def _item_problem(item: object) -> str | None:
+    if not is_mapping(item):
+        return f"is {type(item).__name__}, not an object"
+    kind = item.get("type", "message")
+    if not isinstance(kind, str):
+        return "has a type that is not a string"
+    if kind not in ITEM_TYPES:
+        return "has an unknown type"
+    for field, valid in _REQUIRED.get(kind, ()):
+        if not valid(item.get(field)):
+            return f"is a {kind} without a valid {field}"
+    return None
+
+
+def _pairing_problem(items: Sequence[Mapping[str, Any]]) -> str | None:
+    """Every output answers an open call of its own type; every call is answered before the next user message."""
+    open_calls: dict[str, str] = {}
+    seen: set[str] = set()
+    for index, item in enumerate(items):
+        kind = item_type(item)
+        if kind in CALL_TYPES:
+            call_id = item["call_id"]
+            if call_id in seen:
+                return f"item {index}: duplicated call_id"
+            seen.add(call_id)
+            open_calls[call_id] = f"{kind}_output"
+        elif kind in OUTPUT_TYPES:
+            if open_calls.pop(item["call_id"], None) != kind:
+                return f"item {index}: {kind} answers no open call"
+        elif kind == "message" and item["role"] == "user" and open_calls:
+            return f"item {index}: a user message follows a call that was not answered"
+    return None
