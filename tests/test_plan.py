@@ -118,3 +118,26 @@ class TestPlan:
             changes += previous is not None and fitted.report.dropped_at != previous
             previous = fitted.report.dropped_at
         assert 0 < changes <= 12
+
+
+class TestLargeMaxTokens:
+    def test_an_answer_asked_bigger_than_the_cap_holds_the_usual_reserve(self) -> None:
+        """max_tokens above half the window (agent CLIs send their model's limit) holds the default reserve."""
+        limits = limits_for(32_000, 32_000, BudgetSettings())
+
+        assert limits.reserve == 8000
+
+    def test_its_max_tokens_is_lowered_to_the_room_left(self) -> None:
+        """The request then keeps far more of its history, and max_tokens says what room is left."""
+        messages = chat_session(60, 400)
+
+        fitted = fit(messages, model="gpt-4o", window=32_000, max_tokens=32_000)
+
+        assert fitted.report.reserve == 8000
+        assert fitted.max_tokens is not None
+        assert 8000 <= fitted.max_tokens < 32_000
+        assert fitted.report.tokens_after + fitted.max_tokens <= 32_000
+
+    def test_an_answer_within_the_cap_is_the_reserve(self) -> None:
+        """max_tokens at most half the window is held back in full, as before."""
+        assert limits_for(32_000, 16_000, BudgetSettings()).reserve == 16_000

@@ -51,8 +51,15 @@ def limits_for(
     a policy that does not hold room back for the answer reserves only what is asked for.
     """
     margin = math.ceil(window * settings.safety_margin)
-    wanted = _wanted_reserve(window, max_tokens, settings, holds_reserve=holds_reserve)
-    reserve = min(wanted, math.floor(window * settings.max_reserve_ratio))
+    cap = math.floor(window * settings.max_reserve_ratio)
+    if max_tokens is not None and max_tokens > cap:
+        # A client asking for more of the window than that for its answer (agent CLIs send
+        # their model's whole output limit) gets the usual reserve held back, and its
+        # max_tokens lowered to the room left: holding half the window would leave no room
+        # for the prompt.
+        reserve = min(cap, _default_reserve(window, settings))
+    else:
+        reserve = min(_wanted_reserve(window, max_tokens, settings, holds_reserve=holds_reserve), cap)
     budget = max(0, math.floor((window - reserve - margin) / ratio))
     watermark = math.floor(budget * settings.watermark)
     return Limits(
@@ -73,6 +80,12 @@ def _wanted_reserve(window: int, max_tokens: int | None, settings: BudgetSetting
         return settings.response_reserve
     if not holds_reserve:
         return 0
+    return _default_reserve(window, settings)
+
+
+def _default_reserve(window: int, settings: BudgetSettings) -> int:
+    if settings.response_reserve is not None:
+        return settings.response_reserve
     share = math.floor(window * settings.reserve_ratio)
     return max(settings.reserve_floor, min(settings.reserve_cap, share))
 

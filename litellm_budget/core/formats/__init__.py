@@ -19,7 +19,7 @@ SYSTEM, USER, ASSISTANT, TOOL = "system", "user", "assistant", "tool"
 
 
 def format_named(name: str) -> MessageFormat:
-    """The format called ``name`` (``chat``; the others as they are added)."""
+    """The format called ``name``: ``chat``, ``anthropic`` or ``responses``."""
     from .anthropic import ANTHROPIC
     from .chat import CHAT
     from .responses import RESPONSES
