@@ -99,14 +99,17 @@ class TestSettings:
 class TestPassThrough:
     @pytest.mark.asyncio
     async def test_other_call_types_untouched(self) -> None:
-        """Embeddings, responses and calls without messages are none of the plugin's business."""
+        """Embeddings, text completions and calls without messages are none of the plugin's business."""
         budget = ContextBudget(default_window=100)
 
         assert await budget.async_pre_call_deployment_hook({"model": "m", "input": ["x"]}, CallTypes.aembedding) is None
-        assert await budget.async_pre_call_deployment_hook({"model": "m", "input": "x"}, CallTypes.aresponses) is None
+        assert (
+            await budget.async_pre_call_deployment_hook({"model": "m", "prompt": "x"}, CallTypes.atext_completion)
+            is None
+        )
         assert await budget.async_pre_call_deployment_hook({"model": "m"}, CallTypes.acompletion) is None
-        data = {"model": "m", "input": "x"}
-        assert await budget.async_pre_call_hook(None, None, data, "aresponses") == {"model": "m", "input": "x"}
+        data = {"model": "m", "prompt": "x"}
+        assert await budget.async_pre_call_hook(None, None, data, "atext_completion") == {"model": "m", "prompt": "x"}
 
 
 class TestFailOpen:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any, TypeVar, final
 
 from litellm.integrations.custom_logger import CustomLogger
@@ -183,20 +183,11 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
     def _fit_deployment(self, kwargs: dict[str, Any], settings: BudgetSettings, shape: Shape) -> dict[str, Any] | None:
         metadata = req.metadata_of(kwargs, shape.metadata_key)
         target = deployment_target(kwargs, settings)
-        _, max_tokens = req.max_tokens_of(kwargs)
-        wanted = record_of(target.window, target.settings.policy, req.chat_messages(kwargs["messages"]), max_tokens)
         call_id = str(kwargs.get("litellm_call_id") or "")
-        lent = self._lending.give_back(call_id, kwargs["messages"], wanted)
-        if lent is not None:
-            # The filter hook trimmed these messages for this deployment's window; report it here.
-            publish(
-                lent.report,
-                metadata,
-                hook="async_filter_deployments",
-                model_group=target.group,
-                litellm_call_id=call_id,
-            )
-            self._done.remember(call_id, lent.fitted_input, lent.output)
+        served = self._done.served(call_id)
+        if served is not None and served.format != shape.format.name:
+            return None  # LiteLLM bridged a request fitted in its own format (/v1/messages to Responses)
+        if shape is CHAT_SHAPE and self._gave_back(kwargs, target, call_id, metadata):
             return None
         bigger = self._fallback_window(target, kwargs)
         hook = "async_pre_call_deployment_hook"
@@ -225,6 +216,22 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         if report is not None and report.get("action") in {"passthrough", "trimmed"}:
             reported = reported_prompt_tokens(kwargs, response)
             await self._calibration.learn(report, reported, settings, self._shared_cache)
+
+    def _gave_back(
+        self, kwargs: dict[str, Any], target: Target, call_id: str, metadata: MutableMapping[str, Any]
+    ) -> bool:
+        """Restore a caller's list the filter hook trimmed; ``True`` when that trim already fits here."""
+        _, max_tokens = req.max_tokens_of(kwargs)
+        wanted = record_of(target.window, target.settings.policy, req.chat_messages(kwargs["messages"]), max_tokens)
+        lent = self._lending.give_back(call_id, kwargs["messages"], wanted)
+        if lent is None:
+            return False
+        # The filter hook trimmed these messages for this deployment's window; report it here.
+        hook = "async_filter_deployments"
+        publish(lent.report, metadata, hook=hook, model_group=target.group, litellm_call_id=call_id)
+        self._done.remember(call_id, lent.fitted_input, lent.output)
+        self._done.serve(call_id, lent.report)
+        return True
 
     def _router_in_use(self) -> Any:
         return self._router if self._router is not None else _proxy_router()

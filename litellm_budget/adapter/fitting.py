@@ -7,7 +7,7 @@ from typing import Any
 
 import structlog
 
-from litellm_budget.core.fit import Fitted, fit_request
+from litellm_budget.core.fit import Fitted, fit_request, passed_through
 from litellm_budget.core.report import unsent
 
 from .once import DoneFits, record_of
@@ -45,6 +45,19 @@ def fit_once(  # noqa: PLR0913 - keyword-only switches, one per hook that differ
     parts = shape.read(request)
     messages, max_tokens = parts.messages, parts.max_tokens
     call_id = str(request.get("litellm_call_id") or "")
+    if parts.unsupported is not None:
+        untouched = passed_through(
+            messages,
+            model=target.model,
+            settings=target.settings,
+            fmt=shape.format,
+            max_tokens=max_tokens,
+            reason=parts.unsupported,
+        )
+        if not silent and not done.served(call_id):
+            publish(untouched.report, metadata, hook=hook, model_group=target.group, litellm_call_id=call_id or None)
+            done.serve(call_id, untouched.report)  # what is sent: the request as it came
+        return None
     policy = target.settings.policy
     wanted = record_of(target.window, policy, messages, max_tokens)
     if done.already_fitted(call_id, wanted):

@@ -11,6 +11,7 @@ from litellm_budget.core.fit import Fitted
 from litellm_budget.core.formats import MessageFormat
 from litellm_budget.core.formats.anthropic import ANTHROPIC, join_system, split_system
 from litellm_budget.core.formats.chat import CHAT
+from litellm_budget.core.formats.responses import RESPONSES, as_items
 
 from . import request as req
 
@@ -20,11 +21,15 @@ MIN_THINKING_BUDGET = 1024
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Parts:
-    """What the core fits: the messages as one list, the tools schema, and the answer's length."""
+    """
+    What the core fits: the messages as one list, the tools schema, and the answer's length;
+    or why this request is forwarded untouched (``unsupported``).
+    """
 
     messages: list[Any]
     tools: Any
     max_tokens: Any
+    unsupported: str | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -70,7 +75,44 @@ def _lower_thinking_budget(request: MutableMapping[str, Any], max_tokens: int) -
         request["thinking"] = {**thinking, "budget_tokens": max(MIN_THINKING_BUDGET, max_tokens - 1)}
 
 
+#: Marks the ``instructions`` read in as the first item; it never reaches the provider as an item.
+INSTRUCTIONS_KEY = "litellm_budget_instructions"
+
+
+def _read_responses(request: Mapping[str, Any]) -> Parts:
+    """``input`` as items, ``instructions`` (counted, never dropped) as a developer item before them."""
+    value, tools, max_tokens = request.get("input"), request.get("tools"), request.get("max_output_tokens")
+    why = _why_not_fitted(request)
+    if why is not None or not isinstance(value, str | list):
+        return Parts([], tools, max_tokens, why or "input is neither a string nor a list of items")
+    items = as_items(value)
+    instructions = request.get("instructions")
+    if isinstance(instructions, str) and instructions:
+        items = [{"type": "message", "role": "developer", "content": instructions, INSTRUCTIONS_KEY: True}, *items]
+    return Parts(items, tools, max_tokens)
+
+
+def _why_not_fitted(request: Mapping[str, Any]) -> str | None:
+    """Requests whose history is out of reach, or whose client asked the provider to cut it."""
+    if request.get("previous_response_id"):
+        return "previous_response_id: the history is held by the provider, out of reach"
+    if request.get("truncation") == "auto":
+        return "truncation: auto: the client asked the provider to truncate"
+    if request.get("context_management"):
+        return "context_management: the client asked the provider to manage the context"
+    return None
+
+
+def _write_responses(request: MutableMapping[str, Any], fitted: Fitted) -> None:
+    if fitted.report.action != "trimmed" and fitted.max_tokens == request.get("max_output_tokens"):
+        return
+    request["input"] = [item for item in fitted.messages if not (is_mapping(item) and item.get(INSTRUCTIONS_KEY))]
+    if fitted.max_tokens is not None:
+        request["max_output_tokens"] = fitted.max_tokens
+
+
 CHAT_SHAPE = Shape(CHAT, _read_chat, req.apply)
+RESPONSES_SHAPE = Shape(RESPONSES, _read_responses, _write_responses, "litellm_metadata")
 ANTHROPIC_SHAPE = Shape(ANTHROPIC, _read_anthropic, _write_anthropic, "litellm_metadata")
 
 
@@ -81,4 +123,6 @@ def shape_for(call_type: object, request: Mapping[str, Any]) -> Shape | None:
         return CHAT_SHAPE
     if name == "anthropic_messages" and isinstance(request.get("messages"), list):
         return ANTHROPIC_SHAPE
+    if name in {"responses", "aresponses"} and "input" in request:
+        return RESPONSES_SHAPE
     return None

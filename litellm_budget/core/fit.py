@@ -192,6 +192,22 @@ def _fitted(ledger: Ledger, draft: Draft, max_tokens: int | None, started: float
     return Fitted(messages=out, max_tokens=sent, report=report)
 
 
+def passed_through(  # noqa: PLR0913 - the report's fields
+    messages: Any, *, model: str, settings: BudgetSettings, fmt: MessageFormat, max_tokens: Any, reason: str
+) -> Fitted:
+    """A request this plugin will not fit, forwarded untouched with a report saying why (``unsupported``)."""
+    return _untouched(
+        messages,
+        max_tokens,
+        time.perf_counter(),
+        model=model,
+        policy=settings.policy,
+        format=fmt.name,
+        action="unsupported",
+        reason=reason,
+    )
+
+
 def _untouched(messages: Any, max_tokens: Any, started: float, **fields: Any) -> Fitted:
     """Forward exactly what came in: a non-list stays the very same object."""
     count = len(messages) if isinstance(messages, list) else 0
