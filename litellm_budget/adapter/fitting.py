@@ -10,8 +10,8 @@ import structlog
 from litellm_budget.core.fit import Fitted, fit_request, passed_through
 from litellm_budget.core.report import unsent
 
-from .once import DoneFits, record_of
-from .publish import publish, record_in_metadata
+from .once import DoneFits, FitRecord, record_of
+from .publish import DEFERRED_KEY, publish, record_in_metadata
 from .shapes import CHAT_SHAPE, Shape
 from .targets import Target
 
@@ -89,7 +89,23 @@ def fit_once(  # noqa: PLR0913 - keyword-only switches, one per hook that differ
             record_in_metadata(metadata, report)  # a retry's fresh metadata still carries it
     else:
         publish(report, metadata, hook=hook, model_group=target.group, litellm_call_id=call_id or None)
-    if report.action not in {"rejected", "deferred"}:
-        done.remember(call_id, fitted_input, record_of(report.window, policy, fitted.messages, fitted.max_tokens))
-        done.serve(call_id, report)
+    _remember(done, call_id, fitted, fitted_input, metadata)
     return fitted
+
+
+def _remember(
+    done: DoneFits, call_id: str, fitted: Fitted, fitted_input: FitRecord, metadata: MutableMapping[str, Any] | None
+) -> None:
+    """What later hooks and attempts of this request must know: what was sent, or handed over."""
+    report = fitted.report
+    if report.action == "deferred":
+        done.serve_deferred(call_id, report)
+    elif report.action != "rejected":
+        done.remember(
+            call_id, fitted_input, record_of(report.window, report.policy, fitted.messages, fitted.max_tokens)
+        )
+        done.serve(call_id, report)
+        deferred = done.deferred(call_id)
+        if deferred is not None and metadata is not None:
+            # The attempt a fallback now serves: its payload tells both outcomes.
+            record_in_metadata(metadata, deferred, key=DEFERRED_KEY)

@@ -42,6 +42,7 @@ class DoneFits:
     def __init__(self, max_requests: int = 8192) -> None:
         self._records: BoundedLRU[tuple[tuple[FitRecord, FitRecord], ...]] = BoundedLRU(max_requests)
         self._served: BoundedDict[BudgetReport] = BoundedDict(max_requests)
+        self._deferred: BoundedDict[BudgetReport] = BoundedDict(max_requests)
 
     def already_fitted(self, call_id: str, wanted: FitRecord) -> bool:
         """These messages are the output of a fit of this request for a window no larger than wanted."""
@@ -67,6 +68,15 @@ class DoneFits:
     def served(self, call_id: str) -> BudgetReport | None:
         """The report of what was last sent for ``call_id``, for the response headers."""
         return self._served.get(call_id) if call_id else None
+
+    def serve_deferred(self, call_id: str, report: BudgetReport) -> None:
+        """This request was handed to a fallback: remember why, for the attempt that serves it."""
+        if call_id:
+            self._deferred.put(call_id, report)
+
+    def deferred(self, call_id: str) -> BudgetReport | None:
+        """The report of this request's hand-over to a fallback, if there was one."""
+        return self._deferred.get(call_id) if call_id else None
 
     def _of(self, call_id: str) -> tuple[tuple[FitRecord, FitRecord], ...]:
         return (self._records.get(call_id) or ()) if call_id else ()

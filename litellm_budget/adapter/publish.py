@@ -31,6 +31,8 @@ _LEVELS = {
     "unknown_window": "warning",
 }
 REPORT_KEY = "litellm_budget"
+#: Beside the served report: the report of an earlier attempt handed to a bigger fallback.
+DEFERRED_KEY = "litellm_budget_deferred"
 HEADER_PREFIX = "x-litellm-budget-"
 
 
@@ -44,18 +46,23 @@ def publish(report: BudgetReport, metadata: MutableMapping[str, Any] | None, **c
 
 
 def record_in_metadata(
-    metadata: MutableMapping[str, Any], report: BudgetReport, fields: dict[str, Any] | None = None
+    metadata: MutableMapping[str, Any],
+    report: BudgetReport,
+    fields: dict[str, Any] | None = None,
+    *,
+    key: str = REPORT_KEY,
 ) -> None:
     """
     Merge the report into ``spend_logs_metadata``: the one metadata key LiteLLM keeps in the
     StandardLoggingPayload, the spend logs and the Admin UI. Flat string copies of action
-    and policy serve as ``custom_prometheus_metadata_labels``.
+    and policy serve as ``custom_prometheus_metadata_labels`` (for the served report only).
     """
     existing = metadata.get("spend_logs_metadata")
     merged = dict(existing) if isinstance(existing, Mapping) else {}
-    merged[REPORT_KEY] = fields if fields is not None else report.as_dict()
-    merged[f"{REPORT_KEY}_action"] = report.action
-    merged[f"{REPORT_KEY}_policy"] = report.policy
+    merged[key] = fields if fields is not None else report.as_dict()
+    if key == REPORT_KEY:
+        merged[f"{REPORT_KEY}_action"] = report.action
+        merged[f"{REPORT_KEY}_policy"] = report.policy
     metadata["spend_logs_metadata"] = merged
 
 
