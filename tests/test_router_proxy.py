@@ -49,10 +49,20 @@ def fixture_proxy(upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFacto
             ),
             _deployment(upstream, "mixed", "openai/acme-mixed-small", SMALL),
             _deployment(upstream, "mixed", "openai/acme-mixed-big", BIG),
+            {
+                # A window only the plugin knows: LiteLLM's own check cannot refuse it first.
+                "model_name": "unmapped-small",
+                "litellm_params": {"model": "openai/acme-unmapped", "api_base": upstream.base_url, "api_key": "k"},
+                "model_info": {"litellm_budget": {"default_window": SMALL}},
+            },
         ],
         "litellm_settings": {
             "callbacks": ["litellm_budget.handler", "proxy_spy.spy"],
-            "context_window_fallbacks": [{"small-model": ["big-model"]}, {"cheap-model": ["big-model"]}],
+            "context_window_fallbacks": [
+                {"small-model": ["big-model"]},
+                {"cheap-model": ["big-model"]},
+                {"unmapped-small": ["big-model"]},
+            ],
         },
         "router_settings": {"enable_pre_call_checks": True},
     }
@@ -101,6 +111,22 @@ def test_a_bigger_fallback_comes_before_trimming(proxy: ProxyProcess, upstream: 
     assert [e["model_group"] for e in events if e["outcome"] == "failure"] == ["small-model"]
     report = success["metadata"]["spend_logs_metadata"]["litellm_budget"]
     assert (success["model_group"], report["action"], report["window"]) == ("big-model", "passthrough", BIG)
+
+
+def test_the_plugins_own_hand_over_is_in_the_served_payload(proxy: ProxyProcess, upstream: FakeUpstream) -> None:
+    """When the plugin hands a request to the bigger fallback, the served payload tells both outcomes."""
+    history = _history()
+    upstream.clear()
+
+    status, headers, _ = post_chat(proxy, {"model": "unmapped-small", "messages": history})
+    events = _spy_events(proxy, headers["x-litellm-call-id"], {"success"})
+
+    assert status == 200
+    assert [request["model"] for request in upstream.requests] == ["acme-big"]
+    spend = next(e for e in events if e["outcome"] == "success")["metadata"]["spend_logs_metadata"]
+    assert (spend["litellm_budget"]["action"], spend["litellm_budget"]["window"]) == ("passthrough", BIG)
+    deferred = spend["litellm_budget_deferred"]
+    assert (deferred["action"], deferred["window"], deferred["model"]) == ("deferred", SMALL, "openai/acme-unmapped")
 
 
 def test_an_operator_can_prefer_trimming_on_the_cheap_model(proxy: ProxyProcess, upstream: FakeUpstream) -> None:
