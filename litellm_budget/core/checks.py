@@ -50,3 +50,19 @@ def candidate_names(model: str) -> Iterator[str]:
 def bare_model(model: str) -> str:
     """``model`` without any provider prefix, lower-cased: ``openai/GPT-4o`` is ``gpt-4o``."""
     return model.rsplit("/", 1)[-1].lower()
+
+
+def request_problem(entries: object, tools: object, max_tokens: object, *, name: str = "messages") -> str | None:
+    """
+    What is wrong with a request's frame, whatever its format: ``entries`` (messages or items)
+    not a list, ``tools`` not a list of objects, ``max_tokens`` not an int >= 0; else ``None``.
+    """
+    if not isinstance(entries, list):
+        return f"{name} is {type(entries).__name__}, not a list"
+    if tools is not None and not (isinstance(tools, list) and all(map(is_mapping, tools))):
+        return "tools is not a list of objects"
+    if max_tokens is not None and not is_int(max_tokens):
+        return f"max_tokens is {type(max_tokens).__name__}, not an int"
+    if is_int(max_tokens) and max_tokens < 0:
+        return "max_tokens is negative"
+    return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
-from litellm_budget.core.checks import is_int, is_mapping
+from litellm_budget.core.checks import is_mapping, request_problem
 
 from .anthropic import CALL_TYPES, RESULT_TYPE
 
@@ -24,14 +24,9 @@ def unsupported_reason(messages: object, tools: object, max_tokens: object) -> s
     Anything else is forwarded untouched, so the provider gives its own error, and the report
     says why.
     """
-    if not isinstance(messages, list):
-        return f"messages is {type(messages).__name__}, not a list"
-    if tools is not None and not _is_list_of_mappings(tools):
-        return "tools is not a list of objects"
-    if max_tokens is not None and not is_int(max_tokens):
-        return f"max_tokens is {type(max_tokens).__name__}, not an int"
-    if is_int(max_tokens) and max_tokens < 0:
-        return "max_tokens is negative"
+    problem = request_problem(messages, tools, max_tokens)
+    if problem is not None or not isinstance(messages, list):
+        return problem
     for index, message in enumerate(messages):
         reason = _message_problem(message, first=index == 0)
         if reason is not None:
@@ -109,10 +104,6 @@ def _pairing_problem(messages: Sequence[Mapping[str, Any]]) -> str | None:
 def _ids(message: Mapping[str, Any], kind: str, key: str = "tool_use_id") -> list[str]:
     content = message["content"]
     return [block[key] for block in content if block["type"] == kind] if isinstance(content, list) else []
-
-
-def _is_list_of_mappings(value: object) -> bool:
-    return isinstance(value, list) and all(is_mapping(item) for item in value)
 
 
 def _is_block_list(content: object) -> TypeGuard[list[Mapping[str, Any]]]:

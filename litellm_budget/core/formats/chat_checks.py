@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from litellm_budget.core.checks import is_int, is_mapping
+from litellm_budget.core.checks import is_mapping, request_problem
 
 from .chat import ANSWER_ROLES, SYSTEM_ROLES
 
@@ -20,14 +20,9 @@ def unsupported_reason(messages: object, tools: object, max_tokens: object) -> s
     that each answer a call of the assistant message right before them. Anything else is
     forwarded untouched, so the provider gives its own error, and the report says why.
     """
-    if not isinstance(messages, list):
-        return f"messages is {type(messages).__name__}, not a list"
-    if tools is not None and not _is_list_of_mappings(tools):
-        return "tools is not a list of objects"
-    if max_tokens is not None and not is_int(max_tokens):
-        return f"max_tokens is {type(max_tokens).__name__}, not an int"
-    if is_int(max_tokens) and max_tokens < 0:
-        return "max_tokens is negative"
+    problem = request_problem(messages, tools, max_tokens)
+    if problem is not None or not isinstance(messages, list):
+        return problem
     for index, message in enumerate(messages):
         reason = _message_problem(message)
         if reason is not None:
@@ -78,10 +73,6 @@ def _pairing_problem(messages: Sequence[Mapping[str, Any]]) -> str | None:
     if open_calls:
         return "the last assistant tool call was not answered"
     return None
-
-
-def _is_list_of_mappings(value: object) -> bool:
-    return isinstance(value, list) and all(is_mapping(item) for item in value)
 
 
 def _is_content_list(content: object) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from litellm_budget.core.checks import is_int, is_mapping
+from litellm_budget.core.checks import is_mapping, request_problem
 
 from .responses import CALL_TYPES, ITEM_TYPES, MESSAGE_ROLES, OUTPUT_TYPES, item_type
 
@@ -20,14 +20,9 @@ def unsupported_reason(items: object, tools: object, max_tokens: object) -> str 
     open). Anything else is forwarded untouched, so the provider gives its own error, and the
     report says why. A string ``input`` is read with ``as_items`` first.
     """
-    if not isinstance(items, list):
-        return f"input is {type(items).__name__}, not a list"
-    if tools is not None and not (isinstance(tools, list) and all(map(is_mapping, tools))):
-        return "tools is not a list of objects"
-    if max_tokens is not None and not is_int(max_tokens):
-        return f"max_tokens is {type(max_tokens).__name__}, not an int"
-    if is_int(max_tokens) and max_tokens < 0:
-        return "max_tokens is negative"
+    problem = request_problem(items, tools, max_tokens, name="input")
+    if problem is not None or not isinstance(items, list):
+        return problem
     for index, item in enumerate(items):
         reason = _item_problem(item)
         if reason is not None:
