@@ -30,7 +30,8 @@ _T = TypeVar("_T")
 @final
 class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped to mypy here
     """
-    Keeps every chat request inside its model's window; register an instance as a callback.
+    Keeps every request inside its model's window (chat completions, Anthropic Messages, OpenAI
+    Responses); register an instance as a callback.
 
     Keyword arguments are ``BudgetSettings`` knobs. They override the proxy's
     ``callback_settings: {litellm_budget: {...}}``, which override the defaults. ``router``
