@@ -14,6 +14,8 @@ import pytest
 
 from litellm_budget.core.formats.anthropic import ANTHROPIC, from_chat, join_system
 from litellm_budget.core.formats.anthropic_checks import unsupported_reason
+from litellm_budget.core.formats.responses import RESPONSES
+from litellm_budget.core.formats.responses_checks import unsupported_reason as responses_unsupported
 from litellm_budget.core.tokens import counter_for
 from tests.builders import agent_session
 from tests.support.fake_upstream import FakeUpstream
@@ -49,7 +51,13 @@ def fixture_proxy(upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFacto
                     "api_key": "k",
                 },
                 "model_info": {"max_input_tokens": WINDOW},
-            }
+            },
+            {
+                # /v1/messages to an OpenAI model: LiteLLM bridges it to the Responses API.
+                "model_name": "gpt-bridge",
+                "litellm_params": {"model": "openai/gpt-4o", "api_base": upstream.base_url, "api_key": "k"},
+                "model_info": {"max_input_tokens": WINDOW},
+            },
         ],
         "litellm_settings": {"callbacks": ["litellm_budget.handler", "proxy_spy.spy"]},
     }
@@ -139,3 +147,21 @@ def test_a_request_that_fits_is_forwarded_as_sent(client: anthropic.Anthropic, u
 
     assert raw.headers["x-litellm-budget-action"] == "passthrough"
     assert upstream.requests[-1]["messages"] == messages
+
+
+def test_messages_bridged_to_an_openai_deployment_fit(client: anthropic.Anthropic, upstream: FakeUpstream) -> None:
+    """LiteLLM turns /v1/messages into a Responses call: what the provider gets fits and every output pairs."""
+    upstream.clear()
+
+    raw = client.messages.with_raw_response.create(
+        model="gpt-bridge",
+        max_tokens=1024,
+        system=SYSTEM,
+        messages=_conversation(),  # type: ignore[arg-type]
+    )
+    sent = upstream.requests[-1]
+    items = sent["input"]
+
+    assert raw.headers["x-litellm-budget-action"] == "trimmed"
+    assert responses_unsupported(items, None, None) is None
+    assert sum(RESPONSES.count_message(counter_for("gpt-4o"), item) for item in items) < WINDOW
