@@ -219,6 +219,29 @@ class TestReplay:
         assert "== auto at 4000" in out
         assert out.count("trimmed") >= 3
 
+    @pytest.mark.parametrize("fmt", ["anthropic", "responses"])
+    def test_sessions_replay_in_other_formats(
+        self, session_dir: Path, capsys: pytest.CaptureFixture[str], fmt: str
+    ) -> None:
+        """--format replays the chat sessions converted to another API: fitted, valid, same request count."""
+        argv = ["replay", str(session_dir), "--model", "gpt-4o", "--window", "4000", "--no-progress", "--json"]
+
+        assert main([*argv, "--format", fmt]) == 0
+        other = json.loads(capsys.readouterr().out)["results"][0]
+        assert main(argv) == 0
+        chat = json.loads(capsys.readouterr().out)["results"][0]
+
+        assert other["requests"] == chat["requests"]
+        assert other["overflow"] == other["invalid_pairs"] == 0
+        assert other["fitted"] == other["requests"]
+
+    def test_baselines_refuse_other_formats(self, session_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """The chat baselines cannot read another API's messages: a clear error before replaying."""
+        argv = ["replay", str(session_dir), "--model", "gpt-4o", "--window", "4000", "--format", "anthropic"]
+
+        assert main([*argv, "--baseline", "sliding"]) == 2
+        assert "takes chat messages only" in capsys.readouterr().err
+
     def test_trim_messages_baseline_is_measured_honestly(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:

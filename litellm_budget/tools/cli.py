@@ -12,6 +12,7 @@ from importlib import resources
 from pathlib import Path
 
 from litellm_budget.core.policies import POLICIES
+from litellm_budget.tools.convert import FORMATS
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -50,6 +51,12 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("paths", nargs="+", type=Path, help="session files, or folders of them")
     replay.add_argument("--model", required=True, help="the model whose tokenizer and prices apply")
     replay.add_argument("--window", required=True, type=_int_list, help="windows, comma-separated: 8000,16000")
+    replay.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="chat",
+        help="replay the sessions as chat completions, Anthropic Messages or Responses input items",
+    )
     replay.add_argument("--policy", type=_name_list, default=["auto"], help=f"policies: {','.join(POLICIES)}")
     replay.add_argument("--baseline", type=_name_list, default=[], help="baselines: trim_messages,sliding")
     replay.add_argument(

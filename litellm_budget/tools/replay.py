@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from litellm_budget.core.checks import bare_model
 from litellm_budget.core.fit import fit_request
-from litellm_budget.core.formats.chat_checks import unsupported_reason
+from litellm_budget.core.formats import MessageFormat
+from litellm_budget.core.formats.chat import CHAT
 from litellm_budget.core.policies import POLICIES
 from litellm_budget.core.settings import BudgetSettings
 from litellm_budget.core.tokens import counter_for
@@ -115,29 +117,42 @@ class Totals:
         }
 
 
-def strategy_for(name: str, model: str, window: int, settings: BudgetSettings | None = None) -> Strategy:
-    """A policy of ours (``auto``, ``plan``, ``elide``) or a baseline (``trim_messages``, ``sliding``)."""
+def strategy_for(
+    name: str, model: str, window: int, settings: BudgetSettings | None = None, fmt: MessageFormat = CHAT
+) -> Strategy:
+    """A policy of ours (``auto``, ``plan``, ``elide``) or a baseline (``trim_messages``, ``sliding``; chat only)."""
     if name in POLICIES:
         options = (settings or BudgetSettings()).updated({"policy": name})
 
         def policy(messages: list[Message]) -> Outcome:
-            report = (fitted := fit_request(messages, model=model, window=window, settings=options)).report
+            fitted = fit_request(messages, model=model, window=window, settings=options, fmt=fmt)
+            report = fitted.report
             sent = None if report.action == "rejected" else fitted.messages
             return Outcome(sent, report.action, report.elided, report.dropped_messages)
 
         return policy
     if name in BASELINES:
+        if fmt is not CHAT:
+            msg = f"the baseline {name!r} takes chat messages only; replay it with --format chat"
+            raise ValueError(msg)
         baseline = BASELINES[name](model, window)
         return lambda messages: _baseline_outcome(messages, baseline(messages))
     msg = f"unknown policy or baseline {name!r}; choose from {sorted([*POLICIES, *BASELINES])}"
     raise ValueError(msg)
 
 
-def replay_session(
-    name: str, requests: Iterable[list[Message]], strategy: Strategy, *, model: str, window: int
+def replay_session(  # noqa: PLR0913 - one keyword per thing a replay measures against
+    name: str,
+    requests: Iterable[list[Message]],
+    strategy: Strategy,
+    *,
+    model: str,
+    window: int,
+    fmt: MessageFormat = CHAT,
 ) -> list[Row]:
     """Run ``strategy`` on each request in order, measuring the prefix shared with the last one sent."""
     counter = counter_for(model)
+    count = functools.partial(fmt.count_message, counter)
     rows: list[Row] = []
     previous: list[Message] = []
     seen = 0
@@ -146,9 +161,9 @@ def replay_session(
         outcome = strategy(request)
         ms = (time.perf_counter() - started) * 1000
         sent = outcome.messages or []
-        sizes = [counter.count_message(m) for m in sent]
+        sizes = [count(m) for m in sent]
         after = sum(sizes) + counter.count_tools(None) if outcome.messages is not None else 0
-        before = sum(map(counter.count_message, request)) + counter.count_tools(None)
+        before = sum(map(count, request)) + counter.count_tools(None)
         rows.append(
             Row(
                 session=name,
@@ -161,8 +176,8 @@ def replay_session(
                 dropped=outcome.dropped,
                 shared=_shared_prefix(previous, sent, sizes),
                 new=before - seen,
-                overflow=outcome.messages is not None and _overflows(sent, after, model, window),
-                invalid=outcome.messages is not None and unsupported_reason(sent, None, None) is not None,
+                overflow=outcome.messages is not None and _overflows(sent, after, model, window, fmt),
+                invalid=outcome.messages is not None and fmt.unsupported_reason(sent, None, None) is not None,
                 ms=ms,
             )
         )
@@ -182,8 +197,11 @@ def _shared_prefix(previous: Sequence[Message], current: Sequence[Message], size
     return shared
 
 
-def _overflows(messages: list[Message], counted: int, model: str, window: int) -> bool:
-    """Judged by ``litellm.token_counter``, asked only when our own count comes close."""
+def _overflows(messages: list[Message], counted: int, model: str, window: int, fmt: MessageFormat) -> bool:
+    """Judged by ``litellm.token_counter``, asked only when our own count comes close (other
+    formats than chat, which it cannot read, by our own count)."""
+    if fmt is not CHAT:
+        return counted > window
     if counted < window * _SURE_FIT:
         return False
     import litellm

@@ -8,9 +8,11 @@ from collections import Counter
 from typing import Any
 
 from litellm_budget.core.checks import is_number
+from litellm_budget.core.formats import format_named
 from litellm_budget.core.window import model_map_value
 
 from . import table
+from .convert import converted
 from .plot import require_matplotlib
 from .progress import Progress
 from .replay import Row, Totals, format_rows, replay_session, strategy_for
@@ -41,10 +43,11 @@ def run_replay(args: argparse.Namespace) -> int:
         msg = "no session files found"
         raise ValueError(msg)
     names = [*args.policy, *args.baseline]
+    fmt = format_named(args.format)
     for name in names:
-        strategy_for(name, args.model, 1000)  # unknown names fail before the long run
+        strategy_for(name, args.model, 1000, fmt=fmt)  # unknown names fail before the long run
     price = _price(args.model, args.price_per_mtok)
-    requests = {c.name: list(requests_of(c.messages)) for c in conversations}
+    requests = {c.name: [converted(r, args.format) for r in requests_of(c.messages)] for c in conversations}
     progress = Progress(
         sum(map(len, requests.values())) * len(names) * len(args.window),
         enabled=None if not args.no_progress else False,
@@ -55,9 +58,11 @@ def run_replay(args: argparse.Namespace) -> int:
         for name in names:
             totals = Totals()
             rows: list[Row] = []
-            strategy = strategy_for(name, args.model, window)
+            strategy = strategy_for(name, args.model, window, fmt=fmt)
             for session, session_requests in requests.items():
-                session_rows = replay_session(session, session_requests, strategy, model=args.model, window=window)
+                session_rows = replay_session(
+                    session, session_requests, strategy, model=args.model, window=window, fmt=fmt
+                )
                 totals.add_session(session_rows, window)
                 for _ in session_rows:
                     progress.step(f"{window} {name} {session}")
