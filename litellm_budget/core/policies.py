@@ -38,8 +38,10 @@ def fit_auto(ledger: Ledger) -> Draft:
     Elision keeps the most context, so units are dropped only when eliding every bulky
     output could not bring the request under the watermark. How many go is decided on that
     settled size, where each message counts the same wherever it stands, so it only grows
-    with the conversation: the dropped set only grows too, and holds still for a quantum
-    of growth. Under more pressure, outputs inside the protected tail are elided before
+    with the conversation: the dropped set grows too, and holds still for a quantum of
+    growth. (A final step too heavy to fit beside the rest makes the loop below drop one more
+    block, which the next request, where that step may be elided, gives back: stateless, this
+    cannot be known one turn ahead.) Under more pressure, outputs inside the protected tail are elided before
     anything else is dropped, because a change near the end keeps the cached prefix and a
     change at the front does not. Cutting is the last resort.
     """
