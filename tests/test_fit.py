@@ -182,3 +182,39 @@ class TestMalformed:
 
         assert fitted.report.action == "passthrough"
         assert fitted.report.tokens_before > 0
+
+
+class TestFormats:
+    def test_anthropic_messages_fit_with_their_system_apart(self) -> None:
+        """fit(format="anthropic") counts the system, never returns it, and the messages stay valid."""
+        from litellm_budget.core.formats.anthropic import from_chat, join_system
+        from litellm_budget.core.formats.anthropic_checks import unsupported_reason as anthropic_reason
+
+        system, messages = from_chat(agent_session(30, 700))
+
+        fitted = fit(messages, model="claude-sonnet-4-5", window=8000, format="anthropic", system=system)
+
+        assert fitted.report.format == "anthropic"
+        assert fitted.report.action == "trimmed"
+        assert all(message["role"] in {"user", "assistant"} for message in fitted.messages)
+        assert anthropic_reason(join_system(system, fitted.messages), None, None) is None
+
+    def test_responses_input_fits_with_its_instructions_apart(self) -> None:
+        """fit(format="responses") takes input items or a string, and instructions as system."""
+        from litellm_budget.core.formats.responses import from_chat
+        from litellm_budget.core.formats.responses_checks import unsupported_reason as responses_reason
+
+        items = from_chat(agent_session(30, 700)[1:])
+
+        fitted = fit(items, model="gpt-4o", window=8000, format="responses", system="Be brief.")
+        short = fit("Hello?", model="gpt-4o", window=8000, format="responses", system="Be brief.")
+
+        assert (fitted.report.format, fitted.report.action) == ("responses", "trimmed")
+        assert responses_reason(fitted.messages, None, None) is None
+        assert "Be brief." not in [item.get("content") for item in fitted.messages]
+        assert short.messages == [{"type": "message", "role": "user", "content": "Hello?"}]
+
+    def test_chat_takes_its_system_prompt_in_messages(self) -> None:
+        """A system= for chat is a mistake named at once."""
+        with pytest.raises(ValueError, match="chat"):
+            fit([user("hi")], model="gpt-4o", system="Be brief.")

@@ -11,7 +11,7 @@ from litellm_budget.core.fit import Fitted
 from litellm_budget.core.formats import MessageFormat
 from litellm_budget.core.formats.anthropic import ANTHROPIC, join_system, split_system
 from litellm_budget.core.formats.chat import CHAT
-from litellm_budget.core.formats.responses import RESPONSES, as_items
+from litellm_budget.core.formats.responses import RESPONSES, as_items, join_instructions, split_instructions
 
 from . import request as req
 
@@ -75,21 +75,13 @@ def _lower_thinking_budget(request: MutableMapping[str, Any], max_tokens: int) -
         request["thinking"] = {**thinking, "budget_tokens": max(MIN_THINKING_BUDGET, max_tokens - 1)}
 
 
-#: Marks the ``instructions`` read in as the first item; it never reaches the provider as an item.
-INSTRUCTIONS_KEY = "litellm_budget_instructions"
-
-
 def _read_responses(request: Mapping[str, Any]) -> Parts:
     """``input`` as items, ``instructions`` (counted, never dropped) as a developer item before them."""
     value, tools, max_tokens = request.get("input"), request.get("tools"), request.get("max_output_tokens")
     why = _why_not_fitted(request)
     if why is not None or not isinstance(value, str | list):
         return Parts([], tools, max_tokens, why or "input is neither a string nor a list of items")
-    items = as_items(value)
-    instructions = request.get("instructions")
-    if isinstance(instructions, str) and instructions:
-        items = [{"type": "message", "role": "developer", "content": instructions, INSTRUCTIONS_KEY: True}, *items]
-    return Parts(items, tools, max_tokens)
+    return Parts(join_instructions(request.get("instructions"), as_items(value)), tools, max_tokens)
 
 
 def _why_not_fitted(request: Mapping[str, Any]) -> str | None:
@@ -106,7 +98,7 @@ def _why_not_fitted(request: Mapping[str, Any]) -> str | None:
 def _write_responses(request: MutableMapping[str, Any], fitted: Fitted) -> None:
     if fitted.report.action != "trimmed" and fitted.max_tokens == request.get("max_output_tokens"):
         return
-    request["input"] = [item for item in fitted.messages if not (is_mapping(item) and item.get(INSTRUCTIONS_KEY))]
+    request["input"] = split_instructions(fitted.messages)
     if fitted.max_tokens is not None:
         request["max_output_tokens"] = fitted.max_tokens
 

@@ -11,7 +11,7 @@ from litellm_budget.typing import Action, Message, Tools
 
 from .checks import positive_int
 from .errors import context_window_exceeded
-from .formats import MessageFormat
+from .formats import MessageFormat, format_named, joined
 from .formats.chat import CHAT
 from .ledger import Draft, Ledger
 from .limits import limits_for, max_tokens_to_send
@@ -41,19 +41,25 @@ class Fitted:
 
 
 def fit(  # noqa: PLR0913 - the public signature is fixed
-    messages: Sequence[Message],
+    messages: Sequence[Message] | str,
     *,
     model: str,
     window: int | None = None,
     tools: Tools | None = None,
     max_tokens: int | None = None,
     settings: BudgetSettings | None = None,
+    format: str = "chat",
+    system: object = None,
 ) -> Fitted:
     """
-    Fit a chat request into ``model``'s context window.
+    Fit a request into ``model``'s context window.
 
     Args:
-        messages: OpenAI-format messages; never mutated.
+        messages: The request's messages in ``format``; never mutated: OpenAI chat messages,
+            Anthropic Messages' ``messages``, or Responses ``input`` items (or its string).
+        format: ``chat``, ``anthropic`` or ``responses``.
+        system: Anthropic's top-level ``system``, or Responses' ``instructions``: counted,
+            never changed, and not part of the returned messages. Chat keeps it in ``messages``.
         model: The model as LiteLLM names it (``openai/gpt-4o`` and ``gpt-4o`` both work).
         window: The context window in tokens; default: ``max_input_tokens`` from
             LiteLLM's model map, then ``settings.default_window``.
@@ -72,12 +78,19 @@ def fit(  # noqa: PLR0913 - the public signature is fixed
             in ``provider_specific_fields["litellm_budget"]``.
         ValueError: When ``window`` is not a positive int.
     """
+    listed, unjoin = joined(format, system, messages)
     fitted = fit_request(
-        messages, model=model, window=window, tools=tools, max_tokens=max_tokens, settings=settings or DEFAULT_SETTINGS
+        listed,
+        model=model,
+        window=window,
+        tools=tools,
+        max_tokens=max_tokens,
+        settings=settings or DEFAULT_SETTINGS,
+        fmt=format_named(format),
     )
     if fitted.report.action == "rejected":
         raise context_window_exceeded(fitted.report)
-    return fitted
+    return dataclasses.replace(fitted, messages=unjoin(fitted.messages))
 
 
 def fit_request(  # noqa: PLR0913 - one keyword per thing a request has

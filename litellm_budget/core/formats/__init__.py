@@ -17,6 +17,33 @@ if TYPE_CHECKING:
 #: The kinds of message the policies tell apart, whatever a format calls them.
 SYSTEM, USER, ASSISTANT, TOOL = "system", "user", "assistant", "tool"
 
+#: Takes the system part back out of a fitted list (see ``joined``).
+Unjoin = Callable[[list[Message]], list[Message]]
+
+
+def joined(name: str, system: object, messages: Sequence[Message] | str) -> tuple[list[Message], Unjoin]:
+    """
+    The list the core fits in format ``name``, with the request's system part (Anthropic's
+    ``system``, Responses' ``instructions``) as its first entry, and the function that takes
+    it out of a fitted list again. Chat takes its system prompt as messages.
+    """
+    from . import anthropic, responses
+
+    if name == "anthropic" and not isinstance(messages, str):
+        return anthropic.join_system(system, messages), lambda out: anthropic.split_system(out)[1]
+    if name == "responses":
+        items = responses.as_items(messages) if isinstance(messages, str) else messages
+        return responses.join_instructions(system, items), responses.split_instructions
+    if name == "chat" and system is None and not isinstance(messages, str):
+        # Not a list at all: handed on as it is, for the checks to name what it is.
+        return (list(messages) if isinstance(messages, list) else messages), _same  # type: ignore[return-value]
+    msg = f"format {name!r} takes {'no system= (put it in messages)' if name == 'chat' else 'a list of messages'}"
+    raise ValueError(msg)
+
+
+def _same(messages: list[Message]) -> list[Message]:
+    return messages
+
 
 def format_named(name: str) -> MessageFormat:
     """The format called ``name``: ``chat``, ``anthropic`` or ``responses``."""

@@ -220,3 +220,19 @@ def _text_key(item: Message) -> str | None:
 
 def _as_json(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str, ensure_ascii=False)
+
+
+#: Marks the ``instructions`` joined in as the first item; it never reaches the provider as an item.
+INSTRUCTIONS_KEY = "litellm_budget_instructions"
+
+
+def join_instructions(instructions: object, items: Sequence[Message]) -> list[Message]:
+    """The list the policies fit: ``instructions`` (counted, never dropped) as a developer item first."""
+    if not isinstance(instructions, str) or not instructions:
+        return list(items)
+    return [{"type": "message", "role": "developer", "content": instructions, INSTRUCTIONS_KEY: True}, *items]
+
+
+def split_instructions(items: Sequence[Message]) -> list[Message]:
+    """Undo ``join_instructions``: the input items without the instructions item."""
+    return [item for item in items if not item.get(INSTRUCTIONS_KEY)]
