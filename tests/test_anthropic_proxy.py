@@ -165,3 +165,50 @@ def test_messages_bridged_to_an_openai_deployment_fit(client: anthropic.Anthropi
     assert raw.headers["x-litellm-budget-action"] == "trimmed"
     assert responses_unsupported(items, None, None) is None
     assert sum(RESPONSES.count_message(counter_for("gpt-4o"), item) for item in items) < WINDOW
+
+
+def test_claudes_own_counting_is_learned_from_its_usage(tmp_path: Path) -> None:
+    """Usage reported on /v1/messages calibrates later fits of that model, as on chat."""
+    shutil.copy(HERE / "proxy_spy.py", tmp_path / "proxy_spy.py")
+    with FakeUpstream(usage_ratio=2.0) as inflated:
+        config = {
+            "model_list": [
+                {
+                    "model_name": "claude",
+                    "litellm_params": {"model": CLAUDE, "api_base": inflated.root_url, "api_key": "k"},
+                    "model_info": {"max_input_tokens": WINDOW},
+                }
+            ],
+            "litellm_settings": {"callbacks": ["litellm_budget.handler", "proxy_spy.spy"]},
+        }
+        spy = tmp_path / "spy.jsonl"
+        with (
+            start_proxy(config, tmp_path=tmp_path, env={"SPY_LOG": str(spy)}) as proxy,
+            anthropic.Anthropic(
+                base_url=proxy.base_url,
+                api_key=proxy.master_key,
+                max_retries=0,
+                http_client=anthropic.DefaultHttpxClient(trust_env=False),
+            ) as client,
+        ):
+            for number in range(8):
+                client.messages.create(
+                    model="claude", max_tokens=64, messages=[{"role": "user", "content": f"{number} " + "word " * 1500}]
+                )
+                _wait_for_lines(spy, number + 1)
+
+    reports = [
+        json.loads(line)["metadata"]["spend_logs_metadata"]["litellm_budget"] for line in spy.read_text().splitlines()
+    ]
+    assert reports[0]["token_ratio"] == 1.0
+    assert reports[-1]["format"] == "anthropic"
+    assert reports[-1]["token_ratio"] > 1.5
+
+
+def _wait_for_lines(path: Path, count: int, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and len(path.read_text().splitlines()) >= count:
+            return
+        time.sleep(0.1)
+    pytest.fail(f"only {count - 1} logging events in {path}")

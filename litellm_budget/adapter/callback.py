@@ -21,7 +21,7 @@ from .fitting import fit_once
 from .lending import Lending, Lent
 from .once import DoneFits, record_of
 from .publish import headers_for, log_failure_event, publish, record_for_failure, report_in
-from .shapes import CHAT_SHAPE, Shape, shape_for
+from .shapes import CHAT_SHAPE, Shape, format_of_call, shape_for
 from .targets import Target, deployment_target, group_target, with_request_overrides
 
 _T = TypeVar("_T")
@@ -209,12 +209,15 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
             await guarded_async("async_pre_call_hook", refresh)
 
     async def _learn_ratio(self, kwargs: dict[str, Any], response: Any, settings: BudgetSettings) -> None:
-        """Only a chat response whose request this plugin counted says how the provider counts."""
+        """Only a response whose request this plugin counted, in its own format, says how the provider counts."""
         payload = kwargs.get("standard_logging_object") or {}
-        if not req.is_chat(payload.get("call_type") or kwargs.get("call_type")):
-            return
+        counted_as = format_of_call(payload.get("call_type") or kwargs.get("call_type"))
         report = report_in(payload.get("metadata")) or report_in((kwargs.get("litellm_params") or {}).get("metadata"))
-        if report is not None and report.get("action") in {"passthrough", "trimmed"}:
+        if (
+            report is not None
+            and report.get("format", "chat") == counted_as
+            and report.get("action") in {"passthrough", "trimmed"}
+        ):
             reported = reported_prompt_tokens(kwargs, response)
             await self._calibration.learn(report, reported, settings, self._shared_cache)
 

@@ -110,11 +110,21 @@ ANTHROPIC_SHAPE = Shape(ANTHROPIC, _read_anthropic, _write_anthropic, "litellm_m
 
 def shape_for(call_type: object, request: Mapping[str, Any]) -> Shape | None:
     """The shape of a call type this plugin fits; ``None`` for every other (passed through untouched)."""
-    name = getattr(call_type, "value", call_type)
-    if req.is_chat(name) and isinstance(request.get("messages"), list):
+    found = format_of_call(call_type)
+    if found == CHAT.name and isinstance(request.get("messages"), list):
         return CHAT_SHAPE
-    if name == "anthropic_messages" and isinstance(request.get("messages"), list):
+    if found == ANTHROPIC.name and isinstance(request.get("messages"), list):
         return ANTHROPIC_SHAPE
-    if name in {"responses", "aresponses"} and "input" in request:
+    if found == RESPONSES.name and "input" in request:
         return RESPONSES_SHAPE
     return None
+
+
+def format_of_call(call_type: object) -> str | None:
+    """The message format a call type's request is in, for the ones this plugin fits."""
+    name = getattr(call_type, "value", call_type)
+    if req.is_chat(name):
+        return CHAT.name
+    return {"anthropic_messages": ANTHROPIC.name, "responses": RESPONSES.name, "aresponses": RESPONSES.name}.get(
+        str(name)
+    )
