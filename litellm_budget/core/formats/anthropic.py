@@ -97,7 +97,7 @@ class AnthropicFormat:
     def finish(self, messages: list[Message]) -> list[Message]:
         """
         Merge neighbours of one role (a notice next to a user message), so roles alternate again.
-        Neighbours the client sent are merged too, as the API would combine them anyway.
+        Runs only when a policy changed the request: one the client sent whole stays as it was.
         """
         return merge_same_roles(messages)
 
