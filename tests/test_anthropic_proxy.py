@@ -12,6 +12,7 @@ from typing import Any
 import anthropic
 import pytest
 
+from litellm_budget.core.context_edits import CLEARED_RESULT
 from litellm_budget.core.formats.anthropic import ANTHROPIC, from_chat, join_system
 from litellm_budget.core.formats.anthropic_checks import unsupported_reason
 from litellm_budget.core.formats.responses import RESPONSES
@@ -212,3 +213,54 @@ def _wait_for_lines(path: Path, count: int, timeout: float = 20.0) -> None:
             return
         time.sleep(0.1)
     pytest.fail(f"only {count - 1} logging events in {path}")
+
+
+def test_a_clients_context_management_is_applied_for_an_openai_upstream(
+    client: anthropic.Anthropic, upstream: FakeUpstream
+) -> None:
+    """clear_tool_uses asked on /v1/messages to a non-Anthropic model is applied here and reported in the response."""
+    edits = {
+        "edits": [
+            {
+                "type": "clear_tool_uses_20250919",
+                "trigger": {"type": "tool_uses", "value": 2},
+                "keep": {"type": "tool_uses", "value": 1},
+            }
+        ]
+    }
+    _, messages = from_chat(agent_session(4, 100))
+    upstream.clear()
+
+    raw = client.messages.with_raw_response.create(
+        model="gpt-bridge",
+        max_tokens=256,
+        messages=messages,  # type: ignore[arg-type]
+        extra_body={"context_management": edits},
+    )
+    body = raw.http_response.json()
+    outputs = [item["output"] for item in upstream.requests[-1]["input"] if item.get("type") == "function_call_output"]
+
+    assert body["context_management"]["applied_edits"][0]["type"] == "clear_tool_uses_20250919"
+    assert body["context_management"]["applied_edits"][0]["cleared_tool_uses"] == 3
+    assert [CLEARED_RESULT in str(output) for output in outputs] == [True, True, True, False]
+    assert "context_management" not in upstream.requests[-1]
+
+
+def test_an_anthropic_upstream_applies_the_clients_edits_itself(
+    client: anthropic.Anthropic, upstream: FakeUpstream
+) -> None:
+    """For an Anthropic deployment the edits go upstream as asked, and nothing is cleared here: never twice."""
+    edits = {"edits": [{"type": "clear_tool_uses_20250919", "trigger": {"type": "tool_uses", "value": 1}}]}
+    _, messages = from_chat(agent_session(4, 100))
+    upstream.clear()
+
+    client.messages.create(
+        model="claude",
+        max_tokens=256,
+        messages=messages,  # type: ignore[arg-type]
+        extra_body={"context_management": edits},
+    )
+    sent = upstream.requests[-1]
+
+    assert sent["context_management"] == edits
+    assert CLEARED_RESULT not in json.dumps(sent["messages"])

@@ -14,6 +14,7 @@ from litellm_budget.core.settings import BudgetSettings
 
 from . import request as req
 from .calibration import Calibration, reported_prompt_tokens
+from .client_edits import apply_client_edits
 from .config import ConfiguredSettings
 from .failopen import guarded, guarded_async
 from .fallbacks import has_fallbacks, largest_fallback_window
@@ -21,7 +22,7 @@ from .fitting import fit_once
 from .lending import Lending, Lent
 from .once import DoneFits, record_of
 from .publish import headers_for, log_failure_event, publish, record_for_failure, report_in
-from .shapes import CHAT_SHAPE, Shape, format_of_call, shape_for
+from .shapes import ANTHROPIC_SHAPE, CHAT_SHAPE, Shape, format_of_call, shape_for
 from .targets import Target, deployment_target, group_target, with_request_overrides
 
 _T = TypeVar("_T")
@@ -48,6 +49,8 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         self._lending = Lending()
         # Requests the proxy's first hook saw as another call type than chat, by call id.
         self._not_chat: BoundedDict[bool] = BoundedDict(4096)
+        # The context_management edits applied here for a request, for its response to report.
+        self._client_edits: BoundedDict[list[dict[str, Any]]] = BoundedDict(4096)
         self._calibration = Calibration()
         # The proxy's DualCache (Redis when configured), seen in the pre-call hook.
         self._shared_cache: Any = None
@@ -124,6 +127,13 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         report = served.as_dict() if served is not None else report_in(req.read_metadata(data))
         return headers_for(report) if report is not None else None
 
+    async def async_post_call_success_hook(self, data: dict[str, Any], user_api_key_dict: Any, response: Any) -> Any:
+        """Proxy: a response to a request whose context_management was applied here says so, as Anthropic's does."""
+        applied = self._client_edits.pop(str(data.get("litellm_call_id") or ""))
+        if applied is not None and isinstance(response, dict):
+            response["context_management"] = {"applied_edits": applied}
+        return response
+
     async def async_log_success_event(
         self, kwargs: dict[str, Any], response_obj: Any, start_time: Any, end_time: Any
     ) -> None:
@@ -144,6 +154,8 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         """Fit before routing; the error to raise when it cannot fit and no fallback may take it."""
         if self._leads_to_bigger_window(target, data):
             return None  # whatever does not fit goes to the bigger fallback untrimmed
+        if shape is ANTHROPIC_SHAPE and data.get("context_management"):
+            return None  # the client's own edits come first, once the deployment (its provider) is known
         defer = has_fallbacks(target.group, data, self._router_in_use())
         metadata = req.metadata_of(data, shape.metadata_key)
         fitted = self._fit_once(data, target, hook="async_pre_call_hook", metadata=metadata, defer=defer, shape=shape)
@@ -190,6 +202,10 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
             return None  # LiteLLM bridged a request fitted in its own format (/v1/messages to Responses)
         if shape is CHAT_SHAPE and self._gave_back(kwargs, target, call_id, metadata):
             return None
+        if shape is ANTHROPIC_SHAPE:
+            applied = apply_client_edits(kwargs, target.model)
+            if applied is not None:
+                self._client_edits.put(call_id, applied)
         bigger = self._fallback_window(target, kwargs)
         hook = "async_pre_call_deployment_hook"
         fitted = self._fit_once(kwargs, target, hook=hook, metadata=metadata, bigger_window=bigger, shape=shape)
