@@ -23,9 +23,9 @@ demo: install
 test: install
 	$(BIN)/python -m pytest
 
-# The inner loop: everything but the tests that start the real proxy.
+# The inner loop (under a minute): everything but the real proxy, subprocesses and session replays.
 test-fast: install
-	$(BIN)/python -m pytest -m "not proxy"
+	$(BIN)/python -m pytest -m "not proxy and not subprocess and not sessions"
 
 # Property tests on fresh random examples (the default run repeats the same ones).
 fuzz: install

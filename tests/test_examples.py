@@ -29,6 +29,7 @@ def json_lines(output: str) -> list[dict[str, object]]:
     return [json.loads(line) for line in output.splitlines() if line.startswith("{")]
 
 
+@pytest.mark.subprocess
 class TestScripts:
     def test_sdk_async(self) -> None:
         """The async SDK example trims a 180-message history and prints one JSON log line for it."""

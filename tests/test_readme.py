@@ -227,6 +227,7 @@ def run_shell(command: str, key: str) -> list[str]:
     return [line for line in body.splitlines() if re.search(pattern.group(1), line)]
 
 
+@pytest.mark.subprocess
 def test_async_sdk_snippet_fits_before_the_provider(upstream: FakeUpstream, tmp_path: Path) -> None:
     """The SDK quick start, given a `history` over gpt-4o's window, sends the provider a fitted request."""
     history = agent_session(150, 900)
@@ -243,6 +244,7 @@ def test_async_sdk_snippet_fits_before_the_provider(upstream: FakeUpstream, tmp_
     assert any(NOTICE_PREFIX in str(message["content"]) for message in sent["messages"])
 
 
+@pytest.mark.subprocess
 def test_sync_fit_snippet_sends_the_fitted_messages(upstream: FakeUpstream, tmp_path: Path) -> None:
     """The fit() snippet trims `messages`, sends the fitted request and prints its report."""
     messages = agent_session(150, 900)
@@ -260,6 +262,7 @@ def test_sync_fit_snippet_sends_the_fitted_messages(upstream: FakeUpstream, tmp_
     assert sent["max_tokens"] == 1000
 
 
+@pytest.mark.subprocess
 def test_structlog_snippet_prints_the_report_as_json_lines(upstream: FakeUpstream, tmp_path: Path) -> None:
     """With the README's structlog configuration, the SDK quick start logs one JSON line for its trimmed request."""
     configure = block("python", "What a report looks like", "structlog.configure")

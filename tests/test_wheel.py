@@ -29,6 +29,8 @@ NOT_CLONED = shutil.ignore_patterns(
     ".git", ".venv", "dist", "build", "*.egg-info", "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache"
 )
 
+pytestmark = pytest.mark.subprocess
+
 
 def readme_commands() -> list[str]:
     """Every line of the README's ```sh blocks, comments removed."""
