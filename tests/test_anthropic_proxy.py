@@ -20,6 +20,7 @@ from litellm_budget.core.formats.responses_checks import unsupported_reason as r
 from litellm_budget.core.tokens import counter_for
 from tests.builders import agent_session
 from tests.support.fake_upstream import FakeUpstream
+from tests.support.jsonl import complete_records
 from tests.support.proxy_process import ProxyProcess, start_proxy
 
 pytestmark = pytest.mark.proxy
@@ -87,8 +88,7 @@ def _spy_success(proxy: ProxyProcess, timeout: float = 15.0) -> dict[str, Any]:
     path = proxy.config_path.parent / "spy.jsonl"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        lines = path.read_text().splitlines() if path.exists() else []
-        found = [json.loads(line) for line in lines if json.loads(line)["outcome"] == "success"]
+        found = [record for record in complete_records(path) if record["outcome"] == "success"]
         if found:
             return found[-1]
         time.sleep(0.1)

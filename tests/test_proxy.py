@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 import time
 from collections.abc import Iterator
@@ -16,6 +15,7 @@ import pytest
 from litellm_budget.core.notices import NOTICE_PREFIX
 from tests.builders import agent_session, system, text, user
 from tests.support.fake_upstream import FakeUpstream
+from tests.support.jsonl import complete_records
 from tests.support.proxy_process import ProxyProcess, parse_sse, post_chat, start_proxy
 
 pytestmark = pytest.mark.proxy
@@ -56,9 +56,9 @@ def spy_records(proxy: ProxyProcess, count: int, timeout: float = 10.0) -> list[
     path = proxy.config_path.parent / "spy.jsonl"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        lines = path.read_text().splitlines() if path.exists() else []
-        if len(lines) >= count:
-            return [json.loads(line) for line in lines]
+        records = complete_records(path)
+        if len(records) >= count:
+            return records
         time.sleep(0.1)
     pytest.fail(f"expected {count} logged payloads in {path}")
 

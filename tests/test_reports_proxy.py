@@ -13,6 +13,7 @@ import pytest
 
 from tests.builders import system, text, user
 from tests.support.fake_upstream import FakeUpstream
+from tests.support.jsonl import complete_records
 from tests.support.proxy_process import ProxyProcess, ProxyStartError, post_chat, post_json, start_proxy
 
 pytestmark = pytest.mark.proxy
@@ -50,11 +51,11 @@ def _spy_lines(proxy: ProxyProcess, count: int, timeout: float = 20.0) -> list[d
     path = proxy.log_path.parent / "spy.jsonl"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        lines = path.read_text().splitlines() if path.exists() else []
-        if len(lines) >= count:
-            return [json.loads(line) for line in lines]
+        records = complete_records(path)
+        if len(records) >= count:
+            return records
         time.sleep(0.1)
-    msg = f"only {len(lines)} of {count} logging events arrived"
+    msg = f"only {len(records)} of {count} logging events arrived"
     raise AssertionError(msg)
 
 

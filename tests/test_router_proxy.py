@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 import time
 from collections.abc import Iterator
@@ -14,6 +13,7 @@ import pytest
 
 from tests.builders import agent_session
 from tests.support.fake_upstream import FakeUpstream
+from tests.support.jsonl import complete_records
 from tests.support.proxy_process import ProxyProcess, post_chat, start_proxy
 
 pytestmark = pytest.mark.proxy
@@ -83,8 +83,7 @@ def _spy_events(proxy: ProxyProcess, call_id: str, outcomes: set[str], timeout: 
     path = proxy.config_path.parent / "spy.jsonl"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        lines = path.read_text().splitlines() if path.exists() else []
-        events = [e for e in map(json.loads, lines) if e["call_id"] == call_id]
+        events = [e for e in complete_records(path) if e["call_id"] == call_id]
         if outcomes <= {e["outcome"] for e in events}:
             return events
         time.sleep(0.1)

@@ -39,6 +39,8 @@ from typing import Any
 
 from litellm.integrations.custom_logger import CustomLogger
 
+from tests.support.jsonl import complete_records
+
 __all__ = ["ENV_VAR", "HookRecorder", "read_records", "recorder"]
 
 ENV_VAR = "HOOK_RECORDER_LOG"
@@ -331,11 +333,8 @@ class HookRecorder(CustomLogger):  # type: ignore[misc]
 
 
 def read_records(path: str | Path) -> list[dict[str, Any]]:
-    """All records written to ``path`` so far (an absent file is no records)."""
-    path = Path(path)
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    """All complete records written to ``path`` so far (the proxy may be writing one right now)."""
+    return complete_records(Path(path))
 
 
 recorder = HookRecorder()
