@@ -69,24 +69,27 @@ def test_text_completions_pass_through_unreported_and_teach_nothing(
 ) -> None:
     """Long /v1/completions go upstream untouched, unreported; a later chat request is fitted as if they never came."""
     prompt = text(4 * WINDOW)
+    completions = []
     for _ in range(3):
         upstream.clear()
         status, headers, _ = post_json(proxy, "/v1/completions", {"model": "m", "prompt": prompt, "max_tokens": 5})
+        completions.append(headers["x-litellm-call-id"])
 
         assert status == 200
         assert not any(name.startswith("x-litellm-budget-") for name in headers)
         assert upstream.requests[-1]["messages"] == [{"role": "user", "content": prompt}]
+    _spy_lines(proxy, 3)  # their success events are logged: whatever they could teach, they taught
     logged = _structlog_events(proxy)
     status, headers, _ = post_chat(proxy, {"model": "m", "messages": [system(), user(text(3 * WINDOW))]})
-    events = _spy_lines(proxy, 4)
+    events = {event["call_id"]: event for event in _spy_lines(proxy, 4)}
 
     assert logged == []
     assert [event for event in _structlog_events(proxy) if event.startswith("request_")] == ["request_trimmed"]
-
-    assert [event["metadata"].get("spend_logs_metadata") or {} for event in events[:3]] == [{}, {}, {}]
+    assert [events[call_id]["metadata"].get("spend_logs_metadata") or {} for call_id in completions] == [{}, {}, {}]
     assert status == 200
     assert headers["x-litellm-budget-action"] == "trimmed"
-    assert events[3]["metadata"]["spend_logs_metadata"]["litellm_budget"]["token_ratio"] == 1.0
+    chat = events[headers["x-litellm-call-id"]]
+    assert chat["metadata"]["spend_logs_metadata"]["litellm_budget"]["token_ratio"] == 1.0
 
 
 def test_a_rejection_reaches_failure_logging(proxy: ProxyProcess) -> None:
