@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from litellm_budget.core.formats.responses_checks import unsupported_reason as r
 from litellm_budget.core.tokens import counter_for
 from tests.builders import agent_session
 from tests.support.fake_upstream import FakeUpstream
-from tests.support.jsonl import complete_records
+from tests.support.jsonl import wait_for_count, wait_for_records
 from tests.support.proxy_process import ProxyProcess, start_proxy
 
 pytestmark = pytest.mark.proxy
@@ -85,14 +84,11 @@ def _conversation() -> list[dict[str, Any]]:
 
 
 def _spy_success(proxy: ProxyProcess, timeout: float = 15.0) -> dict[str, Any]:
-    path = proxy.config_path.parent / "spy.jsonl"
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = [record for record in complete_records(path) if record["outcome"] == "success"]
-        if found:
-            return found[-1]
-        time.sleep(0.1)
-    pytest.fail("no success payload")
+    def has_success(records: list[dict[str, Any]]) -> bool:
+        return any(record["outcome"] == "success" for record in records)
+
+    records = wait_for_records(proxy.config_path.parent / "spy.jsonl", has_success, what="a success", timeout=timeout)
+    return [record for record in records if record["outcome"] == "success"][-1]
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
@@ -196,7 +192,7 @@ def test_claudes_own_counting_is_learned_from_its_usage(tmp_path: Path) -> None:
                 client.messages.create(
                     model="claude", max_tokens=64, messages=[{"role": "user", "content": f"{number} " + "word " * 1500}]
                 )
-                _wait_for_lines(spy, number + 1)
+                wait_for_count(spy, number + 1)
 
     reports = [
         json.loads(line)["metadata"]["spend_logs_metadata"]["litellm_budget"] for line in spy.read_text().splitlines()
@@ -204,15 +200,6 @@ def test_claudes_own_counting_is_learned_from_its_usage(tmp_path: Path) -> None:
     assert reports[0]["token_ratio"] == 1.0
     assert reports[-1]["format"] == "anthropic"
     assert reports[-1]["token_ratio"] > 1.5
-
-
-def _wait_for_lines(path: Path, count: int, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if path.exists() and len(path.read_text().splitlines()) >= count:
-            return
-        time.sleep(0.1)
-    pytest.fail(f"only {count - 1} logging events in {path}")
 
 
 def test_a_clients_context_management_is_applied_for_an_openai_upstream(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pytest
 
 from tests.builders import system, text, user
 from tests.support.fake_upstream import FakeUpstream
+from tests.support.jsonl import wait_for_count
 from tests.support.proxy_process import post_chat, start_proxy
 
 pytestmark = pytest.mark.proxy
@@ -40,10 +40,10 @@ def test_learned_ratio_applies_to_later_requests(upstream: FakeUpstream, tmp_pat
     with start_proxy(config, tmp_path=tmp_path, env={"SPY_LOG": str(spy_log)}) as proxy:
         for number in range(8):
             assert post_chat(proxy, {"model": "m", "messages": [system(), user(text(1500, number))]})[0] == 200
-            _wait_for_lines(spy_log, number + 1)  # success logging (and learning) is asynchronous
+            wait_for_count(spy_log, number + 1)  # success logging (and learning) is asynchronous
         upstream.clear()
         status, _, _ = post_chat(proxy, {"model": "m", "messages": [system(), user(text(3800))]})
-        _wait_for_lines(spy_log, 9)
+        wait_for_count(spy_log, 9)
 
     reports = [
         json.loads(line)["metadata"]["spend_logs_metadata"]["litellm_budget"]
@@ -54,12 +54,3 @@ def test_learned_ratio_applies_to_later_requests(upstream: FakeUpstream, tmp_pat
     assert reports[-1]["token_ratio"] > 1.5
     assert reports[-1]["action"] == "trimmed"
     assert "the gateway cut this message" in upstream.requests[-1]["messages"][-1]["content"]
-
-
-def _wait_for_lines(path: Path, count: int, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if path.exists() and len(path.read_text().splitlines()) >= count:
-            return
-        time.sleep(0.05)
-    pytest.fail(f"{path} never reached {count} lines")

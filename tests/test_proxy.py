@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ import pytest
 from litellm_budget.core.notices import NOTICE_PREFIX
 from tests.builders import agent_session, system, text, user
 from tests.support.fake_upstream import FakeUpstream
-from tests.support.jsonl import complete_records
+from tests.support.jsonl import wait_for_count, wait_for_records
 from tests.support.proxy_process import ProxyProcess, parse_sse, post_chat, start_proxy
 
 pytestmark = pytest.mark.proxy
@@ -53,25 +52,20 @@ def fixture_proxy(upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFacto
 
 
 def spy_records(proxy: ProxyProcess, count: int, timeout: float = 10.0) -> list[dict[str, Any]]:
-    path = proxy.config_path.parent / "spy.jsonl"
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        records = complete_records(path)
-        if len(records) >= count:
-            return records
-        time.sleep(0.1)
-    pytest.fail(f"expected {count} logged payloads in {path}")
+    return wait_for_count(proxy.config_path.parent / "spy.jsonl", count, timeout)
 
 
 def spy_record_of(proxy: ProxyProcess, call_id: str, timeout: float = 10.0) -> dict[str, Any]:
     """The success payload the spy logged for ``call_id`` (logging is asynchronous: wait for it)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = [r for r in spy_records(proxy, 0) if r["call_id"] == call_id and r["outcome"] == "success"]
-        if found:
-            return found[-1]
-        time.sleep(0.1)
-    pytest.fail(f"no success payload for {call_id}")
+
+    def served(record: dict[str, Any]) -> bool:
+        return bool(record["call_id"] == call_id and record["outcome"] == "success")
+
+    path = proxy.config_path.parent / "spy.jsonl"
+    records = wait_for_records(
+        path, lambda found: any(map(served, found)), what=f"success of {call_id}", timeout=timeout
+    )
+    return [record for record in records if served(record)][-1]
 
 
 def long_body(model: str = "budget-model") -> dict[str, Any]:

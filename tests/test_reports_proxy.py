@@ -13,7 +13,7 @@ import pytest
 
 from tests.builders import system, text, user
 from tests.support.fake_upstream import FakeUpstream
-from tests.support.jsonl import complete_records
+from tests.support.jsonl import wait_for_count
 from tests.support.proxy_process import ProxyProcess, ProxyStartError, post_chat, post_json, start_proxy
 
 pytestmark = pytest.mark.proxy
@@ -48,15 +48,7 @@ def fixture_proxy(upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFacto
 
 
 def _spy_lines(proxy: ProxyProcess, count: int, timeout: float = 20.0) -> list[dict[str, Any]]:
-    path = proxy.log_path.parent / "spy.jsonl"
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        records = complete_records(path)
-        if len(records) >= count:
-            return records
-        time.sleep(0.1)
-    msg = f"only {len(records)} of {count} logging events arrived"
-    raise AssertionError(msg)
+    return wait_for_count(proxy.log_path.parent / "spy.jsonl", count, timeout)
 
 
 def _structlog_events(proxy: ProxyProcess) -> list[str]:

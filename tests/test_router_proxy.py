@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ import pytest
 
 from tests.builders import agent_session
 from tests.support.fake_upstream import FakeUpstream
-from tests.support.jsonl import complete_records
+from tests.support.jsonl import wait_for_records
 from tests.support.proxy_process import ProxyProcess, post_chat, start_proxy
 
 pytestmark = pytest.mark.proxy
@@ -80,14 +79,14 @@ def _tokens(messages: list[dict[str, Any]]) -> int:
 
 
 def _spy_events(proxy: ProxyProcess, call_id: str, outcomes: set[str], timeout: float = 15.0) -> list[dict[str, Any]]:
+    def of_call(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [record for record in records if record["call_id"] == call_id]
+
+    def arrived(records: list[dict[str, Any]]) -> bool:
+        return outcomes <= {record["outcome"] for record in of_call(records)}
+
     path = proxy.config_path.parent / "spy.jsonl"
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        events = [e for e in complete_records(path) if e["call_id"] == call_id]
-        if outcomes <= {e["outcome"] for e in events}:
-            return events
-        time.sleep(0.1)
-    pytest.fail(f"no {outcomes} events for {call_id}")
+    return of_call(wait_for_records(path, arrived, what=f"{outcomes} of {call_id}", timeout=timeout))
 
 
 def test_a_bigger_fallback_comes_before_trimming(proxy: ProxyProcess, upstream: FakeUpstream) -> None:
