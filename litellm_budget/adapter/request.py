@@ -7,7 +7,6 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from litellm_budget.core.checks import is_mapping
-from litellm_budget.core.fit import Fitted
 from litellm_budget.core.formats.chat import texts_of
 
 CHAT_CALL_TYPES = frozenset({"completion", "acompletion"})
@@ -82,16 +81,6 @@ def call_id_of(request: MutableMapping[str, Any]) -> str:
         call_id = str(uuid.uuid4())
         request["litellm_call_id"] = call_id
     return call_id
-
-
-def apply(request: MutableMapping[str, Any], fitted: Fitted) -> None:
-    """Put the fitted messages and ``max_tokens`` into the request, under the key the client used."""
-    if fitted.report.action != "trimmed" and fitted.max_tokens == max_tokens_of(request)[1]:
-        return
-    request["messages"] = fitted.messages
-    key, _ = max_tokens_of(request)
-    if fitted.max_tokens is not None:
-        request[key] = fitted.max_tokens
 
 
 def provider_of(request: Mapping[str, Any]) -> str | None:

@@ -8,10 +8,10 @@ from typing import Any
 
 from litellm_budget.core.checks import is_int, is_mapping
 from litellm_budget.core.fit import Fitted
-from litellm_budget.core.formats import MessageFormat
-from litellm_budget.core.formats.anthropic import ANTHROPIC, join_system, split_system
+from litellm_budget.core.formats import MessageFormat, joined, unjoin_for
+from litellm_budget.core.formats.anthropic import ANTHROPIC
 from litellm_budget.core.formats.chat import CHAT
-from litellm_budget.core.formats.responses import RESPONSES, as_items, join_instructions, split_instructions
+from litellm_budget.core.formats.responses import RESPONSES
 
 from . import request as req
 
@@ -32,40 +32,74 @@ class Parts:
     unsupported: str | None = None
 
 
+def _fitted_as_asked(_request: Mapping[str, Any]) -> str | None:
+    """Chat and Anthropic requests are always this plugin's to fit."""
+    return None
+
+
+def _why_not_fitted(request: Mapping[str, Any]) -> str | None:
+    """Responses whose history is out of reach, or whose client asked the provider to cut it."""
+    if request.get("previous_response_id"):
+        return "previous_response_id: the history is held by the provider, out of reach"
+    if request.get("truncation") == "auto":
+        return "truncation: auto: the client asked the provider to truncate"
+    if request.get("context_management"):
+        return "context_management: the client asked the provider to manage the context"
+    if not isinstance(request.get("input"), str | list):
+        return "input is neither a string nor a list of items"
+    return None
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Shape:
-    """How one API's request holds its messages, in the message format the core reads them in."""
+    """
+    How one API's request holds its messages: under which key, with which system part apart
+    (joined into the list the core fits, and taken out again: ``formats.joined``), and under
+    which key the answer's length is asked, in the message format the core reads them in.
+    """
 
     format: MessageFormat
-    read: Callable[[Mapping[str, Any]], Parts]
-    write: Callable[[MutableMapping[str, Any], Fitted], None]
+    messages_key: str
+    system_key: str | None
+    #: The keys a client may ask the answer's length with, the default last.
+    max_tokens_keys: tuple[str, ...]
     #: Where LiteLLM's own metadata lives; ``None``: found per request. On Anthropic's route
     #: ``metadata`` is the client's and goes to the provider, so the report never goes there.
     metadata_key: str | None = None
+    #: Why a request of this shape is forwarded untouched, if it is.
+    unsupported: Callable[[Mapping[str, Any]], str | None] = _fitted_as_asked
+    #: Anthropic's ``thinking.budget_tokens`` must stay below ``max_tokens``.
+    keeps_thinking_below_max_tokens: bool = False
 
+    def read(self, request: Mapping[str, Any]) -> Parts:
+        """The list the core fits (the system part as its first entry), the tools, the answer's length."""
+        tools, max_tokens = request.get("tools"), request.get(self.max_tokens_key(request))
+        why = self.unsupported(request)
+        if why is not None:
+            return Parts([], tools, max_tokens, why)
+        value = request[self.messages_key]
+        messages = req.chat_messages(value) if isinstance(value, list) else value
+        system = request.get(self.system_key) if self.system_key else None
+        return Parts(joined(self.format.name, system, messages)[0], tools, max_tokens)
 
-def _read_chat(request: Mapping[str, Any]) -> Parts:
-    return Parts(req.chat_messages(request["messages"]), request.get("tools"), req.max_tokens_of(request)[1])
+    def write(self, request: MutableMapping[str, Any], fitted: Fitted) -> None:
+        """Put the fitted messages and ``max_tokens`` back, under the keys the client used."""
+        key = self.max_tokens_key(request)
+        if fitted.report.action != "trimmed" and fitted.max_tokens == request.get(key):
+            return
+        request[self.messages_key] = unjoin_for(self.format.name)(fitted.messages)
+        if fitted.max_tokens is not None:
+            request[key] = fitted.max_tokens
+            if self.keeps_thinking_below_max_tokens:
+                _lower_thinking_budget(request, fitted.max_tokens)
 
-
-def _read_anthropic(request: Mapping[str, Any]) -> Parts:
-    """The top-level ``system`` becomes the list's first entry; it comes back as the very same value."""
-    return Parts(
-        join_system(request.get("system"), request["messages"]), request.get("tools"), request.get("max_tokens")
-    )
-
-
-def _write_anthropic(request: MutableMapping[str, Any], fitted: Fitted) -> None:
-    if fitted.report.action != "trimmed" and fitted.max_tokens == request.get("max_tokens"):
-        return
-    _, request["messages"] = split_system(fitted.messages)
-    if fitted.max_tokens is not None:
-        request["max_tokens"] = fitted.max_tokens
-        _lower_thinking_budget(request, fitted.max_tokens)
+    def max_tokens_key(self, request: Mapping[str, Any]) -> str:
+        """The key the client asked the answer's length with (the default when none)."""
+        return next((key for key in self.max_tokens_keys if request.get(key) is not None), self.max_tokens_keys[-1])
 
 
 def _lower_thinking_budget(request: MutableMapping[str, Any], max_tokens: int) -> None:
-    """Keep ``thinking.budget_tokens`` below a lowered ``max_tokens``, as the API requires."""
+    """Keep ``thinking.budget_tokens`` below a lowered ``max_tokens``, as Anthropic's API requires."""
     thinking = request.get("thinking")
     if not is_mapping(thinking):
         return
@@ -75,37 +109,11 @@ def _lower_thinking_budget(request: MutableMapping[str, Any], max_tokens: int) -
         request["thinking"] = {**thinking, "budget_tokens": max(MIN_THINKING_BUDGET, max_tokens - 1)}
 
 
-def _read_responses(request: Mapping[str, Any]) -> Parts:
-    """``input`` as items, ``instructions`` (counted, never dropped) as a developer item before them."""
-    value, tools, max_tokens = request.get("input"), request.get("tools"), request.get("max_output_tokens")
-    why = _why_not_fitted(request)
-    if why is not None or not isinstance(value, str | list):
-        return Parts([], tools, max_tokens, why or "input is neither a string nor a list of items")
-    return Parts(join_instructions(request.get("instructions"), as_items(value)), tools, max_tokens)
-
-
-def _why_not_fitted(request: Mapping[str, Any]) -> str | None:
-    """Requests whose history is out of reach, or whose client asked the provider to cut it."""
-    if request.get("previous_response_id"):
-        return "previous_response_id: the history is held by the provider, out of reach"
-    if request.get("truncation") == "auto":
-        return "truncation: auto: the client asked the provider to truncate"
-    if request.get("context_management"):
-        return "context_management: the client asked the provider to manage the context"
-    return None
-
-
-def _write_responses(request: MutableMapping[str, Any], fitted: Fitted) -> None:
-    if fitted.report.action != "trimmed" and fitted.max_tokens == request.get("max_output_tokens"):
-        return
-    request["input"] = split_instructions(fitted.messages)
-    if fitted.max_tokens is not None:
-        request["max_output_tokens"] = fitted.max_tokens
-
-
-CHAT_SHAPE = Shape(CHAT, _read_chat, req.apply)
-RESPONSES_SHAPE = Shape(RESPONSES, _read_responses, _write_responses, "litellm_metadata")
-ANTHROPIC_SHAPE = Shape(ANTHROPIC, _read_anthropic, _write_anthropic, "litellm_metadata")
+CHAT_SHAPE = Shape(CHAT, "messages", None, req.MAX_TOKENS_KEYS)
+ANTHROPIC_SHAPE = Shape(
+    ANTHROPIC, "messages", "system", ("max_tokens",), "litellm_metadata", keeps_thinking_below_max_tokens=True
+)
+RESPONSES_SHAPE = Shape(RESPONSES, "input", "instructions", ("max_output_tokens",), "litellm_metadata", _why_not_fitted)
 
 
 def shape_for(call_type: object, request: Mapping[str, Any]) -> Shape | None:

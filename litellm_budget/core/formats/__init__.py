@@ -25,20 +25,29 @@ def joined(name: str, system: object, messages: Sequence[Message] | str) -> tupl
     """
     The list the core fits in format ``name``, with the request's system part (Anthropic's
     ``system``, Responses' ``instructions``) as its first entry, and the function that takes
-    it out of a fitted list again. Chat takes its system prompt as messages.
+    it out of a fitted list again (``unjoin_for``). Chat takes its system prompt as messages.
     """
     from . import anthropic, responses
 
     if name == "anthropic" and not isinstance(messages, str):
-        return anthropic.join_system(system, messages), lambda out: anthropic.split_system(out)[1]
+        return anthropic.join_system(system, messages), unjoin_for(name)
     if name == "responses":
         items = responses.as_items(messages) if isinstance(messages, str) else messages
-        return responses.join_instructions(system, items), responses.split_instructions
+        return responses.join_instructions(system, items), unjoin_for(name)
     if name == "chat" and system is None and not isinstance(messages, str):
         # Not a list at all: handed on as it is, for the checks to name what it is.
         return (list(messages) if isinstance(messages, list) else messages), _same  # type: ignore[return-value]
     msg = f"format {name!r} takes {'no system= (put it in messages)' if name == 'chat' else 'a list of messages'}"
     raise ValueError(msg)
+
+
+def unjoin_for(name: str) -> Unjoin:
+    """What takes format ``name``'s system part back out of a list ``joined`` made."""
+    from . import anthropic, responses
+
+    if name == "anthropic":
+        return lambda fitted: anthropic.split_system(fitted)[1]
+    return responses.split_instructions if name == "responses" else _same
 
 
 def _same(messages: list[Message]) -> list[Message]:
