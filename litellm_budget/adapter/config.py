@@ -28,32 +28,38 @@ class ConfiguredSettings:
 
     def __init__(self, knobs: Mapping[str, Any]) -> None:
         self._knobs = dict(knobs)
-        from_config = _from_config()
-        self._seen: tuple[dict[str, Any], BudgetSettings | None] = (from_config, self._build(from_config))
+        configured = _configured()
+        self._seen: tuple[object, BudgetSettings | None] = (_copy(configured), self._build(configured))
 
     def current(self) -> BudgetSettings | None:
         """The settings for the next request; ``None`` while the configured ones are invalid."""
-        from_config = _from_config()
+        configured = _configured()
         seen, settings = self._seen
-        if from_config != seen:
+        if configured != seen:  # the request path: a comparison, no copy
             try:
-                settings = self._build(from_config)
+                settings = self._build(configured)
             except ValueError as exc:
                 log.error("settings_invalid", source="callback_settings.litellm_budget", error=str(exc))
                 settings = None
-            self._seen = (from_config, settings)
+            self._seen = (_copy(configured), settings)
         return settings
 
-    def _build(self, from_config: Mapping[str, Any]) -> BudgetSettings:
+    def _build(self, configured: object) -> BudgetSettings:
+        overrides = configured if isinstance(configured, Mapping) else {"<not a mapping>": configured}
         try:
-            return BudgetSettings().updated(from_config).updated(self._knobs)
+            return BudgetSettings().updated(overrides).updated(self._knobs)
         except ValueError as exc:
             msg = f"litellm_budget: invalid settings in callback_settings.litellm_budget or ContextBudget(...): {exc}"
             raise ValueError(msg) from exc
 
 
-def _from_config() -> dict[str, Any]:
+def _configured() -> object:
+    """``callback_settings.litellm_budget`` as the proxy set it (``{}`` when unset)."""
     import litellm
 
-    configured = (getattr(litellm, "callback_settings", None) or {}).get(SETTINGS_KEY) or {}
-    return dict(configured) if isinstance(configured, Mapping) else {"<not a mapping>": configured}
+    return (getattr(litellm, "callback_settings", None) or {}).get(SETTINGS_KEY) or {}
+
+
+def _copy(configured: object) -> object:
+    """What was seen, kept apart from the live value, which the operator's config may change in place."""
+    return dict(configured) if isinstance(configured, Mapping) else configured
