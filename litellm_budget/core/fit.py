@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from litellm_budget.typing import Action, Message, Tools
 
 from .checks import positive_int
+from .conversation import SentEdits
 from .errors import context_window_exceeded
 from .formats import MessageFormat, format_named, joined
 from .formats.chat import CHAT
-from .ledger import Draft, Ledger
+from .ledger import NO_SUMMARIES, Draft, Ledger
 from .limits import limits_for, max_tokens_to_send
 from .policies import POLICIES
 from .report import BudgetReport, format_ranges, unsent
@@ -104,6 +105,8 @@ def fit_request(  # noqa: PLR0913 - one keyword per thing a request has
     ratio: float = 1.0,
     lookup: WindowLookup = model_map_window,
     fmt: MessageFormat = CHAT,
+    previous: SentEdits | None = None,
+    summaries: Mapping[str, str] | None = None,
 ) -> Fitted:
     """
     Fit a request, never raising for what is in it: a rejection is a report with
@@ -134,6 +137,8 @@ def fit_request(  # noqa: PLR0913 - one keyword per thing a request has
         settings=settings,
         counter=counter,
         format=fmt,
+        previous=previous,
+        summaries=summaries or NO_SUMMARIES,
     )
     draft = Draft.of(ledger) if ledger.total <= limits.budget else policy.apply(ledger)
     return _fitted(ledger, draft, max_tokens, started, reason=reason, **base)

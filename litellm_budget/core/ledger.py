@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
+from typing import TYPE_CHECKING, NamedTuple
 
 from litellm_budget.typing import Message
 
@@ -13,6 +14,12 @@ from .limits import Limits
 from .settings import BudgetSettings
 from .tokens import TokenCounter
 from .units import Layout
+
+if TYPE_CHECKING:
+    from .conversation import SentEdits
+
+#: No summaries known: every dropped block gets the marker.
+NO_SUMMARIES: Mapping[str, str] = MappingProxyType({})
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -55,6 +62,10 @@ class Ledger:
     settings: BudgetSettings
     counter: TokenCounter
     format: MessageFormat
+    #: The edits sent last for this conversation (conversation state); ``None``: fit afresh.
+    previous: SentEdits | None = None
+    #: Summaries of dropped blocks known so far, by the block's digest (``core/summary.py``).
+    summaries: Mapping[str, str] = dataclasses.field(default_factory=lambda: NO_SUMMARIES)
     derived: Derived = dataclasses.field(default_factory=Derived, compare=False, repr=False)
 
     @property
