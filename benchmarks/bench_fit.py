@@ -17,6 +17,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -165,7 +166,37 @@ def main() -> int:
         )
     print("\nfit warm / hook trims: a 16k window, so the policy runs; hook cold / warm: the request fits.")
     print("warm = all but the newest step seen before (a growing session); ratios are against token_counter.")
+    _longest_session(budget)
     return 0
+
+
+def _longest_session(budget: ContextBudget) -> None:
+    """The largest real session (in characters), its last request, a warm trimming hook, side by side."""
+    from litellm_budget.tools.sessions import load_conversation, requests_of, session_files
+
+    sessions = Path(__file__).resolve().parents[2] / "shared" / "sessions"
+    if not sessions.is_dir():
+        print(f"\n(no {sessions}: the real-session row is skipped)")
+        return
+    conversations = [load_conversation(path) for path in session_files([sessions])]
+    longest = max(conversations, key=lambda c: len(json.dumps(c.messages)))
+    request = list(requests_of(longest.messages))[-1]
+    chars = len(json.dumps(request))
+    repeat = 21
+    counter_ms = timed(lambda: litellm.token_counter(model="gpt-4o", messages=fresh(request)), repeat)
+    counter_ms -= timed(lambda: fresh(request), repeat)
+    # Side by side, alternating, so a busy machine slows both alike.
+    ratios = []
+    for _ in range(5):
+        tc = timed(lambda: litellm.token_counter(model="gpt-4o", messages=fresh(request)), 5) - timed(
+            lambda: fresh(request), 5
+        )
+        ratios.append(hook_ms(budget, request, 16_000, warm=True, repeat=5) / tc)
+    print(
+        f"\nlongest real session {longest.name}: {len(request)} messages, {chars:,} JSON chars; "
+        f"token_counter {counter_ms:.2f} ms; warm trimming hook (16k) / token_counter: "
+        f"median {statistics.median(ratios):.3f}x (runs: {', '.join(f'{r:.3f}' for r in ratios)})"
+    )
 
 
 if __name__ == "__main__":

@@ -1,11 +1,17 @@
 """Load: the real proxy with the plugin on and off, agent-sized requests at concurrency 50.
 
-Run: .venv/bin/python benchmarks/load_proxy.py [--requests 2000] [--concurrency 50]
+Run: .venv/bin/python benchmarks/load_proxy.py [--requests 2000] [--concurrency 50] [--redis]
 
 A fake OpenAI-compatible upstream runs in its own process on 127.0.0.1; each proxy gets the same
 requests (real agent sessions from ../shared/sessions when present, else the built-in one) with
-a 16k window, so the plugin trims most of them. Prints errors, p50/p99 latency and their ratios,
+a 16k window, so the plugin trims most of them. Prints errors, p50/p95/p99 latency and their ratios,
 and the proxy's resident memory along the run (every cache is bounded, so it must stay flat).
+
+``--redis`` runs the same load with both proxies on a real ``redis-server`` (started here on
+127.0.0.1, empty for each run): ``general_settings.coordination_redis`` plus
+``litellm_settings.enable_redis_auth_cache: true``, the config that backs the DualCache the plugin's
+pre-call hook receives with Redis (tests/test_redis_proxy.py pins it). The target: the plugin adds at
+most 10% to p50.
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ from litellm_budget.tools.sessions import requests_of
 ROOT = Path(__file__).resolve().parents[1]
 SESSIONS = ROOT.parent / "shared" / "sessions"
 KEY = "sk-load-test-0000000000000000000000"
+#: The plugin may add at most this much to p50 (issue 12).
+P50_TARGET = 1.10
 
 
 def agent_requests(count: int) -> list[list[dict[str, Any]]]:
@@ -59,8 +67,8 @@ def start_upstream() -> tuple[subprocess.Popen[str], str]:
     return process, line.strip().rsplit(" ", 1)[-1]
 
 
-def write_config(folder: Path, upstream: str, *, plugin: bool) -> Path:
-    config = {
+def write_config(folder: Path, upstream: str, *, plugin: bool, redis: tuple[str, int] | None = None) -> Path:
+    config: dict[str, Any] = {
         "model_list": [
             {
                 "model_name": "agent",
@@ -71,6 +79,10 @@ def write_config(folder: Path, upstream: str, *, plugin: bool) -> Path:
         "litellm_settings": {"callbacks": ["litellm_budget.handler"] if plugin else []},
         "general_settings": {"master_key": KEY},
     }
+    if redis is not None:
+        host, port = redis
+        config["general_settings"]["coordination_redis"] = {"host": host, "port": port}
+        config["litellm_settings"]["enable_redis_auth_cache"] = True
     path = folder / ("on.yaml" if plugin else "off.yaml")
     path.write_text(yaml.safe_dump(config))
     return path
@@ -154,6 +166,7 @@ def run(config: Path, requests: list[list[dict[str, Any]]], concurrency: int, lo
     return {
         "errors": errors,
         "p50": statistics.median(ordered),
+        "p95": ordered[int(len(ordered) * 0.95) - 1],
         "p99": ordered[int(len(ordered) * 0.99) - 1],
         "throughput": len(requests) / seconds,
         "memory": memory,
@@ -164,35 +177,88 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--concurrency", type=int, default=50)
+    parser.add_argument(
+        "--redis",
+        action="store_true",
+        help="run both proxies on a real redis-server (apt package redis-server), started here on 127.0.0.1",
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="repeat the off/on pair (in alternating order) and report the median ratio: for a shared machine",
+    )
     args = parser.parse_args()
     requests = agent_requests(args.requests)
     chars = statistics.mean(len(json.dumps(r)) for r in requests)
     upstream, base = start_upstream()
+    rounds: list[dict[str, dict[str, Any]]] = []
     try:
         with tempfile.TemporaryDirectory() as folder:
-            results = {
-                name: run(
-                    write_config(Path(folder), base, plugin=name == "on"),
-                    requests,
-                    args.concurrency,
-                    Path(folder) / f"{name}.log",
-                )
-                for name in ("off", "on")
-            }
+            redis = start_redis_server(Path(folder) / "redis") if args.redis else None
+            try:
+                for number in range(args.rounds):
+                    results: dict[str, dict[str, Any]] = {}
+                    for name in ("off", "on") if number % 2 == 0 else ("on", "off"):
+                        if redis is not None:
+                            redis.command("FLUSHALL")  # each run starts on an empty Redis
+                        address = None if redis is None else (redis.host, redis.port)
+                        config = write_config(Path(folder), base, plugin=name == "on", redis=address)
+                        results[name] = run(config, requests, args.concurrency, Path(folder) / f"{name}.log")
+                        if redis is not None:
+                            results[name]["redis_keys"] = redis.command("KEYS", "litellm_budget:*")
+                    rounds.append(results)
+            finally:
+                if redis is not None:
+                    redis.stop()
     finally:
         upstream.terminate()
         upstream.wait(10)
+    report(args, requests, chars, rounds)
+    return 0 if all(results["on"]["errors"] == 0 for results in rounds) else 1
+
+
+def report(
+    args: argparse.Namespace, requests: list[Any], chars: float, rounds: list[dict[str, dict[str, Any]]]
+) -> None:
+    """Each run's errors, latencies and memory; the on/off ratios (their median over rounds)."""
     messages = statistics.mean(map(len, requests))
     sizes = f"mean {chars:,.0f} JSON chars, {messages:.0f} messages"
-    print(f"{args.requests} requests ({sizes}), concurrency {args.concurrency}, 16k window")
-    print(f"{'plugin':>6} {'errors':>6} {'p50 ms':>8} {'p99 ms':>8} {'req/s':>7}  proxy RSS MiB along the run")
-    for name, result in results.items():
-        memory = " ".join(f"{m:.0f}" for m in result["memory"])
-        latency = f"{result['p50']:>8.1f} {result['p99']:>8.1f}"
-        print(f"{name:>6} {result['errors']:>6} {latency} {result['throughput']:>7.1f}  {memory}")
-    on, off = results["on"], results["off"]
-    print(f"\nadded latency: p50 x{on['p50'] / off['p50']:.2f}, p99 x{on['p99'] / off['p99']:.2f} (on / off)")
-    return 0 if on["errors"] == 0 else 1
+    backend = ", proxy on a real redis-server (coordination_redis + enable_redis_auth_cache)" if args.redis else ""
+    print(f"{args.requests} requests ({sizes}), concurrency {args.concurrency}, 16k window{backend}")
+    header = f"{'round':>5} {'plugin':>6} {'errors':>6} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'req/s':>7}"
+    print(f"{header}  proxy RSS MiB along the run")
+    for number, results in enumerate(rounds, 1):
+        for name in ("off", "on"):
+            result = results[name]
+            memory = " ".join(f"{m:.0f}" for m in result["memory"])
+            latency = f"{result['p50']:>8.1f} {result['p95']:>8.1f} {result['p99']:>8.1f}"
+            print(f"{number:>5} {name:>6} {result['errors']:>6} {latency} {result['throughput']:>7.1f}  {memory}")
+    ratios = {p: [results["on"][p] / results["off"][p] for results in rounds] for p in ("p50", "p95", "p99")}
+    if len(rounds) > 1:
+        for number in range(len(rounds)):
+            each = ", ".join(f"{p} x{ratios[p][number]:.2f}" for p in ratios)
+            print(f"round {number + 1}: {each}")
+    median = ", ".join(f"{p} x{statistics.median(ratios[p]):.2f}" for p in ratios)
+    print(f"\nadded latency: {median} (on / off{', median of the rounds' if len(rounds) > 1 else ''})")
+    if args.redis:
+        verdict = "met" if statistics.median(ratios["p50"]) <= P50_TARGET else "MISSED"
+        print(f"target: the plugin adds at most {P50_TARGET - 1:.0%} to p50: {verdict}")
+        for name in ("off", "on"):
+            keys = sorted(rounds[-1][name]["redis_keys"])
+            families = sorted({key.rsplit(":", 1)[0] for key in keys})
+            print(f"plugin {name}: {len(keys)} litellm_budget:* keys in Redis after its last run {families}")
+
+
+def start_redis_server(folder: Path) -> Any:
+    """A redis-server on 127.0.0.1 (installed with apt-get when root and absent); exits when there is none."""
+    sys.path.insert(0, str(ROOT))  # tests.support is not installed; it lives in the clone
+    from tests.support.redis_process import INSTALL_HINT, RedisServer, ensure_redis_server
+
+    binary, why = ensure_redis_server()
+    if binary is None:
+        raise SystemExit(f"--redis needs redis-server ({why}): {INSTALL_HINT}")
+    return RedisServer(binary=binary, folder=folder).start()
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ Message: TypeAlias = Mapping[str, Any]
 Tools: TypeAlias = Sequence[Mapping[str, Any]]
 
 #: The policies a request may be fitted with; ``auto`` is the default.
-PolicyName: TypeAlias = Literal["auto", "elide", "plan"]
+PolicyName: TypeAlias = Literal["auto", "elide", "plan", "summarize"]
 
 #: What was done to a request, as ``BudgetReport.action`` says.
 Action: TypeAlias = Literal["passthrough", "trimmed", "rejected", "deferred", "unknown_window", "unsupported"]

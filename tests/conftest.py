@@ -17,6 +17,7 @@ from hypothesis import settings
 from litellm_budget.tools.sessions import load_conversation
 from tests.support import proxy_process
 from tests.support.fake_upstream import FakeUpstream
+from tests.support.redis_process import fixture_redis_server  # noqa: F401 - the `redis_server` fixture
 
 # The default run is reproducible: the same examples on every machine, so a red CI always
 # reproduces and never comes from a new random draw. `make fuzz` searches fresh examples.

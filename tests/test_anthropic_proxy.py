@@ -12,8 +12,9 @@ import anthropic
 import pytest
 
 from litellm_budget.core.context_edits import CLEARED_RESULT
-from litellm_budget.core.formats.anthropic import ANTHROPIC, from_chat, join_system
+from litellm_budget.core.formats.anthropic import ANTHROPIC, join_system
 from litellm_budget.core.formats.anthropic_checks import unsupported_reason
+from litellm_budget.core.formats.anthropic_convert import from_chat
 from litellm_budget.core.formats.responses import RESPONSES
 from litellm_budget.core.formats.responses_checks import unsupported_reason as responses_unsupported
 from litellm_budget.core.tokens import counter_for

@@ -8,13 +8,13 @@ from typing import Any
 
 import litellm
 import pytest
-from litellm.caching.dual_cache import DualCache
 
 from litellm_budget import BudgetSettings, ContextBudget, fit
 from litellm_budget.adapter.calibration import CACHE_PREFIX, Calibration
 from tests.builders import agent_session, system, text, user
 from tests.sdk_support import PayloadSpy, only_callbacks
 from tests.support.fake_upstream import FakeUpstream
+from tests.support.memory_redis import shared_cache
 
 SETTINGS = BudgetSettings()
 
@@ -112,7 +112,7 @@ async def test_replicas_share_the_ratio_through_the_proxy_cache(monkeypatch: pyt
         ]
     )
     monkeypatch.setattr(proxy_server, "llm_router", router)
-    shared = DualCache()  # what the proxy passes; backed by Redis when the operator configures it
+    shared = shared_cache()  # what a proxy with Redis passes (tests/test_redis_proxy.py: a real one)
     first, second = ContextBudget(), ContextBudget()
     data = {"model": "group", "messages": agent_session(3), "metadata": {}}
     await first.async_pre_call_hook(None, shared, dict(data), "acompletion")

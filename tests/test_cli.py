@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 import time
@@ -275,6 +276,83 @@ class TestReplay:
         assert results["auto"]["invalid_pairs"] == 0
         assert results["trim_messages"]["invalid_pairs"] > 0
 
+    def test_peers_money_and_waste(self, session_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """Every peer replays beside auto; needless re-prefill, its share of new tokens and the priced cost per row."""
+        peers = "masking,clear_tool_uses,litellm_polyfill,langchain_trim"
+        if importlib.util.find_spec("langchain_core") is None:
+            peers = peers.removesuffix(",langchain_trim")
+        argv = ["replay", str(session_dir), "--model", "gpt-4o", "--window", "4000", "--baseline", peers, "--json"]
+
+        assert main(argv) == 0
+
+        out = json.loads(capsys.readouterr().out)
+        assert out["prices"].startswith("gpt-4o: input $2.5/M (model map)")
+        assert set(out["peers"]) == set(peers.split(","))
+        results = {r["strategy"]: r for r in out["results"]}
+        assert set(results) == {"auto", *peers.split(",")}
+        for result in results.values():
+            assert 0 <= result["needless_reprefill"] <= result["reprefilled_tokens"]
+            assert result["needless_per_new"] >= 0
+            assert result["input_cost"] > 0
+        assert results["auto"]["watermark"] == 0.75
+        assert results["masking"]["watermark"] is None
+        # Masking never trims: on 12 steps of 700 tokens at a 4k window, it overflows.
+        assert results["masking"]["overflow"] > 0
+
+    def test_prices_are_the_models_own_or_the_flags(
+        self, session_dir: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """The text output names where the prices came from; --price-per-mtok and --cached-share override the map."""
+        argv = ["replay", str(session_dir / "s0.json"), "--model", "gpt-4o", "--window", "4000", "--no-progress"]
+
+        assert main(argv) == 0
+        mapped = capsys.readouterr().out
+        assert main([*argv, "--price-per-mtok", "10", "--cached-share", "0.1", "--json"]) == 0
+        flagged = json.loads(capsys.readouterr().out)
+
+        assert "needless_reprefill" in mapped
+        assert "needless_per_new" in mapped
+        assert "input_cost: in dollars, at gpt-4o: input $2.5/M (model map); reused prefix at $1.25/M" in mapped
+        assert "input $10/M (--price-per-mtok); reused prefix at $1/M (cache read, --cached-share)" in flagged["prices"]
+        auto = flagged["results"][0]
+        reused = round(auto["reuse"] * (auto["reprefilled_tokens"] / (1 - auto["reuse"])))
+        assert auto["input_cost"] == pytest.approx((auto["reprefilled_tokens"] * 10 + reused * 1) / 1e6, rel=1e-3)
+
+    def test_peers_refuse_other_formats(self, session_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        argv = ["replay", str(session_dir), "--model", "gpt-4o", "--window", "4000", "--format", "responses"]
+        assert main([*argv, "--baseline", "masking"]) == 2
+        assert "'masking' takes chat messages only" in capsys.readouterr().err
+
+    def test_watermarks_replay_each_policy_again(self, session_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """--watermarks adds a row per policy and watermark (the default is the policy's own row); bad values fail."""
+        argv = ["replay", str(session_dir), "--model", "gpt-4o", "--window", "4000", "--policy", "auto,plan", "--json"]
+
+        assert main([*argv, "--watermarks", "0.5,0.75"]) == 0
+
+        results = json.loads(capsys.readouterr().out)["results"]
+        assert [(r["strategy"], r["watermark"]) for r in results] == [
+            ("auto", 0.75),
+            ("plan", 0.75),
+            ("auto@0.5", 0.5),
+            ("plan@0.5", 0.5),
+        ]
+        assert results[3]["mean_fill"] < results[1]["mean_fill"]  # plan aims lower at a lower watermark
+        with pytest.raises(SystemExit):
+            main([*argv, "--watermarks", "0.5,1.5"])
+
+    def test_plot_cost_writes_a_png(
+        self, session_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        pytest.importorskip("matplotlib")
+        target = tmp_path / "cost.png"
+        argv = ["replay", str(session_dir), "--model", "gpt-4o", "--window", "4000,8000", "--no-progress"]
+
+        status = main([*argv, "--baseline", "masking,sliding", "--watermarks", "0.5,0.6", "--plot-cost", str(target)])
+
+        assert status == 0
+        assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert capsys.readouterr().out.splitlines()[-1] == f"cost plot written to {target}: windows 4000, 8000"
+
     def test_unknown_strategy_and_empty_folder(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """Unknown names and folders without sessions are errors before any work."""
         (tmp_path / "a.json").write_text(json.dumps(agent_session(2)))
@@ -394,6 +472,48 @@ def test_plot_draws_a_panel_per_window_and_explains_every_mark() -> None:
         plot.LONE_LABEL,
     ]
     assert suptitle == "Prompt tokens sent per request: session s"
+
+
+def test_cost_plot_marks_invalid_strategies_and_draws_the_watermark_frontier() -> None:
+    """A panel per window; our watermark runs joined by a line; an overflowing peer hollow, and listed if far off."""
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    from litellm_budget.tools.plot_cost import HOLLOW_LABEL, draw_cost_fill
+
+    def result(window: int, strategy: str, fill: float, cost: float, **extra: Any) -> dict[str, Any]:
+        fields = {"overflow": 0, "invalid_pairs": 0, "rejected": 0, "watermark": None, **extra}
+        return {"window": window, "strategy": strategy, "mean_fill": fill, "input_cost": cost, **fields}
+
+    results = [
+        result(8000, "auto", 0.5, 2.0, watermark=0.75),
+        result(8000, "masking", 2.4, 9.0, overflow=60),
+        result(8000, "sliding", 0.55, 2.5, invalid_pairs=3),
+        result(8000, "auto@0.5", 0.4, 1.5, watermark=0.5),
+        result(16000, "auto", 0.4, 3.0, watermark=0.75),
+        result(16000, "masking", 0.45, 3.2),
+        result(16000, "auto@0.5", 0.3, 2.0, watermark=0.5),
+    ]
+    figure = draw_cost_fill(results, title="Input cost against context fill", policies=["auto"], prices="p")
+    try:
+        titles = [ax.get_title(loc="left") for ax in figure.axes]
+        notes = [[text.get_text() for text in ax.texts] for ax in figure.axes]
+        lines = [[line.get_xydata().tolist() for line in ax.get_lines()] for ax in figure.axes]
+        legend = [text.get_text() for text in figure.legends[0].get_texts()]
+        labels = (figure.axes[0].get_xlabel(), figure.axes[0].get_ylabel())
+    finally:
+        plt.close(figure)
+
+    assert titles == ["8,000-token window", "16,000-token window"]
+    assert lines[0] == [[[0.4, 1.5], [0.5, 2.0]]]
+    assert "□ masking overflows 60: off the chart at fill 2.40, $9.00" in notes[0]
+    assert any("sliding orphan pairs 3" in note for note in notes[0])
+    assert {"auto (0.75)", "masking", "0.5"} <= set(notes[1])
+    assert legend[-1] == HOLLOW_LABEL
+    assert labels == (
+        "mean fill: prompt tokens sent / window (more context kept →)",
+        "input cost of all requests, US dollars",
+    )
 
 
 def test_progress_bar_draws_on_a_terminal() -> None:

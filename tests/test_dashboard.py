@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from prometheus_client import REGISTRY
 
-from litellm_budget.adapter.metrics import METRICS, record_deferred, record_metrics
+from litellm_budget.adapter.metrics import METRICS, record_deferred, record_metrics, record_resent
 from litellm_budget.core.report import BudgetReport
 
 DASHBOARD = Path(__file__).parents[1] / "examples" / "grafana-dashboard.json"
@@ -240,7 +240,7 @@ def samples_for(group: str) -> dict[str, tuple[float, set[str]]]:
 
 
 def test_recording_creates_every_series_the_dashboard_queries(dashboard: dict[str, Any]) -> None:
-    """After the plugin records a trim, a rejection and a deferral, every queried series has grown samples."""
+    """After the plugin records a trim, a rejection, a deferral and a re-sent rejection, every queried series grew."""
     before = samples_for("g")
     trimmed = BudgetReport(
         model="openai/gpt-4o", policy="auto", action="trimmed", tokens_before=9000, tokens_after=3000, duration_ms=2.5
@@ -252,6 +252,7 @@ def test_recording_creates_every_series_the_dashboard_queries(dashboard: dict[st
     record_metrics(trimmed, "g")
     record_metrics(rejected, "g")
     record_deferred("g")
+    record_resent("g")
 
     after = samples_for("g")
     for metric, labels in used_metrics(dashboard).items():

@@ -187,8 +187,9 @@ class TestMalformed:
 class TestFormats:
     def test_anthropic_messages_fit_with_their_system_apart(self) -> None:
         """fit(format="anthropic") counts the system, never returns it, and the messages stay valid."""
-        from litellm_budget.core.formats.anthropic import from_chat, join_system
+        from litellm_budget.core.formats.anthropic import join_system
         from litellm_budget.core.formats.anthropic_checks import unsupported_reason as anthropic_reason
+        from litellm_budget.core.formats.anthropic_convert import from_chat
 
         system, messages = from_chat(agent_session(30, 700))
 

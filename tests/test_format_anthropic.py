@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 from litellm_budget import BudgetSettings
 from litellm_budget.core.fit import Fitted, fit_request
 from litellm_budget.core.formats import ASSISTANT, SYSTEM, TOOL, USER, format_named
-from litellm_budget.core.formats.anthropic import ANTHROPIC, from_chat, join_system, split_system
+from litellm_budget.core.formats.anthropic import ANTHROPIC, JOINED_KEY, join_system, split_system
 from litellm_budget.core.formats.anthropic_checks import unsupported_reason
+from litellm_budget.core.formats.anthropic_convert import from_chat
 from litellm_budget.core.formats.chat import CHAT
 from litellm_budget.core.notices import NOTICE_PREFIX, TOOL_PLACEHOLDER
 from litellm_budget.core.tokens import counter_for
@@ -391,8 +392,8 @@ class TestChecks:
             ([], "no messages besides the system"),
             ([{"role": "system", "content": "s"}], "no messages besides the system"),
             (
-                [TASK, {"role": "system", "content": "s"}],
-                "message 1: has the system role, which only the request's system may have",
+                [TASK, {"role": "system", "content": [{"type": "tool_use", "id": "t", "name": "x", "input": {}}]}],
+                "message 1: has a malformed tool_use block",
             ),
             ([{"role": "tool", "content": "x"}], "message 0: has an unknown role"),
             ([{"content": "x"}], "message 0: has no role"),
@@ -691,3 +692,58 @@ def test_session_replay(sessions: dict[str, list[dict[str, Any]]], window: int) 
     assert (anthropic["rejected"], anthropic["overflow"], anthropic["invalid"]) == (0, 0, 0)
     assert anthropic["requests"] == chat["requests"] > 0
     assert abs(anthropic["reuse_blocks"] - chat["reuse_blocks"]) <= 0.02
+
+
+class TestMidConversationSystem:
+    """
+    Claude Code on newer models sends ``system`` messages inside ``messages`` (the
+    ``mid-conversation-system`` beta): the agent listing right after the task, reminders later.
+    """
+
+    @staticmethod
+    def claude_code_like(steps: int) -> list[Message]:
+        listing = {"role": "system", "content": "Available agent types: general-purpose, explore."}
+        messages: list[Message] = [TASK, listing]
+        for step in range(steps):
+            call = {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": f"toolu_{step}", "name": "Bash", "input": {"command": "seq"}}],
+            }
+            result = {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": f"toolu_{step}", "content": text(1500, step)}],
+            }
+            messages += [call, result]
+            if step % 10 == 9:
+                messages.append({"role": "system", "content": f"<system-reminder>step {step}</system-reminder>"})
+        return join_system([{"type": "text", "text": "You are Claude Code.", "cache_control": EPHEMERAL}], messages)
+
+    def test_is_supported_and_its_system_messages_are_system(self) -> None:
+        joined = self.claude_code_like(3)
+        assert unsupported_reason(joined, None, None) is None
+        assert ANTHROPIC.kinds(joined)[:3] == [SYSTEM, USER, SYSTEM]
+
+    @pytest.mark.parametrize("policy", ["auto", "plan", "elide"])
+    def test_fitted_keeps_them_and_stays_valid(self, policy: str) -> None:
+        joined = self.claude_code_like(40)
+        result = fitted(joined, policy, 16_000)
+        if result.report.action == "rejected":
+            assert policy == "elide"
+            return
+        assert result.report.action == "trimmed"
+        system, messages = split_system(result.messages)
+        assert system is joined[0]["content"]
+        assert unsupported_reason(join_system(system, messages), None, None) is None
+        assert [m["content"] for m in messages if m["role"] == "system"] == [
+            m["content"] for m in joined[1:] if m["role"] == "system"
+        ]
+        turns = [m["role"] for m in messages if m["role"] != "system"]
+        assert all(a != b for a, b in itertools.pairwise(turns)), "user and assistant alternate"
+        assert not any(JOINED_KEY in m for m in messages)
+        assert sum(COUNTER.count_message(m) for m in result.messages) <= result.report.budget
+
+    def test_a_client_system_message_first_is_not_taken_for_the_request_system(self) -> None:
+        own = [{"role": "system", "content": "Reminder."}, TASK]
+        joined = join_system(None, own)
+        assert split_system(joined) == (None, own)
+        assert unsupported_reason(joined, None, None) is None

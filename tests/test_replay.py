@@ -13,6 +13,7 @@ from litellm_budget.core.formats.chat import SYSTEM_ROLES
 from litellm_budget.core.formats.chat_checks import unsupported_reason
 from litellm_budget.core.notices import NOTICE_PREFIX
 from litellm_budget.core.tokens import counter_for
+from litellm_budget.tools.baselines import BASELINES
 from litellm_budget.tools.sessions import requests_of
 
 pytestmark = pytest.mark.sessions
@@ -57,3 +58,32 @@ def test_replay(sessions: dict[str, list[dict[str, Any]]], policy: str, window: 
     assert (overflow, invalid, silent) == (0, 0, 0)
     if policy != "elide":
         assert rejected == 0
+
+
+@pytest.mark.parametrize("peer", ["masking", "clear_tool_uses", "litellm_polyfill", "langchain_trim"])
+def test_peers_on_the_real_sessions(sessions: dict[str, list[dict[str, Any]]], peer: str) -> None:
+    """
+    Each peer does only what its semantics allow on every real request at 16k: the clearing peers
+    and masking change tool results' text and nothing else; LangChain keeps the system prompt
+    and a suffix that starts on a user turn.
+    """
+    if peer == "langchain_trim":
+        pytest.importorskip("langchain_core")
+    strategy = BASELINES[peer]("gpt-4o", 16_000)
+    changed = 0
+    for messages in sessions.values():
+        for request in requests_of(messages):
+            sent = strategy(request)
+            if peer == "langchain_trim":
+                rest = sent[1:] if sent and sent[0]["role"] == "system" else sent
+                if rest:
+                    assert rest == request[len(request) - len(rest) :]
+                    assert rest[0]["role"] == "user"
+                changed += len(sent) < len(request)
+                continue
+            assert len(sent) == len(request)
+            edits = [(a, b) for a, b in zip(request, sent, strict=True) if a is not b]
+            assert all(a["role"] == "tool" and {**a, "content": b["content"]} == b for a, b in edits)
+            assert unsupported_reason(sent, None, None) is None
+            changed += bool(edits)
+    assert changed > 0

@@ -13,8 +13,9 @@ from litellm.integrations.custom_logger import CustomLogger
 from structlog.testing import capture_logs
 
 from litellm_budget import ContextBudget
-from litellm_budget.core.formats.anthropic import from_chat, join_system
+from litellm_budget.core.formats.anthropic import join_system
 from litellm_budget.core.formats.anthropic_checks import unsupported_reason as anthropic_unsupported
+from litellm_budget.core.formats.anthropic_convert import from_chat
 from litellm_budget.core.notices import NOTICE_PREFIX
 from tests.builders import agent_session, system, text, user
 from tests.sdk_support import PayloadSpy, only_callbacks
@@ -92,12 +93,37 @@ class TestAcompletion:
                 api_base=upstream.base_url,
                 api_key="k",
                 messages=[system(text(20_000)), user("hi")],
-                num_retries=2,
             )
 
         assert caught.value.param == "messages"
         assert caught.value.provider_specific_fields["litellm_budget"]["action"] == "rejected"
         assert upstream.requests == []
+
+    async def test_sdk_num_retries_resends_a_rejection_untouched_and_we_say_so(
+        self, upstream: FakeUpstream, spy: PayloadSpy
+    ) -> None:
+        """
+        Pinned LiteLLM 1.108.5 behaviour: with tenacity installed (langchain-core brings it), the
+        SDK's own ``num_retries`` re-sends a request our deployment hook rejected through a path
+        that runs no pre-call hook, so it reaches the provider untouched, and no success event
+        follows (only ``log_pre_api_call`` fires). The plugin cannot stop it; it must not leave its
+        rejection standing as the whole story: it warns when the request goes out.
+        """
+        pytest.importorskip("tenacity")
+        upstream.clear()
+        with capture_logs() as logs:
+            await litellm.acompletion(
+                model="openai/acme-unknown",
+                api_base=upstream.base_url,
+                api_key="k",
+                messages=[system(text(20_000)), user("hi")],
+                num_retries=2,
+            )
+            await asyncio.sleep(0.2)  # the success event runs after the call returns
+        assert len(upstream.requests) == 1  # LiteLLM sent it, untouched
+        events = [log["event"] for log in logs]
+        assert "request_rejected" in events
+        assert "rejected_request_resent" in events
 
     async def test_rejection_reaches_failure_logging(self, upstream: FakeUpstream, spy: PayloadSpy) -> None:
         """The failure event of a rejected request carries the report, as success events do."""

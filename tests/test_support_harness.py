@@ -13,15 +13,24 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
+import anthropic
 import httpx
 import litellm
+import openai
 import pytest
 import yaml
 from litellm.exceptions import ContextWindowExceededError
 
-from tests.support.fake_upstream import CWE_MARKER, FakeUpstream, estimate_tokens
+from tests.support.fake_upstream import (
+    CWE_MARKER,
+    LOST_TEXT,
+    STEP_MARK,
+    AgentScript,
+    FakeUpstream,
+    estimate_tokens,
+)
 from tests.support.proxy_process import (
     REPO_ROOT,
     ProxyProcess,
@@ -306,6 +315,70 @@ class TestLitellmSdk:
         )
         assert resp.choices[0].message.content == "ok"
         assert len(upstream.requests) == 1
+
+
+class TestAgentScript:
+    """The scripted agent model that drives the real CLIs (test_real_clis.py), read by the official SDKs."""
+
+    SCRIPT = AgentScript(steps=2, command="true", final_text="all done")
+    BASH: ClassVar[dict[str, Any]] = {"name": "Bash", "description": "Run.", "input_schema": {"type": "object"}}
+    EXEC: ClassVar[dict[str, Any]] = {"type": "function", "name": "exec_command", "parameters": {"type": "object"}}
+
+    def test_messages_stream_a_tool_use_then_the_final_text(self) -> None:
+        """A streamed tool_use (input_json_delta) with the step's command; after the last step, the final text."""
+        go: list[Any] = [{"role": "user", "content": "go"}]
+        with (
+            FakeUpstream(script=self.SCRIPT) as up,
+            anthropic.Anthropic(
+                base_url=up.root_url, api_key="k", http_client=anthropic.DefaultHttpxClient(trust_env=False)
+            ) as client,
+        ):
+            with client.messages.stream(model="m", max_tokens=64, tools=[self.BASH], messages=go) as stream:
+                first = stream.get_final_message()
+            call: Any = first.content[-1]
+            result = {"type": "tool_result", "tool_use_id": call.id, "content": f"{STEP_MARK}-2"}
+            history = [
+                *go,
+                {"role": "assistant", "content": [block.model_dump() for block in first.content]},
+                {"role": "user", "content": [result]},
+            ]
+            final: Any = client.messages.create(model="m", max_tokens=64, tools=[self.BASH], messages=history)
+        assert (first.stop_reason, call.type, call.name) == ("tool_use", "tool_use", "Bash")
+        assert call.input == {"command": self.SCRIPT.command_for(1), "description": "Print a long list of numbers"}
+        assert (final.stop_reason, final.content[0].text) == ("end_turn", "all done")
+
+    def test_responses_stream_a_function_call_then_the_final_text(self) -> None:
+        """Every Responses event the SDK's stream accumulator needs, numbered; then the final text."""
+        with (
+            FakeUpstream(script=self.SCRIPT) as up,
+            openai.OpenAI(
+                base_url=up.base_url, api_key="k", http_client=openai.DefaultHttpxClient(trust_env=False)
+            ) as client,
+        ):
+            with client.responses.stream(model="m", input="go", tools=[self.EXEC]) as stream:
+                events = list(stream)
+                first = stream.get_final_response()
+            call: Any = first.output[-1]
+            output = {"type": "function_call_output", "call_id": call.call_id, "output": f"{STEP_MARK}-2"}
+            final = client.responses.create(model="m", input=[call.model_dump(), output], tools=[self.EXEC])
+        assert [event.sequence_number for event in events] == list(range(len(events)))
+        assert (events[0].type, events[-1].type) == ("response.created", "response.completed")
+        assert (call.type, call.name) == ("function_call", "exec_command")
+        assert json.loads(call.arguments) == {"cmd": self.SCRIPT.command_for(1)}
+        assert final.output_text == "all done"
+
+    def test_a_result_that_is_not_a_step_and_a_request_without_a_shell(self) -> None:
+        """A foreign newest result ends the script visibly; a request without a shell tool gets the plain reply."""
+        messages = [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "not found"}]},
+        ]
+        with FakeUpstream(script=self.SCRIPT) as up:
+            lost = _post(up, {"model": "m", "max_tokens": 9, "tools": [self.BASH], "messages": messages}, "/messages")
+            plain = _post(up, {"model": "m", "max_tokens": 9, "messages": messages}, "/messages")
+        assert lost.json()["content"] == [{"type": "text", "text": LOST_TEXT}]
+        assert plain.json()["content"] == [{"type": "text", "text": "ok"}]
 
 
 # -- the real proxy ---------------------------------------------------------------------------

@@ -12,6 +12,10 @@ from litellm_budget.core.checks import is_int, is_number
 from litellm_budget.core.memo import BoundedDict, BoundedLRU
 from litellm_budget.core.settings import BudgetSettings
 
+from .publish import report_in
+from .shapes import format_of_call
+from .shared import shared_get, shared_set
+
 log = structlog.get_logger("litellm_budget")
 
 #: Requests smaller than this say little about a ratio (framing dominates).
@@ -19,6 +23,8 @@ MIN_COUNTED = 200
 #: How often, per model, a proxy re-reads the ratio other replicas wrote to the shared cache.
 REFRESH_SECONDS = 10.0
 CACHE_PREFIX = "litellm_budget:token_ratio:"
+#: The applied ratio moves only when the learned one is further than this share from it.
+HYSTERESIS = 0.03
 #: A learned ratio outlives a quiet day, not a model upgrade.
 SHARED_TTL = 7 * 24 * 3600
 
@@ -26,17 +32,35 @@ SHARED_TTL = 7 * 24 * 3600
 class Calibration:
     """
     Per-model token ratios, damped and clamped, learned from each success and applied to the
-    budgets of later requests. In the proxy they are also written to, and read from, the
-    DualCache LiteLLM hands the pre-call hook (Redis when the operator configured it), so
-    every replica learns from all traffic.
+    budgets of later requests. In a proxy with Redis they are also written to, and read from,
+    the Redis layer of the DualCache LiteLLM hands the pre-call hook (``shared.py``), so every
+    replica learns from all traffic.
     """
 
     def __init__(self, max_models: int = 4096) -> None:
         self._ratios: BoundedLRU[float] = BoundedLRU(max_models)
         self._refreshed: BoundedDict[float] = BoundedDict(max_models)
+        self._applied: BoundedLRU[float] = BoundedLRU(max_models)
 
     def ratio(self, model: str) -> float:
-        """The learned ratio of ``model``; 1.0 until something was learned."""
+        """
+        The ratio to apply for ``model``; 1.0 until something was learned.
+
+        It follows the learned ratio only once the two differ by more than ``HYSTERESIS``:
+        every response moves the learned ratio a little, and a budget that moved with each
+        of them would move the edits of every conversation, and their cached prefixes, too.
+        """
+        learned = self._ratios.get(model)
+        if learned is None:
+            return 1.0
+        applied = self._applied.get(model)
+        if applied is None or abs(learned - applied) > HYSTERESIS * applied:
+            self._applied.put(model, learned)
+            return learned
+        return applied
+
+    def learned(self, model: str) -> float:
+        """The learned ratio itself, as the last response moved it; 1.0 until something was learned."""
         return self._ratios.get(model) or 1.0
 
     def observe(self, model: str, counted: int, reported: object, settings: BudgetSettings) -> float | None:
@@ -52,7 +76,7 @@ class Calibration:
         observed = reported / counted
         if not low / 2 <= observed <= high * 2:
             return None
-        current = self.ratio(model)
+        current = self.learned(model)
         updated = min(high, max(low, current + settings.calibration_weight * (observed - current)))
         self._ratios.put(model, updated)
         return updated
@@ -69,12 +93,23 @@ class Calibration:
         updated = self.observe(model, int(report.get("tokens_after") or 0), reported, settings)
         if updated is not None:
             log.debug("token_ratio_learned", model=model, ratio=round(updated, 4))
-            if cache is not None:
-                await cache.async_set_cache(CACHE_PREFIX + model, updated, ttl=SHARED_TTL)
+            await shared_set(cache, CACHE_PREFIX + model, updated, SHARED_TTL)
+
+    async def learn_from(self, kwargs: dict[str, Any], response: Any, settings: BudgetSettings, cache: Any) -> None:
+        """Only a response whose request this plugin counted, in its own format, says how the provider counts."""
+        payload = kwargs.get("standard_logging_object") or {}
+        counted_as = format_of_call(payload.get("call_type") or kwargs.get("call_type"))
+        report = report_in(payload.get("metadata")) or report_in((kwargs.get("litellm_params") or {}).get("metadata"))
+        if (
+            report is not None
+            and report.get("format", "chat") == counted_as
+            and report.get("action") in {"passthrough", "trimmed"}
+        ):
+            await self.learn(report, reported_prompt_tokens(kwargs, response), settings, cache)
 
     async def refresh(self, cache: Any, model: str, settings: BudgetSettings) -> None:
         """Adopt what the shared cache holds for ``model``."""
-        self.adopt(model, await cache.async_get_cache(CACHE_PREFIX + model), settings)
+        self.adopt(model, await shared_get(cache, CACHE_PREFIX + model), settings)
 
     def due_for_refresh(self, model: str) -> bool:
         """Whether the shared value of ``model`` should be read again (at most every few seconds)."""

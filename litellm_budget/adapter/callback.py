@@ -13,16 +13,18 @@ from litellm_budget.core.memo import BoundedDict
 from litellm_budget.core.settings import BudgetSettings
 
 from . import request as req
-from .calibration import Calibration, reported_prompt_tokens
+from .calibration import Calibration
 from .client_edits import apply_client_edits
 from .config import ConfiguredSettings
+from .conversations import Conversations
 from .failopen import guarded, guarded_async
-from .fallbacks import has_fallbacks, largest_fallback_window
+from .fallbacks import fallback_window, has_fallbacks, leads_to_bigger_window
 from .fitting import fit_once
 from .lending import Lending, Lent
 from .once import DoneFits, record_of
-from .publish import headers_for, log_failure_event, publish, record_for_failure, report_in
-from .shapes import ANTHROPIC_SHAPE, CHAT_SHAPE, Shape, format_of_call, shape_for
+from .publish import headers_for, log_failure_event, publish, record_for_failure, report_in, warn_resent
+from .shapes import ANTHROPIC_SHAPE, CHAT_SHAPE, Shape, shape_for
+from .shared import shared_store
 from .targets import Target, deployment_target, group_target, with_request_overrides
 
 _T = TypeVar("_T")
@@ -52,6 +54,7 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         # The context_management edits applied here for a request, for its response to report.
         self._client_edits: BoundedDict[list[dict[str, Any]]] = BoundedDict(4096)
         self._calibration = Calibration()
+        self._conversations = Conversations()
         # The proxy's DualCache (Redis when configured), seen in the pre-call hook.
         self._shared_cache: Any = None
 
@@ -81,7 +84,9 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
             target = self._guarded(hook, settings, lambda: self._group_target(data, settings))
             if target is not None:
                 await self._refresh_ratio(cache, target)
+                await self._refresh_state(cache, data, target, shape)
                 rejection = self._guarded(hook, settings, lambda: self._fit_group(data, target, shape))
+                await guarded_async(hook, self._conversations.flush(cache))
                 if rejection is not None:
                     await guarded_async(hook, log_failure_event(data, rejection))
                     raise rejection
@@ -111,8 +116,13 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         shape = shape_for(call_type, kwargs)
         if settings is None or shape is None:
             return None
-        hook = "async_pre_call_deployment_hook"
-        return self._guarded(hook, settings, lambda: self._fit_deployment(kwargs, settings, shape))
+        hook, cache = "async_pre_call_deployment_hook", self._shared_cache
+        target = self._guarded(hook, settings, lambda: deployment_target(kwargs, settings))
+        if target is not None:
+            await self._refresh_state(cache, kwargs, target, shape)
+        fitted = self._guarded(hook, settings, lambda: self._fit_deployment(kwargs, settings, shape))
+        await guarded_async(hook, self._conversations.flush(cache))
+        return fitted
 
     async def async_post_call_response_headers_hook(
         self,
@@ -140,7 +150,15 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         """Learn the provider's token ratio from the usage it reported; never raises."""
         settings = self.settings
         if settings is not None and settings.calibrate:
-            await guarded_async("async_log_success_event", self._learn_ratio(kwargs, response_obj, settings))
+            learning = self._calibration.learn_from(kwargs, response_obj, settings, self._shared_cache)
+            await guarded_async("async_log_success_event", learning)
+
+    def log_pre_api_call(self, model: Any, messages: Any, kwargs: dict[str, Any]) -> None:
+        """Every call, just before it goes out: a request rejected here is being re-sent past the hooks."""
+        call_id = str(kwargs.get("litellm_call_id") or "")
+        resent = self._done.resent_after_rejection(call_id)
+        if resent is not None:
+            warn_resent(*resent, call_id)
 
     def _group_target(self, data: dict[str, Any], settings: BudgetSettings) -> Target | None:
         """The group's largest known window; ``None`` leaves the work to the deployment hook."""
@@ -152,7 +170,7 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
 
     def _fit_group(self, data: dict[str, Any], target: Target, shape: Shape) -> Exception | None:
         """Fit before routing; the error to raise when it cannot fit and no fallback may take it."""
-        if self._leads_to_bigger_window(target, data):
+        if leads_to_bigger_window(target, data, self._router_in_use()):
             return None  # whatever does not fit goes to the bigger fallback untrimmed
         if shape is ANTHROPIC_SHAPE and data.get("context_management"):
             return None  # the client's own edits come first, once the deployment (its provider) is known
@@ -176,7 +194,7 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         settings: BudgetSettings,
     ) -> None:
         target = group_target(model, deployments, settings)
-        if target is None or self._leads_to_bigger_window(target, request_kwargs):
+        if target is None or leads_to_bigger_window(target, request_kwargs, self._router_in_use()):
             return
         call_id = req.call_id_of(request_kwargs)
         request = {**request_kwargs, "messages": messages}
@@ -206,7 +224,7 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
             applied = apply_client_edits(kwargs, target.model)
             if applied is not None:
                 self._client_edits.put(call_id, applied)
-        bigger = self._fallback_window(target, kwargs)
+        bigger = fallback_window(target, kwargs, self._router_in_use())
         hook = "async_pre_call_deployment_hook"
         fitted = self._fit_once(kwargs, target, hook=hook, metadata=metadata, bigger_window=bigger, shape=shape)
         if fitted is None:
@@ -214,28 +232,24 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         if fitted.report.action in {"rejected", "deferred"}:
             # Raised inside LiteLLM's call: its failure event logs it, and the router falls back.
             record_for_failure(kwargs, fitted.report)
+            if fitted.report.action == "rejected":
+                self._done.reject(call_id, fitted.report, target.group)
             raise context_window_exceeded(fitted.report, llm_provider=req.provider_of(kwargs))
         shape.write(kwargs, fitted)
         return kwargs
+
+    async def _refresh_state(self, cache: Any, request: Mapping[str, Any], target: Target, shape: Shape) -> None:
+        """Adopt the edits another replica sent last for this conversation (Redis only)."""
+        if target.settings.conversation_state and shared_store(cache) is not None:
+            messages, lifetime = shape.read(request).messages, target.settings.lifetime_for(target.model)
+            refresh = self._conversations.refresh(cache, target.model, shape.format, messages, lifetime)
+            await guarded_async("conversation_state", refresh)
 
     async def _refresh_ratio(self, cache: Any, target: Target) -> None:
         """Adopt the ratio other replicas learned for this model, at most every few seconds."""
         if cache is not None and target.settings.calibrate and self._calibration.due_for_refresh(target.model):
             refresh = self._calibration.refresh(cache, target.model, target.settings)
             await guarded_async("async_pre_call_hook", refresh)
-
-    async def _learn_ratio(self, kwargs: dict[str, Any], response: Any, settings: BudgetSettings) -> None:
-        """Only a response whose request this plugin counted, in its own format, says how the provider counts."""
-        payload = kwargs.get("standard_logging_object") or {}
-        counted_as = format_of_call(payload.get("call_type") or kwargs.get("call_type"))
-        report = report_in(payload.get("metadata")) or report_in((kwargs.get("litellm_params") or {}).get("metadata"))
-        if (
-            report is not None
-            and report.get("format", "chat") == counted_as
-            and report.get("action") in {"passthrough", "trimmed"}
-        ):
-            reported = reported_prompt_tokens(kwargs, response)
-            await self._calibration.learn(report, reported, settings, self._shared_cache)
 
     def _gave_back(
         self, kwargs: dict[str, Any], target: Target, call_id: str, metadata: MutableMapping[str, Any]
@@ -256,23 +270,13 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
     def _router_in_use(self) -> Any:
         return self._router if self._router is not None else _proxy_router()
 
-    def _fallback_window(self, target: Target, request: Mapping[str, Any]) -> int | None:
-        """The largest window the router's fallbacks lead to, when the settings put them first."""
-        if not target.settings.prefer_fallbacks:
-            return None
-        return largest_fallback_window(target.group, request, self._router_in_use())
-
-    def _leads_to_bigger_window(self, target: Target, request: Mapping[str, Any]) -> bool:
-        bigger = self._fallback_window(target, request)
-        return bigger is not None and bigger > (target.window or 0)
-
     def _may_be_chat(self, request_kwargs: dict[str, Any] | None) -> bool:
         call_id = (request_kwargs or {}).get("litellm_call_id")
         return not (isinstance(call_id, str) and self._not_chat.get(call_id))
 
     def _fit_once(self, request: Mapping[str, Any], target: Target, **how: Any) -> Fitted | None:
         ratio = self._calibration.ratio(target.model) if target.settings.calibrate else 1.0
-        return fit_once(request, target, self._done, ratio=ratio, **how)
+        return fit_once(request, target, self._done, ratio=ratio, conversations=self._conversations, **how)
 
     @staticmethod
     def _guarded(hook: str, settings: BudgetSettings, work: Callable[[], _T]) -> _T | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .targets import deployment_windows
+from .targets import Target, deployment_windows
 
 #: Where LiteLLM looks for fallbacks after a context-window error, in its order.
 FALLBACK_KEYS = ("context_window_fallbacks", "fallbacks")
@@ -19,6 +19,17 @@ def has_fallbacks(group: str, request: Mapping[str, Any], router: Any) -> bool:
     answer it; otherwise it is refused at once, with the report.
     """
     return next(_fallback_groups(group, request, router), None) is not None
+
+
+def fallback_window(target: Target, request: Mapping[str, Any], router: Any) -> int | None:
+    """The largest window the router's fallbacks lead to, when the settings put them first."""
+    return largest_fallback_window(target.group, request, router) if target.settings.prefer_fallbacks else None
+
+
+def leads_to_bigger_window(target: Target, request: Mapping[str, Any], router: Any) -> bool:
+    """Whether a fallback has a bigger window than ``target``: then nothing is trimmed for it here."""
+    bigger = fallback_window(target, request, router)
+    return bigger is not None and bigger > (target.window or 0)
 
 
 def largest_fallback_window(group: str, request: Mapping[str, Any], router: Any) -> int | None:

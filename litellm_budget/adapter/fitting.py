@@ -7,9 +7,11 @@ from typing import Any
 
 import structlog
 
+from litellm_budget.core.conversation import edits_sent
 from litellm_budget.core.fit import Fitted, fit_request, passed_through
-from litellm_budget.core.report import unsent
+from litellm_budget.core.report import BudgetReport, unsent
 
+from .conversations import Conversations, conversation_key
 from .once import DoneFits, FitRecord, record_of
 from .publish import DEFERRED_KEY, publish, record_in_metadata
 from .shapes import CHAT_SHAPE, Shape
@@ -30,6 +32,7 @@ def fit_once(  # noqa: PLR0913 - keyword-only switches, one per hook that differ
     bigger_window: int | None = None,
     silent: bool = False,
     shape: Shape = CHAT_SHAPE,
+    conversations: Conversations | None = None,
 ) -> Fitted | None:
     """
     Fit unless these messages are already this request's fitted output; publish every
@@ -40,7 +43,8 @@ def fit_once(  # noqa: PLR0913 - keyword-only switches, one per hook that differ
     With ``bigger_window`` (a router fallback's), a request that does not fit untrimmed is not
     trimmed: its report says ``deferred``, for the caller to raise so the router falls back.
     With ``silent``, nothing is reported or remembered here: the caller hands the outcome to
-    a later hook that knows more.
+    a later hook that knows more. With ``conversations``, the conversation's last edits are
+    kept while they fit, and what is sent becomes its state.
     """
     parts = shape.read(request)
     messages, max_tokens = parts.messages, parts.max_tokens
@@ -62,6 +66,7 @@ def fit_once(  # noqa: PLR0913 - keyword-only switches, one per hook that differ
     wanted = record_of(target.window, policy, messages, max_tokens)
     if done.already_fitted(call_id, wanted):
         return None
+    key = conversation_key(target.model, shape.format, messages) if _stateful(conversations, target) else None
     fitted = fit_request(
         messages,
         model=target.model,
@@ -71,9 +76,11 @@ def fit_once(  # noqa: PLR0913 - keyword-only switches, one per hook that differ
         settings=target.settings,
         ratio=ratio,
         fmt=shape.format,
+        previous=conversations.recall(key, messages) if conversations is not None and key else None,
     )
     report = fitted.report
     if silent:
+        _keep_state(conversations, key, messages, report, target)
         return fitted
     if bigger_window is not None and report.action in {"trimmed", "rejected"} and (report.window or 0) < bigger_window:
         report = unsent(report, "deferred", f"a router fallback has a {bigger_window}-token window")
@@ -83,6 +90,7 @@ def fit_once(  # noqa: PLR0913 - keyword-only switches, one per hook that differ
     if defer and report.action == "rejected":
         log.info("rejection_deferred", hook=hook, model_group=target.group, window=report.window)
         return None
+    _keep_state(conversations, key, messages, report, target)
     fitted_input = wanted._replace(window=report.window or 0)
     if done.already_reported(call_id, fitted_input):
         if metadata is not None:
@@ -91,6 +99,20 @@ def fit_once(  # noqa: PLR0913 - keyword-only switches, one per hook that differ
         publish(report, metadata, hook=hook, model_group=target.group, litellm_call_id=call_id or None)
     _remember(done, call_id, fitted, fitted_input, metadata)
     return fitted
+
+
+def _stateful(conversations: Conversations | None, target: Target) -> bool:
+    return conversations is not None and target.settings.conversation_state
+
+
+def _keep_state(
+    conversations: Conversations | None, key: str | None, messages: Any, report: BudgetReport, target: Target
+) -> None:
+    """A trimmed request that is sent becomes its conversation's state."""
+    if conversations is not None and key and report.action == "trimmed":
+        edits = edits_sent(messages, report)
+        if edits is not None:
+            conversations.remember(key, edits, target.settings.lifetime_for(target.model))
 
 
 def _remember(

@@ -32,6 +32,12 @@ METRICS: dict[str, tuple[str, str, tuple[str, ...], str]] = {
         ("model_group",),
         "counter",
     ),
+    "resent": (
+        "litellm_budget_resent_after_rejection_total",
+        "Requests the plugin rejected that were re-sent untouched anyway (LiteLLM SDK num_retries).",
+        ("model_group",),
+        "counter",
+    ),
     "fit_seconds": (
         "litellm_budget_fit_seconds",
         "Time the plugin took to measure and fit a request.",
@@ -62,6 +68,13 @@ def record_deferred(model_group: str) -> None:
     metrics = _metrics()
     if metrics:
         metrics["deferred"].labels(model_group).inc()
+
+
+def record_resent(model_group: str) -> None:
+    """Count a rejected request that was re-sent past the plugin; a no-op without prometheus_client."""
+    metrics = _metrics()
+    if metrics:
+        metrics["resent"].labels(model_group).inc()
 
 
 @functools.cache

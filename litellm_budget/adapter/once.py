@@ -43,6 +43,7 @@ class DoneFits:
         self._records: BoundedLRU[tuple[tuple[FitRecord, FitRecord], ...]] = BoundedLRU(max_requests)
         self._served: BoundedDict[BudgetReport] = BoundedDict(max_requests)
         self._deferred: BoundedDict[BudgetReport] = BoundedDict(max_requests)
+        self._rejected: BoundedDict[tuple[BudgetReport, str]] = BoundedDict(max_requests)
 
     def already_fitted(self, call_id: str, wanted: FitRecord) -> bool:
         """These messages are the output of a fit of this request for a window no larger than wanted."""
@@ -77,6 +78,17 @@ class DoneFits:
     def deferred(self, call_id: str) -> BudgetReport | None:
         """The report of this request's hand-over to a fallback, if there was one."""
         return self._deferred.get(call_id) if call_id else None
+
+    def reject(self, call_id: str, report: BudgetReport, model_group: str) -> None:
+        """This request was refused here; a success for it later means someone re-sent it untouched."""
+        if call_id:
+            self._rejected.put(call_id, (report, model_group))
+            self._served.pop(call_id)
+
+    def resent_after_rejection(self, call_id: str) -> tuple[BudgetReport, str] | None:
+        """The rejection of ``call_id`` when nothing was served for it since; asked once, on its success."""
+        rejected = self._rejected.pop(call_id) if call_id else None
+        return rejected if rejected is not None and self.served(call_id) is None else None
 
     def _of(self, call_id: str) -> tuple[tuple[FitRecord, FitRecord], ...]:
         return (self._records.get(call_id) or ()) if call_id else ()

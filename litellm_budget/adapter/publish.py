@@ -9,7 +9,7 @@ import structlog
 
 from litellm_budget.core.report import BudgetReport
 
-from .metrics import record_metrics
+from .metrics import record_metrics, record_resent
 
 log = structlog.get_logger("litellm_budget")
 
@@ -43,6 +43,24 @@ def publish(report: BudgetReport, metadata: MutableMapping[str, Any] | None, **c
     if metadata is not None:
         record_in_metadata(metadata, report, fields)
     record_metrics(report, str(context.get("model_group") or report.model))
+
+
+def warn_resent(report: BudgetReport, model_group: str, call_id: str) -> None:
+    """
+    A request refused here succeeded anyway: something re-sent it untouched, past every
+    pre-call hook (LiteLLM's SDK ``num_retries`` does, when tenacity is installed). Say so:
+    the rejection logged earlier is not what happened.
+    """
+    log.warning(
+        "rejected_request_resent",
+        litellm_call_id=call_id,
+        model=report.model,
+        model_group=model_group,
+        window=report.window,
+        tokens_before=report.tokens_before,
+        reason="re-sent untouched after the plugin rejected it (LiteLLM SDK num_retries?)",
+    )
+    record_resent(model_group)
 
 
 def record_in_metadata(

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 
 from .ledger import Draft, Entry, Ledger
 from .notices import omitted_note
+from .summary import summaries_wanted, summary_entry
 from .units import Unit
 
 
@@ -30,9 +31,10 @@ def units_worth(units: Sequence[Unit], size: Callable[[int], int], target: int, 
     return len(units)
 
 
-def drop_units(draft: Draft, ledger: Ledger, units: Sequence[Unit]) -> Draft:
+def drop_units(draft: Draft, ledger: Ledger, units: Sequence[Unit], counted: int | None = None) -> Draft:
     """
-    Remove ``units`` and put one marker where the first of them was.
+    Remove ``units`` and put one marker where the first of them was; the marker says
+    ``counted`` units (default: how many there are) so a kept drop reads the same.
 
     Units are whole turns or assistant steps with their tool results, so no tool call is
     ever separated from its results. The marker sits at the oldest gap, so everything
@@ -42,11 +44,14 @@ def drop_units(draft: Draft, ledger: Ledger, units: Sequence[Unit]) -> Draft:
     if not gone:
         return draft
     at = min(gone)
-    marker = marker_entry(ledger, len(gone), len(units))
+    counted = len(units) if counted is None else counted
+    marker = marker_entry(ledger, len(gone), counted)
+    # Where summaries are wanted, a known one stands where the marker would; else it is asked for.
+    summary, digest = summary_entry(ledger, sorted(gone), counted) if summaries_wanted(ledger) else (None, None)
     entries: list[Entry] = []
     for entry in draft.entries:
         if entry.source == at:
-            entries.append(marker)
+            entries.append(marker if summary is None else summary)
         if entry.source not in gone:
             entries.append(entry)
     return Draft(
@@ -54,9 +59,11 @@ def drop_units(draft: Draft, ledger: Ledger, units: Sequence[Unit]) -> Draft:
         tools_and_priming=draft.tools_and_priming,
         elided=tuple(index for index in draft.elided if index not in gone),
         dropped=tuple(sorted(gone)),
-        dropped_units=len(units),
+        dropped_units=counted,
         cut=draft.cut,
         marker=True,
+        summary=None if summary is None else digest,
+        summary_needed=digest if summary is None else None,
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 
 from litellm_budget.typing import Message
@@ -33,7 +34,12 @@ def elide_tail(draft: Draft, ledger: Ledger, target: int) -> Draft:
     return _elide_in(draft, ledger, range(_tail_start(ledger), ledger.final), target)
 
 
-def _elide_in(draft: Draft, ledger: Ledger, indices: Iterable[int], target: int) -> Draft:
+def elide_indices(draft: Draft, ledger: Ledger, indices: Iterable[int]) -> Draft:
+    """Elide exactly these outputs (those still present and elidable): edits a conversation keeps."""
+    return _elide_in(draft, ledger, sorted(indices), target=math.inf)
+
+
+def _elide_in(draft: Draft, ledger: Ledger, indices: Iterable[int], target: float) -> Draft:
     if target <= 0:
         return draft
     present = {entry.source for entry in draft.entries}.difference(draft.elided)

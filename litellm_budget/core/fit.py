@@ -10,7 +10,7 @@ from typing import Any
 from litellm_budget.typing import Action, Message, Tools
 
 from .checks import positive_int
-from .conversation import SentEdits
+from .conversation import SentEdits, continues, kept_as_sent
 from .errors import context_window_exceeded
 from .formats import MessageFormat, format_named, joined
 from .formats.chat import CHAT
@@ -19,6 +19,7 @@ from .limits import limits_for, max_tokens_to_send
 from .policies import POLICIES
 from .report import BudgetReport, format_ranges, unsent
 from .settings import BudgetSettings
+from .summary import summary_fields
 from .tokens import counter_for
 from .units import layout_of_kinds
 from .window import model_map_window
@@ -140,7 +141,9 @@ def fit_request(  # noqa: PLR0913 - one keyword per thing a request has
         previous=previous,
         summaries=summaries or NO_SUMMARIES,
     )
-    draft = Draft.of(ledger) if ledger.total <= limits.budget else policy.apply(ledger)
+    # A conversation whose last request was edited keeps its edits even when this one fits.
+    untouched = ledger.total <= limits.budget and not continues(ledger)
+    draft = Draft.of(ledger) if untouched else policy.apply(ledger)
     return _fitted(ledger, draft, max_tokens, started, reason=reason, **base)
 
 
@@ -199,6 +202,8 @@ def _fitted(ledger: Ledger, draft: Draft, max_tokens: int | None, started: float
         dropped_at=format_ranges(draft.dropped),
         cut_at=format_ranges(draft.cut),
         marker=draft.marker,
+        edits_kept=kept_as_sent(ledger, draft),
+        **summary_fields(ledger, draft),
         first_changed_index=changed,
         max_tokens_sent=sent,
         counter=ledger.counter.name,

@@ -94,6 +94,10 @@ class Draft:
     dropped_units: int = 0
     cut: tuple[int, ...] = ()
     marker: bool = False
+    #: The digest of the dropped block whose summary stands where the marker would.
+    summary: str | None = None
+    #: The digest of the dropped block that has the marker for want of a summary.
+    summary_needed: str | None = None
     total: int = dataclasses.field(init=False)
 
     def __post_init__(self) -> None:

@@ -98,5 +98,11 @@ class BoundedDict(Generic[_V]):
         with self._lock:
             return self._items.pop(key, None)
 
+    def drain(self) -> list[tuple[Hashable, _V]]:
+        """Remove and return every entry, oldest first."""
+        with self._lock:
+            items, self._items = list(self._items.items()), {}
+            return items
+
     def __len__(self) -> int:
         return len(self._items)

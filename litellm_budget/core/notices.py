@@ -30,6 +30,21 @@ def omitted_note(messages: int, units: int) -> str:
     )
 
 
+def summary_note(summary: str, messages: int, units: int) -> str:
+    """
+    Stands where the marker would, holding a summary of what was dropped: it says which
+    range it covers and that it is a record of the past, so the model reads no task in it.
+    """
+    noun, verb = ("message", "was") if messages == 1 else ("messages", "were")
+    exchanges = "exchange" if units == 1 else "exchanges"
+    return (
+        f"[litellm_budget: the {messages} earlier {noun} of this conversation ({units} {exchanges}) "
+        f"{verb} omitted by the gateway to fit the context window, summarized:]\n"
+        f"{summary}\n"
+        "[litellm_budget: end of the summary. The conversation continues below.]"
+    )
+
+
 def cut_note(shown_head: int, shown_tail: int, total_chars: int) -> str:
     """Stands between the head and the tail of a message that was cut to fit."""
     omitted = total_chars - shown_head - shown_tail

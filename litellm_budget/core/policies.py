@@ -8,11 +8,13 @@ from types import MappingProxyType
 
 from litellm_budget.typing import PolicyName
 
+from .conversation import with_state
 from .cut import cut_to_fit
 from .drop import drop_oldest, drop_units, units_worth
 from .elide import elide_oldest, elide_tail, settled_sizes
 from .formats import SYSTEM
 from .ledger import Draft, Ledger, Policy
+from .summary import with_summaries
 from .units import Unit
 
 
@@ -76,7 +78,8 @@ def _explain_dropping(ledger: Ledger) -> str:
     need = ledger.tools_and_priming + sum(ledger.counts[i] for i in kept)
     name = ledger.settings.policy
     if need > ledger.limits.budget:
-        return f"{name}: the system messages alone need {need} tokens"
+        tools = ledger.tools_and_priming
+        return f"{name}: the system messages and the tools schema alone need {need} tokens ({tools} for the tools)"
     return f"{name}: what may not be dropped (system, question, final step) still overflows after cutting"
 
 
@@ -96,8 +99,27 @@ class PolicySpec:
 
 POLICIES: Mapping[PolicyName, PolicySpec] = MappingProxyType(
     {
-        "auto": PolicySpec(name="auto", apply=fit_auto, holds_reserve=True, explain_rejection=_explain_dropping),
-        "elide": PolicySpec(name="elide", apply=fit_elide, holds_reserve=False, explain_rejection=_explain_elide),
-        "plan": PolicySpec(name="plan", apply=fit_plan, holds_reserve=True, explain_rejection=_explain_dropping),
+        "auto": PolicySpec(
+            name="auto",
+            apply=with_summaries(with_state(fit_auto)),
+            holds_reserve=True,
+            explain_rejection=_explain_dropping,
+        ),
+        "elide": PolicySpec(
+            name="elide", apply=with_state(fit_elide), holds_reserve=False, explain_rejection=_explain_elide
+        ),
+        "plan": PolicySpec(
+            name="plan",
+            apply=with_summaries(with_state(fit_plan)),
+            holds_reserve=True,
+            explain_rejection=_explain_dropping,
+        ),
+        # auto whose marker is a summary: elide first, summarize what must go (core/summary.py).
+        "summarize": PolicySpec(
+            name="summarize",
+            apply=with_summaries(with_state(fit_auto)),
+            holds_reserve=True,
+            explain_rejection=_explain_dropping,
+        ),
     }
 )

@@ -64,8 +64,23 @@ class BudgetReport:
     dropped_at: str = ""
     #: Indices of the cut messages, as ranges.
     cut_at: str = ""
-    #: Whether a marker saying what was dropped was inserted.
+    #: Whether a marker saying what was dropped was inserted (a summary is one: ``summarized``).
     marker: bool = False
+    #: Whether that marker holds a summary of what was dropped.
+    summarized: bool = False
+    #: The digest of a dropped block that got the plain marker for want of a summary (safe to log).
+    summary_needed: str | None = None
+    #: Tokens of the summary's message as sent.
+    summary_tokens: int = 0
+    #: Calls made to the summary model for this request.
+    summary_calls: int = 0
+    #: What those calls cost, when LiteLLM knows; ``None``: no call, or the cost is unknown.
+    summary_cost: float | None = None
+    #: Why a summary was wanted and not sent: ``summary_model not configured``, a timeout, an error.
+    summary_failed: str | None = None
+    #: Whether the conversation's last edits were kept as they were (conversation state): the
+    #: prompt continues the previous one, and its cached prefix holds.
+    edits_kept: bool = False
     #: The first index where what was sent differs from what came in; ``None``: nothing.
     first_changed_index: int | None = None
     #: The client's ``max_tokens`` (or ``max_completion_tokens``).
@@ -110,6 +125,11 @@ def unsent(report: BudgetReport, action: Action, reason: str) -> BudgetReport:
         dropped_at="",
         cut_at="",
         marker=False,
+        edits_kept=False,
+        summarized=False,
+        summary_needed=None,
+        summary_tokens=0,
+        summary_failed=None,
         first_changed_index=None,
         max_tokens_sent=report.max_tokens_requested,
     )

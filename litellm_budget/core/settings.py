@@ -24,7 +24,7 @@ class BudgetSettings:
     request's ``metadata: {litellm_budget: {...}}``.
     """
 
-    #: ``auto``, ``elide`` or ``plan`` (see ``core/policies.py``).
+    #: ``auto``, ``elide``, ``plan`` or ``summarize`` (see ``core/policies.py``).
     policy: PolicyName = "auto"
     #: The window of models the model map does not know; ``None`` forwards them untouched.
     default_window: int | None = None
@@ -57,12 +57,25 @@ class BudgetSettings:
     fail_closed: bool = False
     #: Honour a request's own ``metadata.litellm_budget`` (a few knobs; ``window`` only lowers).
     allow_request_overrides: bool = False
+    #: Remember per conversation which edits were sent last, so they stay put while they fit
+    #: and only ever grow (in LiteLLM's cache: memory, and Redis where the proxy has one).
+    conversation_state: bool = True
+    #: Seconds a provider keeps a prompt cached; a conversation quiet for longer is fitted afresh.
+    cache_lifetime: float = 300.0
+    #: ``cache_lifetime`` per provider (``anthropic``) or model name, where it differs.
+    cache_lifetimes: Mapping[str, float] = dataclasses.field(default_factory=dict)
     #: Learn each model's ratio of reported ``usage.prompt_tokens`` to our count.
     calibrate: bool = True
     #: The learned ratio is clamped to ``(low, high)``.
     calibration_bounds: tuple[float, float] = (0.8, 2.0)
     #: How far one observation moves the learned ratio (1: all the way).
     calibration_weight: float = 0.3
+    #: The LiteLLM model group that summarizes dropped blocks; ``None``: markers only.
+    summary_model: str | None = None
+    #: The most seconds a request waits for a new summary before it goes with the marker.
+    summary_timeout: float = 3.0
+    #: The most tokens a summary may take in the window (and the summary call may answer).
+    summary_max_tokens: int = 512
 
     def __post_init__(self) -> None:
         _check(self.policy in _POLICIES, "policy", f"one of {sorted(_POLICIES)}")
@@ -78,10 +91,17 @@ class BudgetSettings:
         _check(non_negative_int(self.elide_min_tokens), "elide_min_tokens", "an int >= 0")
         _check(non_negative_int(self.image_tokens), "image_tokens", "an int >= 0")
         _check(all(r > 0 for r in self.token_ratios.values()), "token_ratios", "positive ratios")
+        _check(self.cache_lifetime > 0, "cache_lifetime", "a number of seconds > 0")
+        _check(all(is_number(t) and t > 0 for t in self.cache_lifetimes.values()), "cache_lifetimes", "seconds > 0")
         low, high = self.calibration_bounds
         _check(0 < low <= 1 <= high, "calibration_bounds", "(low <= 1 <= high), both positive")
         _check(0 < self.calibration_weight <= 1, "calibration_weight", "in (0, 1]")
+        model = self.summary_model
+        _check(model is None or (isinstance(model, str) and bool(model)), "summary_model", "a model name or None")
+        _check(is_number(self.summary_timeout) and self.summary_timeout > 0, "summary_timeout", "a number > 0")
+        _check(positive_int(self.summary_max_tokens) is not None, "summary_max_tokens", "an int > 0")
         object.__setattr__(self, "token_ratios", MappingProxyType(dict(self.token_ratios)))
+        object.__setattr__(self, "cache_lifetimes", MappingProxyType(dict(self.cache_lifetimes)))
 
     def updated(self, overrides: Mapping[str, Any]) -> BudgetSettings:
         """
@@ -100,6 +120,13 @@ class BudgetSettings:
         values: dict[str, Any] = {key: _coerce(key, getattr(self, key), value) for key, value in overrides.items()}
         return dataclasses.replace(self, **values)
 
+    def lifetime_for(self, model: str) -> float:
+        """The prompt-cache lifetime of ``model``: by name (full first), then its provider prefix."""
+        for name in (*candidate_names(model), model.partition("/")[0]):
+            if name in self.cache_lifetimes:
+                return float(self.cache_lifetimes[name])
+        return self.cache_lifetime
+
     def ratio_for(self, model: str) -> float:
         """The configured token ratio of ``model``, by its ``candidate_names`` (full name first)."""
         for name in candidate_names(model):
@@ -114,7 +141,9 @@ def _coerce(key: str, current: object, value: object) -> object:
         return (float(value[0]), float(value[1]))
     if key in {"default_window", "response_reserve"} and (value is None or is_int(value)):
         return value
-    if key == "token_ratios" and isinstance(value, Mapping):
+    if key == "summary_model" and (value is None or isinstance(value, str)):
+        return value
+    if key in {"token_ratios", "cache_lifetimes"} and isinstance(value, Mapping):
         return dict(value)
     if isinstance(current, bool):
         ok = isinstance(value, bool)

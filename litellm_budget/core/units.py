@@ -27,6 +27,10 @@ class Layout:
 
     turns: tuple[Unit, ...]
     steps: tuple[Unit, ...]
+    #: Every unit ``plan`` or ``auto`` may drop, at the finest grain: each user message (the
+    #: task's too) and each assistant step with its tool results. Conversation state keeps
+    #: drops in these, so a turn that closes does not change what stays dropped.
+    atoms: tuple[Unit, ...]
     pinned: frozenset[int]
     question: int | None
 
@@ -50,6 +54,7 @@ def layout_of_kinds(kinds: Sequence[str]) -> Layout:
     return Layout(
         turns=(*_group(history, kinds, {USER}), *current),
         steps=(*(unit for unit in history_steps if unit != (first_user,)), *current),
+        atoms=(*history_steps, *current),
         pinned=frozenset(pinned),
         question=question,
     )

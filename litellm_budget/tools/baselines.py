@@ -1,4 +1,8 @@
-"""What operators compare against: LiteLLM's own trim_messages, and a plain sliding window."""
+"""
+What operators compare against: LiteLLM's own trim_messages, a plain sliding window, and the
+peers of ``peers.py`` (observation masking, Anthropic's and LiteLLM's tool-result clearing,
+LangChain's trim_messages).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,9 @@ from litellm_budget.core.formats.chat import SYSTEM_ROLES
 from litellm_budget.core.limits import limits_for
 from litellm_budget.core.tokens import counter_for
 from litellm_budget.typing import Message
+
+from .langchain_peer import langchain_trim_peer
+from .peers import clear_tool_uses_peer, litellm_polyfill_peer, masking_peer
 
 Baseline = Callable[[list[Message]], list[Message]]
 
@@ -48,4 +55,8 @@ def sliding_baseline(model: str, window: int) -> Baseline:
 BASELINES: dict[str, Callable[[str, int], Baseline]] = {
     "trim_messages": trim_messages_baseline,
     "sliding": sliding_baseline,
+    "masking": masking_peer,
+    "clear_tool_uses": clear_tool_uses_peer,
+    "litellm_polyfill": litellm_polyfill_peer,
+    "langchain_trim": langchain_trim_peer,
 }

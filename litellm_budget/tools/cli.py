@@ -58,14 +58,37 @@ def _parser() -> argparse.ArgumentParser:
         help="replay the sessions as chat completions, Anthropic Messages or Responses input items",
     )
     replay.add_argument("--policy", type=_name_list, default=["auto"], help=f"policies: {','.join(POLICIES)}")
-    replay.add_argument("--baseline", type=_name_list, default=[], help="baselines: trim_messages,sliding")
     replay.add_argument(
-        "--price-per-mtok", type=float, help="fresh input price per million tokens (default: model map)"
+        "--baseline",
+        type=_name_list,
+        default=[],
+        help="baselines and peers: trim_messages,sliding,masking,clear_tool_uses,litellm_polyfill,langchain_trim",
     )
-    replay.add_argument("--cached-share", type=float, default=0.1, help="cached input price as a share of fresh (0.1)")
+    replay.add_argument(
+        "--price-per-mtok", type=float, help="fresh input price per million tokens (default: the model map's)"
+    )
+    replay.add_argument(
+        "--cached-share",
+        type=float,
+        help="price of a reused (cached) token as a share of fresh (default: the model map's cache-read price)",
+    )
+    replay.add_argument(
+        "--cache-write-share",
+        type=float,
+        help="price of a re-prefilled token as a share of fresh (default: the map's cache-write price, else 1)",
+    )
+    replay.add_argument(
+        "--watermarks",
+        type=_share_list,
+        default=[],
+        help="also replay each policy at these watermarks, comma-separated: 0.5,0.6,0.75,0.85",
+    )
     replay.add_argument("--rows", action="store_true", help="also print every request")
     replay.add_argument("--json", action="store_true", help="machine-readable output")
     replay.add_argument("--plot", type=Path, help="write a PNG of tokens per request (needs matplotlib)")
+    replay.add_argument(
+        "--plot-cost", type=Path, help="write a PNG of input cost against fill, per window (needs matplotlib)"
+    )
     replay.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     replay.set_defaults(run=_replay)
 
@@ -142,6 +165,18 @@ def _int_list(text: str) -> list[int]:
     except ValueError as exc:
         msg = f"{text!r} is not a comma-separated list of positive integers"
         raise argparse.ArgumentTypeError(msg) from exc
+
+
+def _share_list(text: str) -> list[float]:
+    try:
+        values = [float(part) for part in text.split(",") if part.strip()]
+    except ValueError as exc:
+        msg = f"{text!r} is not a comma-separated list of numbers"
+        raise argparse.ArgumentTypeError(msg) from exc
+    if not all(0 < value < 1 for value in values):
+        msg = f"{text!r}: every watermark is between 0 and 1 (exclusive)"
+        raise argparse.ArgumentTypeError(msg)
+    return values
 
 
 def _name_list(text: str) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from litellm_budget.core.formats import anthropic, responses
+from litellm_budget.core.formats import anthropic, anthropic_convert, responses
 from litellm_budget.typing import Message
 
 #: The formats a session can be replayed in.
@@ -17,7 +17,7 @@ def converted(messages: Sequence[Message], format_name: str) -> list[Message]:
     as its first entry, Responses input items.
     """
     if format_name == "anthropic":
-        return anthropic.join_system(*anthropic.from_chat(messages))
+        return anthropic.join_system(*anthropic_convert.from_chat(messages))
     if format_name == "responses":
         return list(responses.from_chat(messages))
     if format_name == "chat":

@@ -19,6 +19,7 @@ from litellm_budget.typing import Message
 
 from . import table
 from .baselines import BASELINES
+from .pricing import Prices
 
 #: Columns of the per-request table shared by the demo and ``replay --rows``.
 ROW_HEADERS = ["request", "messages", "tokens before", "tokens after", "action", "elided", "dropped", "ms"]
@@ -56,6 +57,8 @@ class Row:
     overflow: bool
     invalid: bool
     ms: float
+    #: The request's newest message (the tool result or question to answer) is not in what was sent.
+    newest_dropped: bool = False
 
 
 @dataclasses.dataclass(slots=True)
@@ -67,15 +70,25 @@ class Totals:
     rejected: int = 0
     overflow: int = 0
     invalid: int = 0
+    newest_dropped: int = 0
     sent_tokens: int = 0
     shared_tokens: int = 0
     new_tokens: int = 0
     previous_tokens: int = 0
+    #: Re-prefilled tokens that were not new: per request ``max(0, sent - reused - new)``.
+    needless_tokens: int = 0
+    #: Tokens of new messages in every request but a session's first, and what was needlessly
+    #: re-prefilled in those requests.
+    later_new_tokens: int = 0
+    later_needless_tokens: int = 0
     fill: float = 0.0
     ms: float = 0.0
 
-    def add(self, row: Row, window: int, previous: int) -> None:
-        """Count one request; ``previous`` is the size of the prompt sent before it (0 if none)."""
+    def add(self, row: Row, window: int, previous: int, *, first: bool = False) -> None:
+        """
+        Count one request; ``previous`` is the size of the prompt sent before it (0 if none),
+        ``first`` whether it opens its session (all of it is new).
+        """
         self.requests += 1
         self.ms += row.ms
         if row.action == "rejected":
@@ -84,43 +97,70 @@ class Totals:
         self.fitted += 1
         self.overflow += row.overflow
         self.invalid += row.invalid
+        self.newest_dropped += row.newest_dropped
         self.sent_tokens += row.tokens_after
         self.shared_tokens += row.shared
         self.new_tokens += min(row.new, row.tokens_after)
         self.previous_tokens += previous
+        needless = max(0, row.tokens_after - row.shared - row.new)
+        self.needless_tokens += needless
+        if not first:
+            self.later_new_tokens += row.new
+            self.later_needless_tokens += needless
         self.fill += row.tokens_after / window
 
     def add_session(self, rows: Iterable[Row], window: int) -> None:
         """Count one session's requests in order, each against the last prompt sent before it."""
         previous = 0
-        for row in rows:
-            self.add(row, window, previous)
+        for index, row in enumerate(rows):
+            self.add(row, window, previous, first=index == 0)
             previous = row.tokens_after if row.action != "rejected" else previous
 
-    def summary(self, *, price: float, cached_share: float) -> dict[str, Any]:
-        """Plain numbers for tables and JSON: ratios, re-prefill, cost with a cache discount."""
+    def summary(
+        self, prices: Prices | None = None, *, price: float | None = None, cached_share: float | None = None
+    ) -> dict[str, Any]:
+        """
+        Plain numbers for tables and JSON: ratios, re-prefill and its needless part, and the
+        input cost at ``prices`` (or, the older flat form, fresh ``price`` per token with reused
+        tokens at ``cached_share`` of it).
+        """
         reprefill = self.sent_tokens - self.shared_tokens
-        cost = (reprefill + self.shared_tokens * cached_share) * price
+        if prices is None:
+            fresh = price or 0.0
+            share = 1.0 if cached_share is None else cached_share
+            prices = Prices(input=fresh, reused=fresh * share, reprefilled=fresh, source="flat")
         return {
             "requests": self.requests,
             "fitted": self.fitted,
             "rejected": self.rejected,
             "overflow": self.overflow,
             "invalid_pairs": self.invalid,
-            "reuse": round(self.shared_tokens / self.sent_tokens, 4) if self.sent_tokens else 0.0,
-            "prefix_kept": round(self.shared_tokens / self.previous_tokens, 4) if self.previous_tokens else 0.0,
+            "newest_dropped": self.newest_dropped,
+            "reuse": _ratio(self.shared_tokens, self.sent_tokens),
+            "prefix_kept": _ratio(self.shared_tokens, self.previous_tokens),
             "reuse_ceiling": round(1 - self.new_tokens / self.sent_tokens, 4) if self.sent_tokens else 0.0,
             "reprefilled_tokens": reprefill,
+            "needless_reprefill": self.needless_tokens,
+            "needless_per_new": _ratio(self.later_needless_tokens, self.later_new_tokens),
             "mean_fill": round(self.fill / self.fitted, 4) if self.fitted else 0.0,
-            "input_cost": round(cost, 4),
+            "input_cost": round(prices.cost(reused=self.shared_tokens, reprefilled=reprefill), 4),
             "ms_per_request": round(self.ms / self.requests, 3) if self.requests else 0.0,
         }
+
+
+def _ratio(part: int, whole: int) -> float:
+    return round(part / whole, 4) if whole else 0.0
 
 
 def strategy_for(
     name: str, model: str, window: int, settings: BudgetSettings | None = None, fmt: MessageFormat = CHAT
 ) -> Strategy:
-    """A policy of ours (``auto``, ``plan``, ``elide``) or a baseline (``trim_messages``, ``sliding``; chat only)."""
+    """A policy of ours (``auto``, ``plan``, ``elide``) or a baseline or peer of ``BASELINES`` (chat only)."""
+    from .summaries import summarizing_strategy  # summaries.py builds on this module
+
+    summarizing = summarizing_strategy(name, model, window, settings, fmt)  # summarize, auto+summaries, ...
+    if summarizing is not None:
+        return summarizing
     if name in POLICIES:
         options = (settings or BudgetSettings()).updated({"policy": name})
 
@@ -179,6 +219,7 @@ def replay_session(  # noqa: PLR0913 - one keyword per thing a replay measures a
                 overflow=outcome.messages is not None and _overflows(sent, after, model, window, fmt),
                 invalid=outcome.messages is not None and fmt.unsupported_reason(sent, None, None) is not None,
                 ms=ms,
+                newest_dropped=outcome.messages is not None and _newest_dropped(request, sent),
             )
         )
         seen = before
@@ -197,6 +238,19 @@ def _shared_prefix(previous: Sequence[Message], current: Sequence[Message], size
     return shared
 
 
+def _newest_dropped(request: Sequence[Message], sent: Sequence[Message]) -> bool:
+    """Whether the last message sent is not the request's last (a visible cut of it still counts as sent)."""
+    if not request:
+        return False
+    if not sent:
+        return True
+    return any(request[-1].get(key) != sent[-1].get(key) for key in _IDENTITY)
+
+
+#: What identifies a message or item whatever its text: a cut leaves these as they were.
+_IDENTITY = ("role", "type", "tool_call_id", "call_id")
+
+
 def _overflows(messages: list[Message], counted: int, model: str, window: int, fmt: MessageFormat) -> bool:
     """Judged by ``litellm.token_counter``, asked only when our own count comes close (other
     formats than chat, which it cannot read, by our own count)."""
@@ -211,7 +265,11 @@ def _overflows(messages: list[Message], counted: int, model: str, window: int, f
 
 def _baseline_outcome(before: list[Message], after: list[Message]) -> Outcome:
     changed = after != before
-    return Outcome(after, "trimmed" if changed else "passthrough", 0, max(0, len(before) - len(after)))
+    # Peers that edit in place (masking, clearing) keep every message: count those they changed.
+    edited = (
+        sum(1 for b, a in zip(before, after, strict=True) if b is not a and b != a) if len(after) == len(before) else 0
+    )
+    return Outcome(after, "trimmed" if changed else "passthrough", edited, max(0, len(before) - len(after)))
 
 
 def format_rows(rows: Sequence[Row], *, reused: bool = False, why: Sequence[str] | None = None) -> str:

@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from collections import Counter
 from typing import Any
 
-from litellm_budget.core.checks import is_number
-from litellm_budget.core.formats import format_named
-from litellm_budget.core.window import model_map_value
+from litellm_budget.core.formats import MessageFormat, format_named
+from litellm_budget.core.policies import POLICIES
+from litellm_budget.core.settings import BudgetSettings
 
 from . import table
 from .convert import converted
+from .peers import describe
 from .plot import require_matplotlib
+from .pricing import prices_for
 from .progress import Progress
 from .replay import Row, Totals, format_rows, replay_session, strategy_for
 from .sessions import load_conversation, requests_of, session_files
+from .summaries import OFFLINE_SUMMARY_NOTE, SummarizingStrategy, format_session_summaries
 
 COLUMNS = [
     "requests",
@@ -24,63 +28,127 @@ COLUMNS = [
     "rejected",
     "overflow",
     "invalid_pairs",
+    "newest_dropped",
     "reuse",
     "reuse_ceiling",
     "prefix_kept",
     "reprefilled_tokens",
+    "needless_reprefill",
+    "needless_per_new",
     "mean_fill",
     "input_cost",
     "ms_per_request",
 ]
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Run:
+    """One strategy to replay at every window: a policy (at a watermark), a baseline or a peer."""
+
+    label: str
+    name: str
+    watermark: float | None = None
+
+    def settings(self) -> BudgetSettings | None:
+        return None if self.watermark is None else BudgetSettings(watermark=self.watermark)
+
+
 def run_replay(args: argparse.Namespace) -> int:
-    """Replay, print the totals (and rows, a plot) and return 0."""
-    if args.plot:
+    """Replay, print the totals (and rows, plots) and return 0."""
+    if args.plot or args.plot_cost:
         require_matplotlib()  # before minutes of replay, not after
     conversations = [load_conversation(path) for path in session_files(args.paths)]
     if not conversations:
         msg = "no session files found"
         raise ValueError(msg)
-    names = [*args.policy, *args.baseline]
     fmt = format_named(args.format)
-    for name in names:
-        strategy_for(name, args.model, 1000, fmt=fmt)  # unknown names fail before the long run
-    price = _price(args.model, args.price_per_mtok)
+    runs = _runs(args)
+    for run in runs:
+        strategy_for(run.name, args.model, 1000, run.settings(), fmt=fmt)  # unknown names fail before the long run
+    prices = prices_for(
+        args.model,
+        per_mtok=args.price_per_mtok,
+        cached_share=args.cached_share,
+        write_share=args.cache_write_share,
+    )
     requests = {c.name: [converted(r, args.format) for r in requests_of(c.messages)] for c in conversations}
     progress = Progress(
-        sum(map(len, requests.values())) * len(names) * len(args.window),
+        sum(map(len, requests.values())) * len(runs) * len(args.window),
         enabled=None if not args.no_progress else False,
     )
+    replayer = _Replayer(args, requests, fmt, progress)
     results: list[dict[str, Any]] = []
     all_rows: dict[tuple[int, str], list[Row]] = {}
     for window in args.window:
-        for name in names:
-            totals = Totals()
-            rows: list[Row] = []
-            strategy = strategy_for(name, args.model, window, fmt=fmt)
-            for session, session_requests in requests.items():
-                session_rows = replay_session(
-                    session, session_requests, strategy, model=args.model, window=window, fmt=fmt
-                )
-                totals.add_session(session_rows, window)
-                for _ in session_rows:
-                    progress.step(f"{window} {name} {session}")
-                rows += session_rows
-            all_rows[(window, name)] = rows
-            results.append(
-                {"window": window, "strategy": name, **totals.summary(price=price, cached_share=args.cached_share)}
-            )
+        for run in runs:
+            totals, rows = replayer.replay(run, window)
+            all_rows[(window, run.label)] = rows
+            watermark = run.watermark if run.watermark is not None else _default_watermark(run.name)
+            results.append({"window": window, "strategy": run.label, "watermark": watermark, **totals.summary(prices)})
+            strategy = replayer.strategies[(window, run.label)]
+            if isinstance(strategy, SummarizingStrategy):
+                results[-1].update(strategy.totals())
     progress.close()
-    _print(args, results, all_rows)
+    peers = {name: describe(name, args.model, args.window) for name in args.baseline}
+    _print(args, results, all_rows, prices.source, peers)
     if args.plot:
         _plot(args, all_rows)
+    if args.plot_cost:
+        _plot_cost(args, results, prices.source, sum(map(len, requests.values())), len(requests))
     return 0
 
 
-def _print(args: argparse.Namespace, results: list[dict[str, Any]], rows: dict[tuple[int, str], list[Row]]) -> None:
+def _runs(args: argparse.Namespace) -> list[Run]:
+    """The policies and baselines as asked, then each policy again at every other ``--watermarks`` setting."""
+    runs = [Run(name, name) for name in [*args.policy, *args.baseline]]
+    default = BudgetSettings().watermark
+    for watermark in args.watermarks or []:
+        if watermark != default:  # the default is each policy's own run
+            runs += [Run(f"{name}@{watermark:g}", name, watermark) for name in args.policy]
+    return runs
+
+
+def _default_watermark(name: str) -> float | None:
+    return BudgetSettings().watermark if name in POLICIES else None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Replayer:
+    """The sessions' requests in the replay's format, replayed run by run at one window at a time."""
+
+    args: argparse.Namespace
+    requests: dict[str, list[list[Any]]]
+    fmt: MessageFormat
+    progress: Progress
+    #: Each run's strategy by (window, label), for what the summarizing ones counted.
+    strategies: dict[tuple[int, str], Any] = dataclasses.field(default_factory=dict)
+
+    def replay(self, run: Run, window: int) -> tuple[Totals, list[Row]]:
+        totals = Totals()
+        rows: list[Row] = []
+        model = self.args.model
+        strategy = strategy_for(run.name, model, window, run.settings(), fmt=self.fmt)
+        self.strategies[(window, run.label)] = strategy
+        for session, session_requests in self.requests.items():
+            if isinstance(strategy, SummarizingStrategy):
+                strategy.start_session(session)
+            session_rows = replay_session(session, session_requests, strategy, model=model, window=window, fmt=self.fmt)
+            totals.add_session(session_rows, window)
+            for _ in session_rows:
+                self.progress.step(f"{window} {run.label} {session}")
+            rows += session_rows
+        return totals, rows
+
+
+def _print(
+    args: argparse.Namespace,
+    results: list[dict[str, Any]],
+    rows: dict[tuple[int, str], list[Row]],
+    prices: str,
+    peers: dict[str, str],
+) -> None:
     if args.json:
-        print(json.dumps({"model": args.model, "results": results}, indent=2))
+        print(json.dumps({"model": args.model, "prices": prices, "peers": peers, "results": results}, indent=2))
         return
     print(
         table.render(
@@ -89,7 +157,18 @@ def _print(args: argparse.Namespace, results: list[dict[str, Any]], rows: dict[t
     )
     print("\nreuse: share of each prompt that repeats the previous prompt's prefix (cacheable);")
     print("reuse_ceiling: the most any strategy sending these sizes could reuse (new messages are never cached);")
-    print("prefix_kept: share of the previous prompt still a prefix of the next (cache entries that stay valid).")
+    print("newest_dropped: requests sent without their newest message (the tool result or question to answer);")
+    print("prefix_kept: share of the previous prompt still a prefix of the next (cache entries that stay valid);")
+    print("needless_reprefill: re-prefilled tokens that were not new (per request: sent - reused - new, if > 0);")
+    print("needless_per_new: needless re-prefill over the new tokens, after each session's first request;")
+    print(f"input_cost: in dollars, at {prices}.")
+    if peers:
+        print("\nbaselines and peers (thresholds per window):")
+        for name, text in peers.items():
+            print(f"  {name}: {text}")
+    sessions = format_session_summaries(results)
+    if sessions:
+        print(f"\nsummaries per session (offline summarizer, {OFFLINE_SUMMARY_NOTE}):\n{sessions}")
     if args.rows:
         for (window, name), session_rows in rows.items():
             print(f"\n== {name} at {window}")
@@ -117,9 +196,15 @@ def _plot(args: argparse.Namespace, rows: dict[tuple[int, str], list[Row]]) -> N
     print(f"\nplot written to {args.plot}: {longest}, windows {', '.join(map(str, args.window))}")
 
 
-def _price(model: str, per_mtok: float | None) -> float:
-    """Fresh input price per token: the flag, else LiteLLM's model map, else $1 per million."""
-    if per_mtok is not None:
-        return per_mtok / 1_000_000
-    found = model_map_value(model, "input_cost_per_token", lambda value: float(value) if is_number(value) else None)
-    return 1 / 1_000_000 if found is None else found
+def _plot_cost(
+    args: argparse.Namespace, results: list[dict[str, Any]], prices: str, requests: int, sessions: int
+) -> None:
+    """Cost against fill, one panel per window: a point per strategy, a line per policy's watermarks."""
+    from .plot_cost import plot_cost_fill
+
+    title = (
+        f"Input cost against context fill, {requests:,} requests of {sessions} recorded agent sessions "
+        f"replayed at {args.model}'s prices (lower right is better)"
+    )
+    plot_cost_fill(results, args.plot_cost, title=title, policies=args.policy, prices=prices)
+    print(f"\ncost plot written to {args.plot_cost}: windows {', '.join(map(str, args.window))}")

@@ -9,8 +9,10 @@ end in ``/v1``):
 
 * ``POST .../chat/completions``  -- non-streaming and SSE streaming (``n`` choices,
   ``stream_options.include_usage``).
-* ``POST .../responses``         -- OpenAI Responses API, non-streaming only.
-* ``POST .../messages``          -- Anthropic Messages API, non-streaming and SSE streaming.
+* ``POST .../responses``         -- OpenAI Responses API, non-streaming and SSE streaming
+  (``response.created`` ... ``response.output_item.done`` ... ``response.completed``).
+* ``POST .../messages``          -- Anthropic Messages API, non-streaming and SSE streaming
+  (text blocks, and ``tool_use`` blocks streamed as ``input_json_delta``).
 * ``GET .../models`` and ``GET /health``.
 
 ``prompt_tokens`` is ``int(estimate_tokens(messages) * usage_ratio)``: a deliberately cheap,
@@ -21,10 +23,15 @@ A request whose message content contains :data:`CWE_MARKER`, or whose estimate e
 ``max_context_tokens``, gets the provider's real "context length exceeded" 400, so tests can
 prove an overflow *would* have reached the provider.
 
+With an :class:`AgentScript` it plays a scripted agent model for real agent CLIs: on
+``/messages`` and ``/responses`` requests that offer a shell tool it answers with a tool call
+running a command with a large output, step after step, then with a final text.
+
 Script use::
 
     python -m tests.support.fake_upstream --port 0 --log upstream.jsonl
     python tests/support/fake_upstream.py --port 41801 --log upstream.jsonl
+    python tests/support/fake_upstream.py --port 41801 --script-steps 25 --script-command "seq 1 4000"
 
 It writes one line ``listening on http://127.0.0.1:PORT/v1`` to stdout, then serves until
 SIGTERM/SIGINT; every request body is appended to the JSONL log.
@@ -34,11 +41,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import signal
 import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
@@ -49,6 +59,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CWE_MARKER",
+    "LOST_TEXT",
+    "SHELL_TOOLS",
+    "STEP_MARK",
+    "AgentScript",
     "FakeUpstream",
     "RecordedRequest",
     "estimate_tokens",
@@ -60,6 +74,84 @@ CWE_MARKER = "UPSTREAM_CWE"
 
 REPLY_TEXT = "ok"
 _DEFAULT_CONTEXT = 8192  # only quoted in the error message when max_context_tokens is unset
+
+
+STEP_MARK = "fake-agent-step"
+"""A scripted command prints ``fake-agent-step-N`` first and last: how the script reads its progress back."""
+
+LOST_TEXT = "fake model: the newest tool result is not one of my steps"
+"""The script's answer to a newest tool result that no step of it printed."""
+
+#: The shell tools the script knows, by name, with the arguments each takes for a command line:
+#: Claude Code's ``Bash``, Codex's ``exec_command`` (and the ``shell_command`` / ``shell`` of older versions).
+SHELL_TOOLS: dict[str, Callable[[str], dict[str, Any]]] = {
+    "Bash": lambda command: {"command": command, "description": "Print a long list of numbers"},
+    "exec_command": lambda command: {"cmd": command},
+    "shell_command": lambda command: {"command": command},
+    "shell": lambda command: {"command": ["bash", "-lc", command]},
+}
+
+
+@dataclass(frozen=True)
+class AgentScript:
+    """A scripted agent model: a shell tool call per turn until ``steps`` commands ran, then ``final_text``.
+
+    Stateless, so trimming cannot confuse it: each request's newest tool result says which step
+    ran last (the command prints :data:`STEP_MARK` at its start and end, so a result cut in the
+    middle still says it). A request without a known shell tool (a client's side request: a
+    title, a summary) gets the fake's plain reply. A newest result without the mark ends the
+    script with :data:`LOST_TEXT`, so a test sees that its client ran something else.
+    """
+
+    steps: int = 25
+    command: str = "seq 1 4000"
+    final_text: str = "All steps done."
+
+    def command_for(self, step: int) -> str:
+        return f"echo {STEP_MARK}-{step}; {self.command}; echo {STEP_MARK}-{step}"
+
+    def turn(self, tool_names: list[str], newest_result: str | None) -> tuple[str, tuple[str, dict[str, Any]] | None]:
+        """``(text, (tool, arguments))`` for a tool call, ``(text, None)`` for a final answer."""
+        shell = next(name for name in SHELL_TOOLS if name in tool_names)
+        if newest_result is None:
+            step = 1
+        else:
+            ran = re.findall(rf"{STEP_MARK}-(\d+)", newest_result)
+            if not ran:
+                return LOST_TEXT, None
+            step = int(ran[-1]) + 1
+        if step > self.steps:
+            return self.final_text, None
+        return f"Running step {step} of {self.steps}.", (shell, SHELL_TOOLS[shell](self.command_for(step)))
+
+
+def _tool_names(body: dict[str, Any]) -> list[str]:
+    return [tool["name"] for tool in body.get("tools") or [] if isinstance(tool, dict) and "name" in tool]
+
+
+def _text_of(content: Any) -> str:
+    """The text of a tool result's content: a string, or a list of text parts of any API."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(part.get("text") or "" for part in content if isinstance(part, dict))
+    return ""
+
+
+def _newest_result(body: dict[str, Any], api: str) -> str | None:
+    """The text of the request's newest tool result (Anthropic ``tool_result``, Responses ``*_output``)."""
+    if api == "anthropic":
+        for message in reversed(body.get("messages") or []):
+            content = message.get("content")
+            for block in reversed(content if isinstance(content, list) else []):
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    return _text_of(block.get("content"))
+        return None
+    items = body.get("input")
+    for item in reversed(items if isinstance(items, list) else []):
+        if isinstance(item, dict) and str(item.get("type", "")).endswith("call_output"):
+            return _text_of(item.get("output"))
+    return None
 
 
 def estimate_tokens(messages: Any) -> int:
@@ -196,13 +288,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _chat(self, body: dict[str, Any], upstream: FakeUpstream) -> None:
         messages = body.get("messages") or []
-        overflow = upstream._overflow(messages, messages)
+        overflow = upstream._overflow(messages, messages, body)
         if overflow is not None:
             self._send_json(400, _context_error(*overflow))
             return
         n = max(1, int(body.get("n") or 1))
         model = body.get("model", "fake")
-        usage = upstream._usage(messages, n)
+        usage = upstream._usage(messages, n, body)
         cid = f"chatcmpl-{uuid.uuid4().hex[:24]}"
         created = int(time.time())
         if not body.get("stream"):
@@ -294,63 +386,47 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _responses(self, body: dict[str, Any], upstream: FakeUpstream) -> None:
         counted = {"input": body.get("input"), "instructions": body.get("instructions")}
-        overflow = upstream._overflow(counted, counted)
+        overflow = upstream._overflow(counted, counted, body)
         if overflow is not None:
             self._send_json(400, _context_error(*overflow))
             return
-        if body.get("stream"):
-            self._send_json(
-                400,
-                _openai_error(
-                    "fake upstream: streaming /responses is not supported",
-                    "invalid_request_error",
-                    "stream",
-                    None,
-                ),
-            )
-            return
-        usage = upstream._usage(counted, 1)
-        payload: dict[str, Any] = {
+        usage = upstream._usage(counted, 1, body)
+        text, call = upstream._turn(body, "responses")
+        output = [_responses_message(text)]
+        if call is not None:
+            output.append(_responses_call(*call))
+        response: dict[str, Any] = {
             "id": f"resp_{uuid.uuid4().hex[:24]}",
             "object": "response",
             "created_at": int(time.time()),
             "status": "completed",
             "model": body.get("model", "fake"),
-            "output": [
-                {
-                    "type": "message",
-                    "id": f"msg_{uuid.uuid4().hex[:24]}",
-                    "status": "completed",
-                    "role": "assistant",
-                    "content": [
-                        {
-                            "type": "output_text",
-                            "text": upstream.reply,
-                            "annotations": [],
-                        }
-                    ],
-                }
-            ],
+            "output": output,
             "parallel_tool_calls": True,
             "tool_choice": "auto",
             "tools": [],
         }
         if usage is not None:
-            payload["usage"] = {
+            response["usage"] = {
                 "input_tokens": usage["prompt_tokens"],
                 "output_tokens": usage["completion_tokens"],
                 "total_tokens": usage["total_tokens"],
                 "input_tokens_details": {"cached_tokens": 0},
                 "output_tokens_details": {"reasoning_tokens": 0},
             }
-        self._send_json(200, payload)
+        if not body.get("stream"):
+            self._send_json(200, response)
+            return
+        self._start_sse()
+        for event in _responses_events(response):
+            self._sse(event, event=event["type"])
 
     # -- Anthropic Messages ---------------------------------------------------------------
 
     def _anthropic(self, body: dict[str, Any], upstream: FakeUpstream) -> None:
         counted = {"system": body.get("system"), "messages": body.get("messages") or []}
         scanned = [{"content": body.get("system")}, *(body.get("messages") or [])]
-        overflow = upstream._overflow(counted, scanned)
+        overflow = upstream._overflow(counted, scanned, body)
         if overflow is not None:
             tokens, limit = overflow
             self._send_json(
@@ -364,9 +440,17 @@ class _Handler(BaseHTTPRequestHandler):
                 },
             )
             return
-        usage = upstream._usage(counted, 1)
+        usage = upstream._usage(counted, 1, body)
         in_tok = usage["prompt_tokens"] if usage else 0
         out_tok = usage["completion_tokens"] if usage else 0
+        text, call = upstream._turn(body, "anthropic")
+        content: list[dict[str, Any]] = [{"type": "text", "text": text}]
+        if call is not None:
+            name, arguments = call
+            content.append(
+                {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:24]}", "name": name, "input": arguments}
+            )
+        stop_reason = "end_turn" if call is None else "tool_use"
         mid = f"msg_{uuid.uuid4().hex[:24]}"
         model = body.get("model", "fake")
         if not body.get("stream"):
@@ -377,8 +461,8 @@ class _Handler(BaseHTTPRequestHandler):
                     "type": "message",
                     "role": "assistant",
                     "model": model,
-                    "content": [{"type": "text", "text": upstream.reply}],
-                    "stop_reason": "end_turn",
+                    "content": content,
+                    "stop_reason": stop_reason,
                     "stop_sequence": None,
                     "usage": {"input_tokens": in_tok, "output_tokens": out_tok},
                 },
@@ -396,32 +480,91 @@ class _Handler(BaseHTTPRequestHandler):
             "usage": {"input_tokens": in_tok, "output_tokens": 1},
         }
         self._sse({"type": "message_start", "message": start}, event="message_start")
-        self._sse(
-            {
-                "type": "content_block_start",
-                "index": 0,
-                "content_block": {"type": "text", "text": ""},
-            },
-            event="content_block_start",
-        )
-        self._sse(
-            {
-                "type": "content_block_delta",
-                "index": 0,
-                "delta": {"type": "text_delta", "text": upstream.reply},
-            },
-            event="content_block_delta",
-        )
-        self._sse({"type": "content_block_stop", "index": 0}, event="content_block_stop")
+        for index, block in enumerate(content):
+            for event in _anthropic_block_events(index, block):
+                self._sse(event, event=event["type"])
         self._sse(
             {
                 "type": "message_delta",
-                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                "delta": {"stop_reason": stop_reason, "stop_sequence": None},
                 "usage": {"output_tokens": out_tok},
             },
             event="message_delta",
         )
         self._sse({"type": "message_stop"}, event="message_stop")
+
+
+def _anthropic_block_events(index: int, block: dict[str, Any]) -> list[dict[str, Any]]:
+    """content_block_start, one delta carrying the whole block, content_block_stop."""
+    if block["type"] == "tool_use":
+        opened = {**block, "input": {}}
+        delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+    else:
+        opened = {**block, "text": ""}
+        delta = {"type": "text_delta", "text": block["text"]}
+    return [
+        {"type": "content_block_start", "index": index, "content_block": opened},
+        {"type": "content_block_delta", "index": index, "delta": delta},
+        {"type": "content_block_stop", "index": index},
+    ]
+
+
+def _responses_message(text: str) -> dict[str, Any]:
+    return {
+        "type": "message",
+        "id": f"msg_{uuid.uuid4().hex[:24]}",
+        "status": "completed",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": text, "annotations": []}],
+    }
+
+
+def _responses_call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "function_call",
+        "id": f"fc_{uuid.uuid4().hex[:24]}",
+        "call_id": f"call_{uuid.uuid4().hex[:24]}",
+        "name": name,
+        "arguments": json.dumps(arguments),
+        "status": "completed",
+    }
+
+
+def _responses_events(response: dict[str, Any]) -> list[dict[str, Any]]:
+    """The SSE events of a streamed Responses answer, as OpenAI sends them, numbered."""
+    pending = {**response, "status": "in_progress", "output": [], "usage": None}
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": pending},
+        {"type": "response.in_progress", "response": pending},
+    ]
+    for index, item in enumerate(response["output"]):
+        events.extend(_responses_item_events(index, item))
+    events.append({"type": "response.completed", "response": response})
+    return [{**event, "sequence_number": number} for number, event in enumerate(events)]
+
+
+def _responses_item_events(index: int, item: dict[str, Any]) -> list[dict[str, Any]]:
+    where = {"output_index": index, "item_id": item["id"]}
+    added = {"type": "response.output_item.added", "output_index": index}
+    done = {"type": "response.output_item.done", "output_index": index, "item": item}
+    if item["type"] == "function_call":
+        arguments = item["arguments"]
+        return [
+            {**added, "item": {**item, "arguments": "", "status": "in_progress"}},
+            {"type": "response.function_call_arguments.delta", **where, "delta": arguments},
+            {"type": "response.function_call_arguments.done", **where, "arguments": arguments},
+            done,
+        ]
+    part = item["content"][0]
+    text_at = {**where, "content_index": 0}
+    return [
+        {**added, "item": {**item, "status": "in_progress", "content": []}},
+        {"type": "response.content_part.added", **text_at, "part": {**part, "text": ""}},
+        {"type": "response.output_text.delta", **text_at, "delta": part["text"], "logprobs": []},
+        {"type": "response.output_text.done", **text_at, "text": part["text"], "logprobs": []},
+        {"type": "response.content_part.done", **text_at, "part": part},
+        done,
+    ]
 
 
 def _openai_error(message: str, type_: str, param: str | None, code: str | None) -> dict[str, Any]:
@@ -453,6 +596,11 @@ class FakeUpstream:
     """In-process fake provider on ``127.0.0.1`` (a free port unless ``port`` is given).
 
     Use as ``with FakeUpstream() as up: ... up.base_url ... up.requests``.
+
+    ``script`` makes it a scripted agent model (see :class:`AgentScript`). ``prompt_counter``
+    counts a whole request body's prompt (tools included) for ``usage`` and
+    ``max_context_tokens`` in place of :func:`estimate_tokens`, so a test can give the fake a
+    real tokenizer's count without this module importing one.
     """
 
     def __init__(
@@ -465,8 +613,12 @@ class FakeUpstream:
         max_context_tokens: int | None = None,
         reply: str = REPLY_TEXT,
         log_path: str | Path | None = None,
+        script: AgentScript | None = None,
+        prompt_counter: Callable[[dict[str, Any]], int] | None = None,
     ) -> None:
         self.host = host
+        self.script = script
+        self.prompt_counter = prompt_counter
         self.usage_ratio = usage_ratio
         self.report_usage = report_usage
         self.max_context_tokens = max_context_tokens
@@ -574,21 +726,32 @@ class FakeUpstream:
                 with self.log_path.open("a", encoding="utf-8") as fh:
                     fh.write(json.dumps(record["body"]) + "\n")
 
-    def _overflow(self, counted: Any, scanned: Any) -> tuple[int, int] | None:
+    def _prompt_tokens(self, counted: Any, body: dict[str, Any]) -> int:
+        """The request's prompt size: ``prompt_counter(body)`` when given, else the estimate over ``counted``."""
+        return self.prompt_counter(body) if self.prompt_counter is not None else estimate_tokens(counted)
+
+    def _overflow(self, counted: Any, scanned: Any, body: dict[str, Any]) -> tuple[int, int] | None:
         """``(tokens, limit)`` when the request must be refused for length, else None.
 
         ``counted`` is what the estimate is computed over; ``scanned`` is searched for the marker.
         """
-        tokens = estimate_tokens(counted)
+        tokens = self._prompt_tokens(counted, body)
         limit = self.max_context_tokens if self.max_context_tokens is not None else _DEFAULT_CONTEXT
         if _contains_marker(scanned) or (self.max_context_tokens is not None and tokens > self.max_context_tokens):
             return tokens, limit
         return None
 
-    def _usage(self, counted: Any, n: int) -> dict[str, int] | None:
+    def _turn(self, body: dict[str, Any], api: str) -> tuple[str, tuple[str, dict[str, Any]] | None]:
+        """What the model says next: the plain reply, or the script's next step (see :class:`AgentScript`)."""
+        tools = _tool_names(body)
+        if self.script is None or not any(name in tools for name in SHELL_TOOLS):
+            return self.reply, None
+        return self.script.turn(tools, _newest_result(body, api))
+
+    def _usage(self, counted: Any, n: int, body: dict[str, Any]) -> dict[str, int] | None:
         if not self.report_usage:
             return None
-        prompt = int(estimate_tokens(counted) * self.usage_ratio)
+        prompt = int(self._prompt_tokens(counted, body) * self.usage_ratio)
         completion = n  # one "ok" token per choice
         return {
             "prompt_tokens": prompt,
@@ -612,6 +775,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-usage", action="store_true", help="omit usage blocks")
     parser.add_argument("--max-context-tokens", type=int, default=None)
     parser.add_argument("--reply", default=REPLY_TEXT)
+    parser.add_argument(
+        "--script-steps",
+        type=int,
+        default=0,
+        help="act as a scripted agent: this many shell tool calls, then a final answer",
+    )
+    parser.add_argument("--script-command", default=AgentScript.command)
     args = parser.parse_args(argv)
 
     upstream = FakeUpstream(
@@ -622,6 +792,7 @@ def main(argv: list[str] | None = None) -> int:
         max_context_tokens=args.max_context_tokens,
         reply=args.reply,
         log_path=args.log,
+        script=AgentScript(steps=args.script_steps, command=args.script_command) if args.script_steps else None,
     )
     upstream.start()
     stopped = threading.Event()

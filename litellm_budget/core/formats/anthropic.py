@@ -5,12 +5,13 @@ user message, strict user/assistant alternation, and the request's top-level ``s
 The policies see one list: ``join_system`` puts the request's ``system`` (a string or text
 blocks, the very same object) in front of the messages as a ``{"role": "system"}`` pseudo-message
 at index 0, and ``split_system`` takes it back out after fitting. That pseudo-message never
-leaves this process: the Messages API has no system role inside ``messages``.
+leaves this process. A client may also send ``system`` messages inside ``messages`` (Claude Code
+does, with the ``mid-conversation-system`` beta): those are its own, pinned like the system,
+and transparent to alternation (roles alternate among the user and assistant messages).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeGuard
 
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
 CALL_TYPES = frozenset({"tool_use", "server_tool_use"})
 RESULT_TYPE = "tool_result"
 _TURN_ROLES = frozenset({"user", "assistant"})
+#: Marks the pseudo-message ``join_system`` makes, so a client's own system message is never taken for it.
+JOINED_KEY = "litellm_budget_joined_system"
 
 
 class AnthropicFormat:
@@ -38,7 +41,7 @@ class AnthropicFormat:
         The system pseudo-message, assistants, and user messages: those holding a ``tool_result``
         belong to the assistant step before them (with any text they carry), the others open a turn.
         """
-        return [_kind(index, message) for index, message in enumerate(messages)]
+        return [_kind(message) for message in messages]
 
     def texts(self, message: Message) -> Iterator[str]:
         """Text blocks (or a string content) and the text of each ``tool_result``, in order."""
@@ -128,12 +131,12 @@ def join_system(system: object, messages: Sequence[Message]) -> list[Message]:
     """The list the policies fit: ``system`` (when not ``None``) as a pseudo-message, then ``messages``."""
     if system is None:
         return list(messages)
-    return [{"role": "system", "content": system}, *messages]
+    return [{"role": "system", "content": system, JOINED_KEY: True}, *messages]
 
 
 def split_system(messages: Sequence[Message]) -> tuple[Any, list[Message]]:
     """Undo ``join_system``: the request's ``system`` (the same object, or ``None``) and its messages."""
-    if messages and messages[0].get("role") == "system":
+    if messages and messages[0].get(JOINED_KEY) is True:
         return messages[0].get("content"), list(messages[1:])
     return None, list(messages)
 
@@ -141,54 +144,29 @@ def split_system(messages: Sequence[Message]) -> tuple[Any, list[Message]]:
 def merge_same_roles(messages: Sequence[Message]) -> list[Message]:
     """
     Neighbouring user (or assistant) messages as one, their content blocks concatenated in
-    order; a string content becomes one text block. Messages without a same-role neighbour
-    stay the very same objects.
+    order; a string content becomes one text block. System messages between them do not
+    separate them (alternation ignores them): the later one joins the earlier, before them.
+    Messages without a same-role neighbour stay the very same objects.
     """
     merged: list[Message] = []
+    last_turn: int | None = None  # index in ``merged`` of the last user or assistant message
     for message in messages:
-        previous = merged[-1] if merged else None
-        if previous is not None and previous.get("role") == message.get("role") and message.get("role") in _TURN_ROLES:
-            merged[-1] = {**previous, "content": [*_as_blocks(previous), *_as_blocks(message)]}
+        role = message.get("role")
+        if role not in _TURN_ROLES:
+            merged.append(message)
+            continue
+        previous = merged[last_turn] if last_turn is not None else None
+        if previous is not None and previous.get("role") == role:
+            merged[last_turn] = {**previous, "content": [*_as_blocks(previous), *_as_blocks(message)]}  # type: ignore[index]
         else:
             merged.append(message)
+            last_turn = len(merged) - 1
     return merged
 
 
-def from_chat(messages: Sequence[Message]) -> tuple[str | None, list[Message]]:
-    """
-    OpenAI chat messages as Anthropic's ``(system, messages)``: system and developer texts
-    become the system text; ``tool_calls`` become ``tool_use`` blocks (input parsed from the
-    JSON arguments, else ``{"raw": arguments}``); tool results become ``tool_result`` blocks,
-    and neighbours of one role are merged, so consecutive results share one user message.
-    Nothing is invented: a conversation that opens with an assistant stays that way.
-    """
-    system: list[str] = []
-    converted: list[Message] = []
-    for message in messages:
-        role = message.get("role")
-        content = message.get("content")
-        if role in {"system", "developer"}:
-            texts = [block["text"] for block in _chat_blocks(content) if block["type"] == "text"]
-            system.append(content if isinstance(content, str) else "\n".join(texts))
-        elif role == "assistant":
-            converted.append({"role": "assistant", "content": _assistant_blocks(message)})
-        elif role == "tool":
-            result: dict[str, Any] = {"type": RESULT_TYPE, "tool_use_id": message.get("tool_call_id")}
-            if content:
-                result["content"] = content if isinstance(content, str) else _chat_blocks(content)
-            converted.append({"role": "user", "content": [result]})
-        elif role == "function":
-            converted.append({"role": "user", "content": f"{message.get('name')} returned: {content}"})
-        else:
-            converted.append(
-                {"role": "user", "content": content if isinstance(content, str) else _chat_blocks(content)}
-            )
-    return ("\n\n".join(system) if system else None), merge_same_roles(converted)
-
-
-def _kind(index: int, message: Message) -> str:
+def _kind(message: Message) -> str:
     role = message["role"]
-    if role == "system" and index == 0:
+    if role == "system":
         return SYSTEM
     if role == "assistant":
         return ASSISTANT
@@ -238,7 +216,9 @@ def _counted_parts(block: object) -> Iterator[object]:
 
 def _as_blocks(message: Message) -> list[Any]:
     content = message.get("content")
-    return _chat_blocks(content) if isinstance(content, str) else list(content or ())
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    return list(content or ())
 
 
 def _blocks(message: Message) -> list[Mapping[str, Any]]:
@@ -252,47 +232,3 @@ def _is_type(block: object, *types: str) -> TypeGuard[Mapping[str, Any]]:
 
 def _is_text(block: object) -> TypeGuard[Mapping[str, Any]]:
     return _is_type(block, "text") and isinstance(block.get("text"), str)
-
-
-def _assistant_blocks(message: Message) -> list[Any]:
-    blocks: list[Any] = [dict(block) for block in message.get("thinking_blocks") or () if is_mapping(block)]
-    blocks += _chat_blocks(message.get("content"))
-    for call in message.get("tool_calls") or ():
-        function = call.get("function") or {}
-        blocks.append(
-            {"type": "tool_use", "id": call.get("id"), "name": function.get("name"), "input": _input_of(function)}
-        )
-    return blocks
-
-
-def _input_of(function: Mapping[str, Any]) -> Any:
-    arguments = function.get("arguments")
-    try:
-        parsed = json.loads(arguments) if isinstance(arguments, str) else arguments
-    except ValueError:
-        parsed = None
-    return parsed if isinstance(parsed, dict) else {"raw": arguments}
-
-
-def _chat_blocks(content: object) -> list[dict[str, Any]]:
-    """Chat content as Anthropic blocks: text parts as text, ``image_url`` as image, others as they are."""
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}] if content else []
-    blocks = []
-    for part in content if isinstance(content, list) else ():
-        if isinstance(part, str) or _is_type(part, "text", "input_text", "output_text"):
-            text = part if isinstance(part, str) else part.get("text")
-            blocks += [{"type": "text", "text": text}] if text else []
-        elif _is_type(part, "image_url"):
-            blocks.append({"type": "image", "source": _image_source(part["image_url"])})
-        elif is_mapping(part):
-            blocks.append(dict(part))
-    return blocks
-
-
-def _image_source(image: object) -> dict[str, Any]:
-    url = str(image.get("url") if is_mapping(image) else image)
-    head, _, data = url.partition(";base64,")
-    if url.startswith("data:") and data:
-        return {"type": "base64", "media_type": head.removeprefix("data:"), "data": data}
-    return {"type": "url", "url": url}

@@ -17,7 +17,8 @@ def unsupported_reason(messages: object, tools: object, max_tokens: object) -> s
     Why this request cannot be trimmed safely, or ``None`` when it can.
 
     ``messages`` is ``join_system(system, messages)``. Trimming relies on the Messages API's
-    shape: user and assistant messages (the system only first), content as text or a list of
+    shape: user and assistant messages (system messages anywhere, as Claude Code's
+    ``mid-conversation-system`` beta sends them), content as text or a list of
     typed blocks, the first message a user's, every ``tool_use`` answered by a ``tool_result``
     in the very next message (unless the assistant's is the last one) and every ``tool_result``
     answering the assistant message right before it, ahead of any other block of its message.
@@ -28,18 +29,16 @@ def unsupported_reason(messages: object, tools: object, max_tokens: object) -> s
     if problem is not None or not isinstance(messages, list):
         return problem
     for index, message in enumerate(messages):
-        reason = _message_problem(message, first=index == 0)
+        reason = _message_problem(message)
         if reason is not None:
             return f"message {index}: {reason}"
     return _start_problem(messages) or _pairing_problem(messages)
 
 
-def _message_problem(message: object, *, first: bool) -> str | None:
+def _message_problem(message: object) -> str | None:
     if not is_mapping(message):
         return f"is {type(message).__name__}, not an object"
     role = message.get("role")
-    if role == "system" and not first:
-        return "has the system role, which only the request's system may have"
     if role not in ROLES and role != "system":
         return "has no role" if role is None else "has an unknown role"
     content = message.get("content")
@@ -70,12 +69,12 @@ def _blocks_problem(role: str, blocks: list[Mapping[str, Any]]) -> str | None:
 
 
 def _start_problem(messages: Sequence[Mapping[str, Any]]) -> str | None:
-    """After the system, at least one message, and the first is a user's."""
-    offset = 1 if messages and messages[0]["role"] == "system" else 0
-    if len(messages) <= offset:
+    """Besides system messages, at least one message, and the first is a user's."""
+    first = next((i for i, message in enumerate(messages) if message["role"] != "system"), None)
+    if first is None:
         return "no messages besides the system"
-    if messages[offset]["role"] != "user":
-        return f"message {offset}: the first message is not a user message"
+    if messages[first]["role"] != "user":
+        return f"message {first}: the first message is not a user message"
     return None
 
 

@@ -1,0 +1,90 @@
+"""
+Conversation state in the adapter: the edits sent last per conversation, in this process and
+in LiteLLM's DualCache (Redis where the proxy has one), so every replica keeps them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import structlog
+
+from litellm_budget.core.conversation import SentEdits, digest_of
+from litellm_budget.core.formats import SYSTEM, USER, MessageFormat
+from litellm_budget.core.memo import BoundedDict, BoundedLRU
+from litellm_budget.typing import Message
+
+from .shared import shared_get, shared_set, shared_store
+
+log = structlog.get_logger("litellm_budget")
+
+CACHE_PREFIX = "litellm_budget:conversation:"
+
+
+def conversation_key(model: str, fmt: MessageFormat, messages: Sequence[Message]) -> str | None:
+    """
+    What names a conversation across its requests: the model, its system messages and its
+    first user message (the task). ``None`` for a request without a user message.
+    """
+    kinds = fmt.kinds(messages)
+    first_user = next((i for i, kind in enumerate(kinds) if kind == USER), None)
+    if first_user is None:
+        return None
+    named = [model, fmt.name, *(m for m, kind in zip(messages, kinds, strict=True) if kind == SYSTEM)]
+    named.append(messages[first_user])
+    canonical = json.dumps(named, sort_keys=True, default=str, ensure_ascii=False)
+    return CACHE_PREFIX + hashlib.sha256(canonical.encode()).hexdigest()[:32]
+
+
+class Conversations:
+    """
+    The last edits of each conversation: read from this process's memory while a hook fits
+    (the fit is synchronous), refreshed from the shared cache before it and written back after.
+
+    An entry lives as long as the provider keeps the prompt cached (``cache_lifetime``): a
+    conversation quiet for longer has a cold cache anyway, and is fitted afresh for the best fill.
+    """
+
+    def __init__(self, max_conversations: int = 8192) -> None:
+        self._local: BoundedLRU[tuple[SentEdits, float]] = BoundedLRU(max_conversations)
+        self._pending: BoundedDict[tuple[SentEdits, float]] = BoundedDict(max_conversations)
+
+    def recall(self, key: str, messages: Sequence[Message]) -> SentEdits | None:
+        """The edits remembered for ``key`` if they are still warm and ``messages`` continue them."""
+        found = self._local.get(key)
+        if found is None:
+            return None
+        edits, expires = found
+        if time.monotonic() > expires or digest_of(messages, edits.messages) != edits.digest:
+            return None
+        return edits
+
+    def remember(self, key: str, edits: SentEdits, lifetime: float) -> None:
+        """Keep ``edits`` for ``lifetime`` seconds, here now and in the shared cache on the next flush."""
+        entry = (edits, time.monotonic() + lifetime)
+        self._local.put(key, entry)
+        self._pending.put(key, entry)
+
+    async def refresh(self, cache: Any, model: str, fmt: MessageFormat, messages: Any, lifetime: float) -> None:
+        """Adopt what another replica wrote for this conversation when it continues further than ours."""
+        key = conversation_key(model, fmt, messages) if shared_store(cache) and isinstance(messages, list) else None
+        if key is None:
+            return
+        shared = SentEdits.from_dict(await shared_get(cache, key))
+        if shared is None or digest_of(messages, shared.messages) != shared.digest:
+            return
+        mine = self.recall(key, messages)
+        if mine is None or shared.messages >= mine.messages:
+            self._local.put(key, (shared, time.monotonic() + lifetime))
+
+    async def flush(self, cache: Any) -> None:
+        """Write what was remembered since the last flush to the shared cache, if there is one."""
+        pending = self._pending.drain()
+        if shared_store(cache) is None:
+            return
+        for key, (edits, expires) in pending:
+            await shared_set(cache, str(key), edits.as_dict(), expires - time.monotonic())
