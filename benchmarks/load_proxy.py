@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -202,11 +203,13 @@ def main() -> int:
                     for name in ("off", "on") if number % 2 == 0 else ("on", "off"):
                         if redis is not None:
                             redis.command("FLUSHALL")  # each run starts on an empty Redis
+                            redis.command("CONFIG", "RESETSTAT")
                         address = None if redis is None else (redis.host, redis.port)
                         config = write_config(Path(folder), base, plugin=name == "on", redis=address)
                         results[name] = run(config, requests, args.concurrency, Path(folder) / f"{name}.log")
                         if redis is not None:
                             results[name]["redis_keys"] = redis.command("KEYS", "litellm_budget:*")
+                            results[name]["redis_calls"] = redis_calls(redis.command("INFO", "commandstats"))
                     rounds.append(results)
             finally:
                 if redis is not None:
@@ -244,10 +247,29 @@ def report(
     if args.redis:
         verdict = "met" if statistics.median(ratios["p50"]) <= P50_TARGET else "MISSED"
         print(f"target: the plugin adds at most {P50_TARGET - 1:.0%} to p50: {verdict}")
+        # Warm-up and measured requests both count: per request of the last round.
+        sent = args.requests + min(100, args.requests)
         for name in ("off", "on"):
             keys = sorted(rounds[-1][name]["redis_keys"])
             families = sorted({key.rsplit(":", 1)[0] for key in keys})
-            print(f"plugin {name}: {len(keys)} litellm_budget:* keys in Redis after its last run {families}")
+            calls = rounds[-1][name]["redis_calls"]
+            top = ", ".join(f"{command} {count / sent:.2f}" for command, count in calls.most_common(5))
+            print(
+                f"plugin {name}: {sum(calls.values()) / sent:.2f} Redis commands per request ({top}); "
+                f"{len(keys)} litellm_budget:* keys after the run {families}"
+            )
+
+
+def redis_calls(commandstats: str) -> Counter[str]:
+    """Calls per Redis command since the last CONFIG RESETSTAT, from ``INFO commandstats``."""
+    calls: Counter[str] = Counter()
+    for line in commandstats.splitlines():
+        if line.startswith("cmdstat_"):
+            command, _, stats = line.removeprefix("cmdstat_").partition(":")
+            fields = dict(item.split("=", 1) for item in stats.split(","))
+            if command not in {"flushall", "config", "info"}:
+                calls[command] = int(fields["calls"])
+    return calls
 
 
 def start_redis_server(folder: Path) -> Any:

@@ -77,10 +77,10 @@ async def test_inflated_usage_shrinks_later_budgets(inflating_upstream: FakeUpst
             await spy.wait(number + 1)
         # Success logging runs in background tasks, in no fixed order: wait for the learning.
         for _ in range(250):
-            if learner._calibration.ratio(model) > 1.5:
+            if learner._memory.calibration.ratio(model) > 1.5:
                 break
             await asyncio.sleep(0.02)
-        calibrated = learner._calibration.ratio(model)
+        calibrated = learner._memory.calibration.ratio(model)
         inflating_upstream.clear()
         await litellm.acompletion(model=model, api_base=inflating_upstream.base_url, api_key="k", messages=borderline)
         await spy.wait(7)
@@ -131,6 +131,6 @@ async def test_replicas_share_the_ratio_through_the_proxy_cache(monkeypatch: pyt
 
     await second.async_pre_call_hook(None, shared, dict(data), "acompletion")
 
-    assert first._calibration.ratio(model) > 1.1
-    assert second._calibration.ratio(model) == pytest.approx(first._calibration.ratio(model))
-    assert await shared.async_get_cache(CACHE_PREFIX + model) == pytest.approx(first._calibration.ratio(model))
+    assert first._memory.calibration.ratio(model) > 1.1
+    assert second._memory.calibration.ratio(model) == pytest.approx(first._memory.calibration.ratio(model))
+    assert shared.redis_cache.values[CACHE_PREFIX + model] == pytest.approx(first._memory.calibration.ratio(model))

@@ -306,7 +306,8 @@ def reports(proxy: ProxyProcess, model: str, count: int, *, since: int) -> list[
     """
 
     def of_model(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        latest = {r["litellm_call_id"]: r for r in records[since:] if r.get("model_group") == model}
+        ours = [r for r in records[since:] if r.get("model_group") == model and "action" in r]
+        latest = {r["litellm_call_id"]: r for r in ours}
         return list(latest.values())
 
     ready = wait_for_records(_structlog(proxy), lambda records: len(of_model(records)) >= count, what="reports")

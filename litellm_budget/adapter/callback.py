@@ -13,18 +13,17 @@ from litellm_budget.core.memo import BoundedDict
 from litellm_budget.core.settings import BudgetSettings
 
 from . import request as req
-from .calibration import Calibration
 from .client_edits import apply_client_edits
 from .config import ConfiguredSettings
-from .conversations import Conversations
 from .failopen import guarded, guarded_async
 from .fallbacks import fallback_window, has_fallbacks, leads_to_bigger_window
 from .fitting import fit_once
 from .lending import Lending, Lent
+from .memory import Memory
 from .once import DoneFits, record_of
 from .publish import headers_for, log_failure_event, publish, record_for_failure, report_in, warn_resent
 from .shapes import ANTHROPIC_SHAPE, CHAT_SHAPE, Shape, shape_for
-from .shared import shared_store
+from .summarizer import is_summary_call
 from .targets import Target, deployment_target, group_target, with_request_overrides
 
 _T = TypeVar("_T")
@@ -53,8 +52,7 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         self._not_chat: BoundedDict[bool] = BoundedDict(4096)
         # The context_management edits applied here for a request, for its response to report.
         self._client_edits: BoundedDict[list[dict[str, Any]]] = BoundedDict(4096)
-        self._calibration = Calibration()
-        self._conversations = Conversations()
+        self._memory = Memory()
         # The proxy's DualCache (Redis when configured), seen in the pre-call hook.
         self._shared_cache: Any = None
 
@@ -79,14 +77,13 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
             if isinstance(call_id, str) and call_id:
                 self._not_chat.put(call_id, True)
         settings = self.settings
-        if settings is not None and shape is not None:
+        if settings is not None and shape is not None and not is_summary_call(data):
             hook = "async_pre_call_hook"
             target = self._guarded(hook, settings, lambda: self._group_target(data, settings))
             if target is not None:
-                await self._refresh_ratio(cache, target)
-                await self._refresh_state(cache, data, target, shape)
-                rejection = self._guarded(hook, settings, lambda: self._fit_group(data, target, shape))
-                await guarded_async(hook, self._conversations.flush(cache))
+                summary = await self._before_fit(cache, data, target, shape)
+                rejection = self._guarded(hook, settings, lambda: self._fit_group(data, target, shape, summary))
+                await self._memory.after_fit(cache)
                 if rejection is not None:
                     await guarded_async(hook, log_failure_event(data, rejection))
                     raise rejection
@@ -102,7 +99,7 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
     ) -> list[Any]:
         """Router, before its own window check: fit in place, so ``enable_pre_call_checks`` keeps deployments."""
         settings = self.settings
-        if settings is not None and isinstance(messages, list) and messages and self._may_be_chat(request_kwargs):
+        if settings is not None and isinstance(messages, list) and messages and self._may_be_chat(request_kwargs or {}):
             self._guarded(
                 "async_filter_deployments",
                 settings,
@@ -114,14 +111,13 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         """SDK, Router and proxy, after a deployment is chosen: fit its window, or raise for fallbacks."""
         settings = self.settings
         shape = shape_for(call_type, kwargs)
-        if settings is None or shape is None:
+        if settings is None or shape is None or is_summary_call(kwargs):
             return None
         hook, cache = "async_pre_call_deployment_hook", self._shared_cache
         target = self._guarded(hook, settings, lambda: deployment_target(kwargs, settings))
-        if target is not None:
-            await self._refresh_state(cache, kwargs, target, shape)
-        fitted = self._guarded(hook, settings, lambda: self._fit_deployment(kwargs, settings, shape))
-        await guarded_async(hook, self._conversations.flush(cache))
+        summary = await self._before_fit(cache, kwargs, target, shape) if target is not None else {}
+        fitted = self._guarded(hook, settings, lambda: self._fit_deployment(kwargs, settings, shape, summary))
+        await self._memory.after_fit(cache)
         return fitted
 
     async def async_post_call_response_headers_hook(
@@ -150,7 +146,7 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         """Learn the provider's token ratio from the usage it reported; never raises."""
         settings = self.settings
         if settings is not None and settings.calibrate:
-            learning = self._calibration.learn_from(kwargs, response_obj, settings, self._shared_cache)
+            learning = self._memory.calibration.learn_from(kwargs, response_obj, settings, self._shared_cache)
             await guarded_async("async_log_success_event", learning)
 
     def log_pre_api_call(self, model: Any, messages: Any, kwargs: dict[str, Any]) -> None:
@@ -168,7 +164,7 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         target = group_target(group, deployments, settings)
         return None if target is None else with_request_overrides(target, req.read_metadata(data))
 
-    def _fit_group(self, data: dict[str, Any], target: Target, shape: Shape) -> Exception | None:
+    def _fit_group(self, data: dict[str, Any], target: Target, shape: Shape, summary: Any) -> Exception | None:
         """Fit before routing; the error to raise when it cannot fit and no fallback may take it."""
         if leads_to_bigger_window(target, data, self._router_in_use()):
             return None  # whatever does not fit goes to the bigger fallback untrimmed
@@ -176,7 +172,8 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
             return None  # the client's own edits come first, once the deployment (its provider) is known
         defer = has_fallbacks(target.group, data, self._router_in_use())
         metadata = req.metadata_of(data, shape.metadata_key)
-        fitted = self._fit_once(data, target, hook="async_pre_call_hook", metadata=metadata, defer=defer, shape=shape)
+        hook = "async_pre_call_hook"
+        fitted = self._fit_once(data, target, hook=hook, metadata=metadata, defer=defer, shape=shape, **summary)
         if fitted is None:
             return None
         if fitted.report.action == "rejected":
@@ -211,7 +208,9 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
             )
             self._lending.lend(call_id, fitted.messages, lent)
 
-    def _fit_deployment(self, kwargs: dict[str, Any], settings: BudgetSettings, shape: Shape) -> dict[str, Any] | None:
+    def _fit_deployment(
+        self, kwargs: dict[str, Any], settings: BudgetSettings, shape: Shape, summary: Any
+    ) -> dict[str, Any] | None:
         metadata = req.metadata_of(kwargs, shape.metadata_key)
         target = deployment_target(kwargs, settings)
         call_id = str(kwargs.get("litellm_call_id") or "")
@@ -226,7 +225,9 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
                 self._client_edits.put(call_id, applied)
         bigger = fallback_window(target, kwargs, self._router_in_use())
         hook = "async_pre_call_deployment_hook"
-        fitted = self._fit_once(kwargs, target, hook=hook, metadata=metadata, bigger_window=bigger, shape=shape)
+        fitted = self._fit_once(
+            kwargs, target, hook=hook, metadata=metadata, bigger_window=bigger, shape=shape, **summary
+        )
         if fitted is None:
             return None
         if fitted.report.action in {"rejected", "deferred"}:
@@ -238,18 +239,19 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         shape.write(kwargs, fitted)
         return kwargs
 
-    async def _refresh_state(self, cache: Any, request: Mapping[str, Any], target: Target, shape: Shape) -> None:
-        """Adopt the edits another replica sent last for this conversation (Redis only)."""
-        if target.settings.conversation_state and shared_store(cache) is not None:
-            messages, lifetime = shape.read(request).messages, target.settings.lifetime_for(target.model)
-            refresh = self._conversations.refresh(cache, target.model, shape.format, messages, lifetime)
-            await guarded_async("conversation_state", refresh)
+    async def _before_fit(self, cache: Any, request: Any, target: Target, shape: Shape) -> dict[str, Any]:
+        """What other replicas learned, and the summary a silent trial fit wants: ``fit_once`` keywords."""
+        original = self._lending.original(str(request.get("litellm_call_id") or ""))
+        if original is not None and target.settings.summary_model:
+            request = {**request, "messages": original}  # the filter hook's trim is given back for this fit
 
-    async def _refresh_ratio(self, cache: Any, target: Target) -> None:
-        """Adopt the ratio other replicas learned for this model, at most every few seconds."""
-        if cache is not None and target.settings.calibrate and self._calibration.due_for_refresh(target.model):
-            refresh = self._calibration.refresh(cache, target.model, target.settings)
-            await guarded_async("async_pre_call_hook", refresh)
+        def trial() -> Fitted | None:
+            return self._guarded("summary_step", target.settings, lambda: self._trial_fit(request, target, shape))
+
+        return await self._memory.before_fit(cache, request, target, shape, trial=trial, router=self._router_in_use())
+
+    def _trial_fit(self, request: Any, target: Target, shape: Shape) -> Fitted | None:
+        return self._fit_once(request, target, hook="summary_step", metadata=None, silent=True, shape=shape)
 
     def _gave_back(
         self, kwargs: dict[str, Any], target: Target, call_id: str, metadata: MutableMapping[str, Any]
@@ -259,6 +261,9 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         wanted = record_of(target.window, target.settings.policy, req.chat_messages(kwargs["messages"]), max_tokens)
         lent = self._lending.give_back(call_id, kwargs["messages"], wanted)
         if lent is None:
+            return False
+        if lent.report.summary_needed and target.settings.summary_model:
+            kwargs["messages"] = list(lent.original)  # refit from the original, with its summary
             return False
         # The filter hook trimmed these messages for this deployment's window; report it here.
         hook = "async_filter_deployments"
@@ -270,13 +275,13 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
     def _router_in_use(self) -> Any:
         return self._router if self._router is not None else _proxy_router()
 
-    def _may_be_chat(self, request_kwargs: dict[str, Any] | None) -> bool:
-        call_id = (request_kwargs or {}).get("litellm_call_id")
-        return not (isinstance(call_id, str) and self._not_chat.get(call_id))
+    def _may_be_chat(self, request_kwargs: dict[str, Any]) -> bool:
+        call_id = request_kwargs.get("litellm_call_id")
+        return not (isinstance(call_id, str) and self._not_chat.get(call_id)) and not is_summary_call(request_kwargs)
 
     def _fit_once(self, request: Mapping[str, Any], target: Target, **how: Any) -> Fitted | None:
-        ratio = self._calibration.ratio(target.model) if target.settings.calibrate else 1.0
-        return fit_once(request, target, self._done, ratio=ratio, conversations=self._conversations, **how)
+        ratio, conversations = self._memory.ratio(target), self._memory.conversations
+        return fit_once(request, target, self._done, ratio=ratio, conversations=conversations, **how)
 
     @staticmethod
     def _guarded(hook: str, settings: BudgetSettings, work: Callable[[], _T]) -> _T | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
@@ -15,6 +16,7 @@ from .conversations import Conversations, conversation_key
 from .once import DoneFits, FitRecord, record_of
 from .publish import DEFERRED_KEY, publish, record_in_metadata
 from .shapes import CHAT_SHAPE, Shape
+from .summarizer import SummaryOutcome
 from .targets import Target
 
 log = structlog.get_logger("litellm_budget")
@@ -33,6 +35,8 @@ def fit_once(  # noqa: PLR0913 - keyword-only switches, one per hook that differ
     silent: bool = False,
     shape: Shape = CHAT_SHAPE,
     conversations: Conversations | None = None,
+    summaries: Mapping[str, str] | None = None,
+    summary: SummaryOutcome | None = None,
 ) -> Fitted | None:
     """
     Fit unless these messages are already this request's fitted output; publish every
@@ -44,7 +48,8 @@ def fit_once(  # noqa: PLR0913 - keyword-only switches, one per hook that differ
     trimmed: its report says ``deferred``, for the caller to raise so the router falls back.
     With ``silent``, nothing is reported or remembered here: the caller hands the outcome to
     a later hook that knows more. With ``conversations``, the conversation's last edits are
-    kept while they fit, and what is sent becomes its state.
+    kept while they fit, and what is sent becomes its state. ``summaries`` are the summaries of
+    dropped blocks known (``summarizing.py``), ``summary`` what getting them cost and why it failed.
     """
     parts = shape.read(request)
     messages, max_tokens = parts.messages, parts.max_tokens
@@ -77,7 +82,10 @@ def fit_once(  # noqa: PLR0913 - keyword-only switches, one per hook that differ
         ratio=ratio,
         fmt=shape.format,
         previous=conversations.recall(key, messages) if conversations is not None and key else None,
+        summaries=summaries,
     )
+    if summary is not None:
+        fitted = _with_summary_costs(fitted, summary)
     report = fitted.report
     if silent:
         _keep_state(conversations, key, messages, report, target)
@@ -99,6 +107,17 @@ def fit_once(  # noqa: PLR0913 - keyword-only switches, one per hook that differ
         publish(report, metadata, hook=hook, model_group=target.group, litellm_call_id=call_id or None)
     _remember(done, call_id, fitted, fitted_input, metadata)
     return fitted
+
+
+def _with_summary_costs(fitted: Fitted, summary: SummaryOutcome) -> Fitted:
+    """The report says what the summary calls made for this request cost, and why a summary is missing."""
+    report = dataclasses.replace(
+        fitted.report,
+        summary_calls=summary.calls,
+        summary_cost=summary.cost,
+        summary_failed=summary.failed or fitted.report.summary_failed,
+    )
+    return dataclasses.replace(fitted, report=report)
 
 
 def _stateful(conversations: Conversations | None, target: Target) -> bool:

@@ -38,6 +38,11 @@ class Lending:
         self._lent.put(call_id, lent)
         lent.caller[:] = fitted
 
+    def original(self, call_id: str) -> list[Any] | None:
+        """What the caller's list of ``call_id`` held before it was trimmed in place, if it was."""
+        lent = self._lent.get(call_id) if call_id else None
+        return list(lent.original) if lent is not None else None
+
     def give_back(self, call_id: str, messages: object, wanted: FitRecord) -> Lent | None:
         """
         Restore the caller's list of ``call_id``. When ``messages`` (what the deployment hook

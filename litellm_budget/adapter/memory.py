@@ -1,0 +1,67 @@
+"""
+What the plugin remembers between requests: each model's learned token ratio, each
+conversation's last edits, and the summaries of dropped blocks. Read before a hook's fit
+(the fit itself is synchronous), shared through Redis where the proxy has one, written after.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from litellm_budget.core.fit import Fitted
+
+from .calibration import Calibration
+from .conversations import Conversations
+from .failopen import guarded_async
+from .shapes import Shape
+from .shared import shared_store
+from .summarizer import Summarizer
+from .summarizing import summary_ahead
+from .targets import Target
+
+
+class Memory:
+    """The three kinds of memory, and what a hook does with them around its fit."""
+
+    def __init__(self) -> None:
+        self.calibration = Calibration()
+        self.conversations = Conversations()
+        self.summarizer = Summarizer()
+
+    def ratio(self, target: Target) -> float:
+        """The learned token ratio to apply for ``target`` (1.0 when calibration is off)."""
+        return self.calibration.ratio(target.model) if target.settings.calibrate else 1.0
+
+    async def before_fit(  # noqa: PLR0913 - what the hook knows of the request
+        self,
+        cache: Any,
+        request: Any,
+        target: Target,
+        shape: Shape,
+        *,
+        trial: Callable[[], Fitted | None],
+        router: Any,
+    ) -> dict[str, Any]:
+        """
+        Adopt what other replicas learned (ratio, the conversation's edits), then get the summary
+        a fit wants (``trial`` fits silently; at most ``summary_timeout``). Returns keywords for
+        ``fit_once``. Never raises: anything shared is an optimisation.
+        """
+        settings = target.settings
+        if cache is not None and settings.calibrate and self.calibration.due_for_refresh(target.model):
+            await guarded_async("calibration", self.calibration.refresh(cache, target.model, settings))
+        if settings.conversation_state and shared_store(cache) is not None:
+            messages, lifetime = shape.read(request).messages, settings.lifetime_for(target.model)
+            refresh = self.conversations.refresh(cache, target.model, shape.format, messages, lifetime)
+            await guarded_async("conversation_state", refresh)
+        if settings.summary_model is None:
+            return {}
+        messages = shape.read(request).messages
+        step = summary_ahead(self.summarizer, trial(), messages, shape.format, settings, router=router, cache=cache)
+        summaries, outcome = await guarded_async("summary_step", step) or (None, None)
+        return {"summaries": summaries, "summary": outcome}
+
+    async def after_fit(self, cache: Any) -> None:
+        """Share the conversation edits remembered during the fit."""
+        await guarded_async("conversation_state", self.conversations.flush(cache))
