@@ -198,7 +198,7 @@ def test_claudes_own_counting_is_learned_from_its_usage(tmp_path: Path) -> None:
     reports = [
         json.loads(line)["metadata"]["spend_logs_metadata"]["litellm_budget"] for line in spy.read_text().splitlines()
     ]
-    assert reports[0]["token_ratio"] == 1.0
+    assert reports[0]["token_ratio"] == 1.1  # the prior of Claude models, until usage teaches more
     assert reports[-1]["format"] == "anthropic"
     assert reports[-1]["token_ratio"] > 1.5
 

@@ -11,6 +11,7 @@ import pytest
 
 from litellm_budget import BudgetSettings, ContextBudget, fit
 from litellm_budget.adapter.calibration import CACHE_PREFIX, Calibration
+from litellm_budget.core.fit import fit_request
 from tests.builders import agent_session, system, text, user
 from tests.sdk_support import PayloadSpy, only_callbacks
 from tests.support.fake_upstream import FakeUpstream
@@ -29,7 +30,7 @@ class TestCalibration:
 
         assert first == pytest.approx(1.15)
         assert second == pytest.approx(1.255)
-        assert calibration.ratio("other") == 1.0
+        assert calibration.ratio("other") is None
 
     def test_clamped_to_the_bounds(self) -> None:
         """However often a provider reports 3x, the ratio stays within calibration_bounds."""
@@ -49,7 +50,37 @@ class TestCalibration:
         calibration = Calibration()
 
         assert calibration.observe("m", counted, reported, SETTINGS) is None
-        assert calibration.ratio("m") == 1.0
+        assert calibration.ratio("m") is None
+
+
+class TestAppliedRatio:
+    def test_small_moves_of_the_learned_ratio_are_not_applied(self) -> None:
+        """Hysteresis: the applied ratio follows only once the learned one is 3% away from it."""
+        calibration = Calibration()
+        calibration.observe("m", 1000, 1200, SETTINGS)
+        applied = calibration.ratio("m")
+        assert applied == pytest.approx(1.06)
+        calibration.observe("m", 1000, 1100, SETTINGS)  # learned 1.072: 1.1% away
+        assert calibration.ratio("m") == applied
+        for _ in range(4):
+            calibration.observe("m", 1000, 1300, SETTINGS)
+        assert calibration.ratio("m") == pytest.approx(calibration.learned("m", SETTINGS))
+        assert calibration.ratio("m") > applied * 1.03
+
+    def test_claude_starts_from_its_prior_and_learning_replaces_it(self) -> None:
+        """Claude's tokenizer counts more than cl100k: the first fit assumes 1.1, what is learned replaces it."""
+        messages = [{"role": "user", "content": "hello " * 50}]
+        first = fit_request(messages, model="anthropic/claude-sonnet-4-5", window=8000)
+        gpt = fit_request(messages, model="gpt-4o", window=8000)
+        learned = fit_request(messages, model="anthropic/claude-sonnet-4-5", window=8000, ratio=1.02)
+        configured = BudgetSettings(token_ratios={"claude-sonnet-4-5": 1.3})
+        assert (first.report.token_ratio, gpt.report.token_ratio) == (1.1, 1.0)
+        assert learned.report.token_ratio == 1.02
+        assert (
+            fit_request(messages, model="claude-sonnet-4-5", window=8000, settings=configured).report.token_ratio == 1.3
+        )
+        calibration = Calibration()
+        assert calibration.learned("claude-sonnet-4-5", SETTINGS) == 1.1  # where learning starts
 
 
 @pytest.fixture(name="inflating_upstream", scope="module")

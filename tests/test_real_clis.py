@@ -379,9 +379,7 @@ def test_claude_code_runs_its_task_with_every_request_fitted(
     "model",
     [
         "claude-sonnet-4-5",
-        pytest.param(
-            "claude-opus-4-8", marks=pytest.mark.xfail(raises=Overflow, strict=True, reason=MID_CONVERSATION_SYSTEM)
-        ),
+        "claude-opus-4-8",
     ],
 )
 def test_claude_code_with_its_whole_tool_set_never_overflows(

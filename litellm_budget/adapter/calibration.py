@@ -42,9 +42,10 @@ class Calibration:
         self._refreshed: BoundedDict[float] = BoundedDict(max_models)
         self._applied: BoundedLRU[float] = BoundedLRU(max_models)
 
-    def ratio(self, model: str) -> float:
+    def ratio(self, model: str) -> float | None:
         """
-        The ratio to apply for ``model``; 1.0 until something was learned.
+        The ratio to apply for ``model``; ``None`` until something was learned (the core then
+        starts from the configured or prior ratio).
 
         It follows the learned ratio only once the two differ by more than ``HYSTERESIS``:
         every response moves the learned ratio a little, and a budget that moved with each
@@ -52,16 +53,16 @@ class Calibration:
         """
         learned = self._ratios.get(model)
         if learned is None:
-            return 1.0
+            return None
         applied = self._applied.get(model)
         if applied is None or abs(learned - applied) > HYSTERESIS * applied:
             self._applied.put(model, learned)
             return learned
         return applied
 
-    def learned(self, model: str) -> float:
-        """The learned ratio itself, as the last response moved it; 1.0 until something was learned."""
-        return self._ratios.get(model) or 1.0
+    def learned(self, model: str, settings: BudgetSettings) -> float:
+        """The learned ratio itself, as the last response moved it; until then where the core starts."""
+        return self._ratios.get(model) or settings.ratio_for(model)
 
     def observe(self, model: str, counted: int, reported: object, settings: BudgetSettings) -> float | None:
         """
@@ -76,7 +77,7 @@ class Calibration:
         observed = reported / counted
         if not low / 2 <= observed <= high * 2:
             return None
-        current = self.learned(model)
+        current = self.learned(model, settings)
         updated = min(high, max(low, current + settings.calibration_weight * (observed - current)))
         self._ratios.put(model, updated)
         return updated

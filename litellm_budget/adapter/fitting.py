@@ -27,7 +27,7 @@ def fit_once(  # noqa: PLR0913 - keyword-only switches, one per hook that differ
     target: Target,
     done: DoneFits,
     *,
-    ratio: float,
+    ratio: float | None,
     hook: str,
     metadata: MutableMapping[str, Any] | None,
     defer: bool = False,

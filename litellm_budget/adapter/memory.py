@@ -29,9 +29,9 @@ class Memory:
         self.conversations = Conversations()
         self.summarizer = Summarizer()
 
-    def ratio(self, target: Target) -> float:
-        """The learned token ratio to apply for ``target`` (1.0 when calibration is off)."""
-        return self.calibration.ratio(target.model) if target.settings.calibrate else 1.0
+    def ratio(self, target: Target) -> float | None:
+        """The learned token ratio to apply for ``target``; ``None``: the configured or prior one."""
+        return self.calibration.ratio(target.model) if target.settings.calibrate else None
 
     async def before_fit(  # noqa: PLR0913 - what the hook knows of the request
         self,

@@ -11,7 +11,7 @@ from litellm_budget.core.fit import Fitted
 from litellm_budget.core.formats import MessageFormat
 from litellm_budget.core.report import parse_ranges
 from litellm_budget.core.settings import BudgetSettings
-from litellm_budget.core.summary import summary_job
+from litellm_budget.core.summary import digest_of, summary_job
 from litellm_budget.typing import Message
 
 from .summarizer import Summarizer, SummaryOutcome
@@ -35,15 +35,32 @@ async def summary_ahead(  # noqa: PLR0913 - what a summary of one request is mad
     ``summary_timeout``). Returns the summaries the fit that is sent should know, and the
     outcome for its report; ``(None, None)`` when no summary is wanted.
     """
-    needed = trial.report.summary_needed if trial is not None else None
-    if trial is None or needed is None or settings.summary_model is None:
+    if trial is None or settings.summary_model is None:
         return None, None
+    needed = trial.report.summary_needed
+    if needed is None:
+        return await _known_only(summarizer, trial, messages, cache), None
     job = summary_job(messages, fmt, parse_ranges(trial.report.dropped_at))
     if job.digest != needed:
         log.warning("summary_block_mismatch", needed=needed, digest=job.digest)
         return None, None
     outcome = await summarizer.summary_for(_caller(router), cache, settings, job, fmt.name)
     return ({job.digest: outcome.text} if outcome.text else None), outcome
+
+
+async def _known_only(
+    summarizer: Summarizer, trial: Fitted, messages: Sequence[Message], cache: Any
+) -> Mapping[str, str] | None:
+    """
+    A block dropped where a new summary of the most allowed size has no room (a heavy last
+    step) may have a known summary, smaller than that: offer it, and no call is made. The fit
+    sends it if it fits (else the marker), so such a request keeps the prefix its neighbours send.
+    """
+    if not trial.report.dropped_at:
+        return None
+    digest = digest_of(messages[index] for index in sorted(parse_ranges(trial.report.dropped_at)))
+    text = await summarizer.cached(cache, digest)
+    return {digest: text} if text else None
 
 
 def _caller(router: Any) -> Any:

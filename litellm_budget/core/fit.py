@@ -20,7 +20,7 @@ from .policies import POLICIES
 from .report import BudgetReport, format_ranges, unsent
 from .settings import BudgetSettings
 from .summary import summary_fields
-from .tokens import counter_for
+from .tokens import counter_for, counts_exactly
 from .units import layout_of_kinds
 from .window import model_map_window
 
@@ -103,7 +103,7 @@ def fit_request(  # noqa: PLR0913 - one keyword per thing a request has
     tools: Tools | None = None,
     max_tokens: int | None = None,
     settings: BudgetSettings = DEFAULT_SETTINGS,
-    ratio: float = 1.0,
+    ratio: float | None = None,
     lookup: WindowLookup = model_map_window,
     fmt: MessageFormat = CHAT,
     previous: SentEdits | None = None,
@@ -111,7 +111,9 @@ def fit_request(  # noqa: PLR0913 - one keyword per thing a request has
 ) -> Fitted:
     """
     Fit a request, never raising for what is in it: a rejection is a report with
-    action ``rejected``, so ``fit()`` and the plugin each decide how to raise.
+    action ``rejected``, so ``fit()`` and the plugin each decide how to raise. ``ratio`` is the
+    provider's tokens per counted token as learned from its usage; ``None``: the configured
+    ``token_ratios``, else the prior of the model's family.
     """
     started = time.perf_counter()
     requested = max_tokens if positive_int(max_tokens) is not None or max_tokens == 0 else None
@@ -124,8 +126,9 @@ def fit_request(  # noqa: PLR0913 - one keyword per thing a request has
         return _untouched(messages, max_tokens, started, action="unknown_window", reason=reason, **base)
     policy = POLICIES[settings.policy]
     counter = counter_for(model, image_tokens=settings.image_tokens)
-    ratio *= settings.ratio_for(model)
-    limits = limits_for(found, max_tokens, settings, ratio, holds_reserve=policy.holds_reserve)
+    ratio = settings.ratio_for(model) if ratio is None else ratio
+    exact = counts_exactly(model)
+    limits = limits_for(found, max_tokens, settings, ratio, holds_reserve=policy.holds_reserve, exact=exact)
     listed = list(messages)
     kinds = fmt.kinds(listed)
     ledger = Ledger(

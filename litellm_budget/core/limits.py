@@ -43,14 +43,22 @@ class Limits:
         return math.ceil(counted * self.ratio)
 
 
-def limits_for(
-    window: int, max_tokens: int | None, settings: BudgetSettings, ratio: float = 1.0, *, holds_reserve: bool = True
+def limits_for(  # noqa: PLR0913 - what a request's limits depend on
+    window: int,
+    max_tokens: int | None,
+    settings: BudgetSettings,
+    ratio: float = 1.0,
+    *,
+    holds_reserve: bool = True,
+    exact: bool = True,
 ) -> Limits:
     """
     Derive the limits of one request from its window, its ``max_tokens`` and the settings;
-    a policy that does not hold room back for the answer reserves only what is asked for.
+    a policy that does not hold room back for the answer reserves only what is asked for, and
+    a model counted with another family's tokenizer (not ``exact``) keeps a wider margin.
     """
-    margin = math.ceil(window * settings.safety_margin)
+    share = settings.safety_margin if exact else max(settings.safety_margin, settings.approximate_margin)
+    margin = math.ceil(window * share)
     cap = math.floor(window * settings.max_reserve_ratio)
     if max_tokens is not None and max_tokens > cap:
         # A client asking for more of the window than that for its answer (agent CLIs send

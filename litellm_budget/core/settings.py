@@ -12,6 +12,10 @@ from litellm_budget.typing import PolicyName
 from .checks import candidate_names, is_int, is_number, non_negative_int, positive_int
 
 _POLICIES = frozenset(get_args(PolicyName))
+#: Where a model family's ratio starts, by a word of its name: Claude's own tokenizer counts
+#: 10-25% more than cl100k, which counts it here; at 1.0 the first request of a conversation
+#: could overflow by that much. Calibration (or ``token_ratios``) takes it from there.
+PRIOR_RATIOS = (("claude", 1.1),)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -40,6 +44,10 @@ class BudgetSettings:
     max_reserve_ratio: float = 0.5
     #: The share of the window never filled, because tokenizers differ.
     safety_margin: float = 0.02
+    #: The same, for models counted with another family's tokenizer (Claude, Gemini, Llama):
+    #: their own count differs from ours by a few percent from one request to the next, beyond
+    #: what the learned ratio covers (a request of mostly tool schemas counts unlike one of prose).
+    approximate_margin: float = 0.05
     #: Once trimming, aim at this share of the budget; the quantum is the rest.
     watermark: float = 0.75
     #: The last messages that are elided only under pressure (``auto``) or never (``elide``).
@@ -48,7 +56,8 @@ class BudgetSettings:
     elide_min_tokens: int = 500
     #: The fixed cost counted per image part.
     image_tokens: int = 765
-    #: Per-model multipliers for providers that count differently, by model name.
+    #: Provider tokens per counted token, by model name: where the count starts until
+    #: calibration learned the model's ratio (always, with ``calibrate: false``).
     token_ratios: Mapping[str, float] = dataclasses.field(default_factory=dict)
     #: A request that does not fit its deployment goes to a router fallback with a bigger
     #: window (``context_window_fallbacks``, else ``fallbacks``) before anything is trimmed.
@@ -86,6 +95,7 @@ class BudgetSettings:
         _check(0 <= self.reserve_floor <= self.reserve_cap, "reserve_floor", "between 0 and reserve_cap")
         _check(0 < self.max_reserve_ratio < 1, "max_reserve_ratio", "between 0 and 1")
         _check(0 <= self.safety_margin < 0.5, "safety_margin", "between 0 and 0.5")
+        _check(0 <= self.approximate_margin < 0.5, "approximate_margin", "between 0 and 0.5")
         _check(0 < self.watermark < 1, "watermark", "between 0 and 1 (exclusive)")
         _check(non_negative_int(self.protected_tail), "protected_tail", "an int >= 0")
         _check(non_negative_int(self.elide_min_tokens), "elide_min_tokens", "an int >= 0")
@@ -128,11 +138,12 @@ class BudgetSettings:
         return self.cache_lifetime
 
     def ratio_for(self, model: str) -> float:
-        """The configured token ratio of ``model``, by its ``candidate_names`` (full name first)."""
+        """The configured token ratio of ``model`` by its ``candidate_names`` (full name first), else its prior."""
         for name in candidate_names(model):
             if name in self.token_ratios:
                 return self.token_ratios[name]
-        return 1.0
+        lowered = model.lower()
+        return next((ratio for word, ratio in PRIOR_RATIOS if word in lowered), 1.0)
 
 
 def _coerce(key: str, current: object, value: object) -> object:

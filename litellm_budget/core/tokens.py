@@ -49,6 +49,9 @@ _CLASS_CHANGE = re.compile(r"[a-z](?=[A-Z])|[A-Za-z](?=[0-9])|[0-9](?=[A-Za-z])"
 
 _O200K_MODELS = re.compile(r"^(chatgpt-4o|gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|gpt-oss|o1|o3|o4)(?![0-9])")
 
+#: Models counted with their own family's tokenizer (OpenAI's); every other is approximated.
+_OWN_TOKENIZER = re.compile(r"^(chatgpt|gpt-|o1|o3|o4|text-embedding|davinci|babbage)")
+
 #: Entries per counter's memo of text counts.
 MEMO_ENTRIES = 65_536
 
@@ -73,6 +76,11 @@ class TokenCounter(Protocol):
 def encoding_name_for(model: str) -> str:
     """The tiktoken encoding of ``model``; the provider prefix does not matter."""
     return "o200k_base" if _O200K_MODELS.match(bare_model(model)) else "cl100k_base"
+
+
+def counts_exactly(model: str) -> bool:
+    """Whether ``model`` is counted with its own tokenizer (not another family's as an estimate)."""
+    return _OWN_TOKENIZER.match(bare_model(model).lower()) is not None
 
 
 def counter_for(model: str, *, image_tokens: int = 765) -> TokenCounter:

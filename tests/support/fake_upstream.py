@@ -272,6 +272,14 @@ class _Handler(BaseHTTPRequestHandler):
                 body=body,
             )
         )
+        if upstream.delay:
+            time.sleep(upstream.delay)
+        if upstream.error_status is not None:
+            self._send_json(
+                upstream.error_status,
+                _openai_error("fake upstream failure", "server_error", None, None),
+            )
+            return
         if path.endswith("/chat/completions"):
             self._chat(body, upstream)
         elif path.endswith("/responses"):
@@ -600,7 +608,10 @@ class FakeUpstream:
     ``script`` makes it a scripted agent model (see :class:`AgentScript`). ``prompt_counter``
     counts a whole request body's prompt (tools included) for ``usage`` and
     ``max_context_tokens`` in place of :func:`estimate_tokens`, so a test can give the fake a
-    real tokenizer's count without this module importing one.
+    real tokenizer's count without this module importing one. ``delay`` makes every POST wait
+    that many seconds before it is answered (a slow provider), and ``error_status`` answers
+    every POST with that status and an OpenAI-style error (a provider that is down); both are
+    recorded first, like every request.
     """
 
     def __init__(
@@ -615,8 +626,12 @@ class FakeUpstream:
         log_path: str | Path | None = None,
         script: AgentScript | None = None,
         prompt_counter: Callable[[dict[str, Any]], int] | None = None,
+        delay: float = 0.0,
+        error_status: int | None = None,
     ) -> None:
         self.host = host
+        self.delay = delay
+        self.error_status = error_status
         self.script = script
         self.prompt_counter = prompt_counter
         self.usage_ratio = usage_ratio
