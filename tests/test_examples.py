@@ -10,8 +10,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+import yaml
 
-from tests.builders import agent_session
+from litellm_budget import BudgetSettings
+from tests.builders import agent_session, tool_step
 from tests.support.proxy_process import post_chat, start_proxy
 
 EXAMPLES = Path(__file__).parents[1] / "examples"
@@ -71,3 +73,28 @@ def test_config_yaml_in_the_real_proxy(tmp_path: Path) -> None:
     assert headers["x-litellm-budget-action"] == "trimmed"
     assert plan_headers["x-litellm-budget-policy"] == "plan"
     assert 'metadata_litellm_budget_action="trimmed"' in metrics
+
+
+def test_config_summaries_yaml_names_valid_settings_and_its_own_summary_group() -> None:
+    """examples/config-summaries.yaml: its callback settings are valid and summary_model is one of its groups."""
+    config = yaml.safe_load((EXAMPLES / "config-summaries.yaml").read_text(encoding="utf-8"))
+    settings = BudgetSettings().updated(config["callback_settings"]["litellm_budget"])
+
+    assert settings.summary_model in {deployment["model_name"] for deployment in config["model_list"]}
+    assert config["litellm_settings"]["callbacks"] == ["litellm_budget.handler"]
+
+
+@pytest.mark.proxy
+def test_config_summaries_yaml_in_the_real_proxy(tmp_path: Path) -> None:
+    """examples/config-summaries.yaml starts the proxy offline; a long session is trimmed with a summary, made once."""
+    messages = agent_session(40, 400)
+    with start_proxy(EXAMPLES / "config-summaries.yaml", tmp_path=tmp_path) as proxy:
+        status, headers, _ = post_chat(proxy, {"model": "agent-model", "messages": messages})
+        again = post_chat(proxy, {"model": "agent-model", "messages": [*messages, *tool_step(400, seed=9)]})
+        events = [line for line in proxy.log_text().splitlines() if "request_trimmed" in line]
+
+    assert (status, again[0]) == (200, 200)
+    assert headers["x-litellm-budget-action"] == "trimmed"
+    assert len(events) == 2
+    assert all("summarized=True" in event for event in events)
+    assert ["summary_calls=1" in event for event in events] == [True, False]

@@ -37,7 +37,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.builders import system, text, user
+from tests.builders import agent_session, system, text, user
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.jsonl import Records, complete_records, wait_for_count
 from tests.support.proxy_process import ProxyProcess, post_chat, start_proxy
@@ -53,6 +53,8 @@ WINDOW = 6000
 #: One model group per phase: the plugin re-reads the shared ratio at most every 10 s *per model*.
 GROUPS = {"hello": "openai/acme-hello", "learn": "openai/acme-learn", "outage": "openai/acme-outage"}
 GROUPS["resume"] = "openai/acme-resume"
+#: Conversation state: one conversation alternating between the replicas, and the same on one replica.
+TALK_GROUPS = {"talk": "openai/acme-talk", "talk-one": "openai/acme-talk-one"}
 
 # A callback the proxies load from beside their config: what cache the pre-call hook receives.
 CACHE_PROBE = """
@@ -131,6 +133,15 @@ def replica_config(redis: RedisServer, upstream: FakeUpstream) -> dict[str, Any]
                 "model_info": {"max_input_tokens": WINDOW},
             }
             for group, model in GROUPS.items()
+        ]
+        + [
+            {
+                "model_name": group,
+                "litellm_params": {"model": model, "api_base": upstream.base_url, "api_key": "k"},
+                # No calibration here: both runs must fit against the same budgets.
+                "model_info": {"max_input_tokens": WINDOW, "litellm_budget": {"calibrate": False}},
+            }
+            for group, model in TALK_GROUPS.items()
         ],
         "litellm_settings": {
             "callbacks": ["litellm_budget.handler", "proxy_spy.spy", "cache_probe.probe"],
@@ -374,13 +385,13 @@ def fixture_live_redis(redis: RedisServer) -> RedisServer:
 
 @pytest.mark.asyncio
 async def test_pin_a_set_after_the_request_pipeline_flushed_never_reaches_redis(live_redis: RedisServer) -> None:
-    """What happens to the plugin's write in ``async_log_success_event``: it stays queued, unsent."""
+    """A DualCache write from a success callback stays queued, unsent (why adapter/shared.py writes Redis directly)."""
     from litellm.caching.redis_batch import request_redis_batch_scope
 
     cache = _auth_cache(live_redis)
     with request_redis_batch_scope() as batches:
         await batches.flush_all()  # what RedisRequestBatchMiddleware does when the response is sent
-        await cache.async_set_cache(RATIO_KEY + "m", 1.3, ttl=3600)  # the plugin's call, from a logging task
+        await cache.async_set_cache(RATIO_KEY + "m", 1.3, ttl=3600)  # as a success callback would, after the response
         assert [batch.pending for batch in batches.batches] == [1]
     assert await cache.async_get_cache(RATIO_KEY + "m") == 1.3  # this replica's memory has it
     await asyncio.sleep(1.2)  # past the post-call flush deadline: this batch has none
@@ -501,3 +512,32 @@ def test_pin_which_proxy_config_backs_the_hook_cache_with_redis(live_redis: Redi
         for name, (_, _, on_redis, response_cache) in configs.items()
     }
     assert results == expected
+
+
+@pytest.mark.proxy
+def test_a_conversation_alternating_between_replicas_gets_the_edits_of_one_replica(rig: Rig) -> None:
+    """
+    Conversation state through Redis: each request of one agent conversation goes to the other
+    replica, and the provider receives exactly what one replica alone sends for it; a replica keeps
+    the edits the other one made (``edits_kept``), so the cached prefix holds across replicas.
+    """
+    session = agent_session(14, 500)
+    requests = [session[:end] for end in range(3, len(session) + 1) if session[end - 1]["role"] == "tool"]
+
+    def sent_for(model: str) -> list[list[dict[str, Any]]]:
+        return [r["messages"] for r in rig.upstream.requests if r.get("model") == model.split("/", 1)[1]]
+
+    reports: list[dict[str, Any]] = []
+    for number, messages in enumerate(requests):
+        replica = (rig.a, rig.b)[number % 2]
+        before = len(complete_records(replica.spy_log))
+        assert post_chat(replica.proxy, {"model": "talk", "messages": messages})[0] == 200
+        reports.append(_report(wait_for_count(replica.spy_log, before + 1)[before]))
+    for messages in requests:
+        assert post_chat(rig.a.proxy, {"model": "talk-one", "messages": messages})[0] == 200
+
+    alternating, alone = sent_for(TALK_GROUPS["talk"]), sent_for(TALK_GROUPS["talk-one"])
+    assert len(alternating) == len(alone) == len(requests)
+    assert alternating == alone
+    kept_on_b = [r["edits_kept"] for number, r in enumerate(reports) if number % 2 == 1]
+    assert any(kept_on_b), "replica B never continued replica A's edits"

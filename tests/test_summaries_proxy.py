@@ -10,6 +10,7 @@ the replica test is skipped.
 
 from __future__ import annotations
 
+import json
 import shutil
 import threading
 import time
@@ -21,6 +22,7 @@ from typing import Any
 import anthropic
 import pytest
 
+from litellm_budget.core.compaction import COMPACT
 from litellm_budget.core.formats.anthropic_convert import from_chat
 from litellm_budget.core.notices import NOTICE_PREFIX
 from litellm_budget.tools.sessions import load_conversation, requests_of, session_files
@@ -116,6 +118,8 @@ def rig_config(
             _deployment("agent-slow", "openai/agent-slow", agent.base_url, summary_model="summarizer-slow", **quick),
             _deployment("agent-broken", "openai/agent-broken", agent.base_url, summary_model="summarizer-broken"),
             _deployment("claude", "anthropic/claude-sonnet-4-5", agent.root_url),
+            # /v1/messages to an OpenAI model: LiteLLM bridges it to the Responses API.
+            _deployment("agent-bridge", "openai/agent-bridge", agent.base_url),
             *(_deployment(group, f"openai/{group}", fake.base_url) for group, fake in summaries.items()),
             # The Router retries a 500 twice by default (with back-off, past summary_timeout); this
             # deployment fails fast, so the reason is the error itself.
@@ -125,7 +129,12 @@ def rig_config(
         # The fake's usage is an estimate, not our count: a learned ratio would move the fits
         # between requests (calibration has its own proxy tests).
         "callback_settings": {
-            "litellm_budget": {"summary_model": "summarizer", "summary_max_tokens": 200, "calibrate": False}
+            "litellm_budget": {
+                "summary_model": "summarizer",
+                "summary_max_tokens": 200,
+                "summary_timeout": 10.0,  # a loaded test machine must not turn a summary into a timeout
+                "calibrate": False,
+            }
         },
     }
     if redis is not None:
@@ -353,7 +362,7 @@ def test_a_slow_summarizer_leaves_the_marker_and_the_summary_comes_with_the_next
     late = agent_bodies(rig, "agent-slow")[-1]
     rig.slow.wait_for_requests(1)
     # The call the first request stopped waiting for goes on in the background.
-    time.sleep(SLOW_SECONDS + 0.5)
+    time.sleep(SLOW_SECONDS + 1.0)
     ids.append(send(rig.a, "agent-slow", second))
     on_time = agent_bodies(rig, "agent-slow")[-1]
     reports = rig.a.reports("agent-slow", ids)
@@ -384,3 +393,51 @@ def test_a_summarizer_answering_500_leaves_the_marker_on_every_request(rig: Rig)
         assert report["summary_failed"] == "error: InternalServerError"
     assert [r["summary_calls"] for r in reports] == [1, 0, 0]  # a failed block is not tried again at once
     assert len(rig.broken.requests) == 1
+
+
+# -- Anthropic's compact_20260112, served with the summary model ----------------------------------------
+
+
+def test_compaction_is_served_for_an_anthropic_and_then_an_openai_upstream(rig: Rig) -> None:
+    """
+    Past its trigger the response starts with a compaction block and the edit never goes upstream;
+    the client appends the response, and its next request (to another provider) starts from the summary.
+    """
+    asked = {"edits": [{"type": COMPACT, "trigger": {"type": "input_tokens", "value": 2000}}]}
+    _, messages = from_chat(agent_session(12, 300, question="Compact this."))
+    rig.summarizer.clear()
+    with anthropic.Anthropic(
+        base_url=rig.a.proxy.base_url,
+        api_key=rig.a.proxy.master_key,
+        max_retries=0,
+        http_client=anthropic.DefaultHttpxClient(trust_env=False),
+    ) as client:
+        first = client.messages.with_raw_response.create(
+            model="claude", max_tokens=256, messages=messages, extra_body={"context_management": asked}
+        )
+        sent_first = [r["body"] for r in rig.agent.records if r["path"].endswith("/messages")][-1]
+        answer = first.http_response.json()
+        history = [
+            *messages,
+            {"role": "assistant", "content": answer["content"]},
+            {"role": "user", "content": "Thanks."},
+        ]
+        second = client.messages.with_raw_response.create(
+            model="agent-bridge", max_tokens=256, messages=history, extra_body={"context_management": asked}
+        )
+    sent_second = [r["body"] for r in rig.agent.records if r["path"].endswith("/responses")][-1]
+    block, *rest = answer["content"]
+
+    assert block["type"] == "compaction"
+    assert block["content"].endswith(SUMMARY)
+    assert rest == [{"type": "text", "text": "ok"}]
+    [edit] = answer["context_management"]["applied_edits"]
+    assert edit["type"] == COMPACT
+    assert edit["cleared_input_tokens"] > 2000
+    assert "context_management" not in sent_first
+    assert sent_first["messages"] == messages  # the request that triggered it is sent as it came
+    assert len(rig.summarizer.requests) == 1
+    assert "context_management" not in second.http_response.json()  # under the trigger now: nothing to say
+    assert block["content"] in json.dumps(sent_second["input"][0])
+    assert "function_call_output" not in json.dumps(sent_second["input"])  # the tool history is gone
+    assert "context_management" not in sent_second

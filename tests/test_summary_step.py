@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any
 
 import pytest
@@ -11,6 +13,7 @@ from litellm_budget.adapter.summarizer import Summarizer
 from litellm_budget.adapter.summarizing import summary_ahead
 from litellm_budget.core.fit import Fitted, fit_request
 from litellm_budget.core.formats import format_named
+from litellm_budget.core.summary import digest_of
 from tests.builders import agent_session, tool_step
 from tests.test_summarizer import REPLY, FakeRouter
 
@@ -69,3 +72,24 @@ async def test_a_heavy_step_with_no_known_summary_makes_no_call() -> None:
 
     assert (summaries, outcome, router.calls) == (None, None, [])
     assert fit(HEAVY).report.summary_failed == "no room for a summary"
+
+
+async def test_a_hanging_summary_model_delays_only_the_first_request() -> None:
+    """A call in flight is waited for at most summary_timeout after it started: later requests go on at once."""
+    router, summarizer = FakeRouter(delay=0.6), Summarizer()
+    hasty = BudgetSettings(summary_model="cheap", summary_timeout=0.2)
+    block = HISTORY[2:10]
+    digest = digest_of(block)
+
+    first = await summarizer.summary(router, None, hasty, block, digest, "chat")
+    started = time.monotonic()
+    second = await summarizer.summary(router, None, hasty, block, digest, "chat")
+    waited = time.monotonic() - started
+    await asyncio.sleep(0.6)
+    third = await summarizer.summary(router, None, hasty, block, digest, "chat")
+
+    assert (first.failed, first.calls) == ("timeout after 0.2s", 1)
+    assert (second.failed, second.calls) == ("timeout after 0.2s", 0)
+    assert waited < 0.1
+    assert (third.text, third.calls) == (REPLY, 0)
+    assert len(router.calls) == 1

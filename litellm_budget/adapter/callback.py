@@ -14,6 +14,7 @@ from litellm_budget.core.settings import BudgetSettings
 
 from . import request as req
 from .client_edits import apply_client_edits
+from .compaction import respond_with_edits
 from .config import ConfiguredSettings
 from .failopen import guarded, guarded_async
 from .fallbacks import fallback_window, has_fallbacks, leads_to_bigger_window
@@ -50,8 +51,6 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         self._lending = Lending()
         # Requests the proxy's first hook saw as another call type than chat, by call id.
         self._not_chat: BoundedDict[bool] = BoundedDict(4096)
-        # The context_management edits applied here for a request, for its response to report.
-        self._client_edits: BoundedDict[list[dict[str, Any]]] = BoundedDict(4096)
         self._memory = Memory()
         # The proxy's DualCache (Redis when configured), seen in the pre-call hook.
         self._shared_cache: Any = None
@@ -115,7 +114,9 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
             return None
         hook, cache = "async_pre_call_deployment_hook", self._shared_cache
         target = self._guarded(hook, settings, lambda: deployment_target(kwargs, settings))
-        summary = await self._before_fit(cache, kwargs, target, shape) if target is not None else {}
+        fitted_before = self._done.served(str(kwargs.get("litellm_call_id") or "")) is not None
+        # A request the pre-call hook fitted needs no second look at Redis or the summarizer.
+        summary = await self._before_fit(cache, kwargs, target, shape) if target and not fitted_before else {}
         fitted = self._guarded(hook, settings, lambda: self._fit_deployment(kwargs, settings, shape, summary))
         await self._memory.after_fit(cache)
         return fitted
@@ -134,11 +135,8 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         return headers_for(report) if report is not None else None
 
     async def async_post_call_success_hook(self, data: dict[str, Any], user_api_key_dict: Any, response: Any) -> Any:
-        """Proxy: a response to a request whose context_management was applied here says so, as Anthropic's does."""
-        applied = self._client_edits.pop(str(data.get("litellm_call_id") or ""))
-        if applied is not None and isinstance(response, dict):
-            response["context_management"] = {"applied_edits": applied}
-        return response
+        """Proxy: a response to a request whose context_management was served here says so, as Anthropic's does."""
+        return respond_with_edits(response, self._memory.client_edits.pop(str(data.get("litellm_call_id") or "")))
 
     async def async_log_success_event(
         self, kwargs: dict[str, Any], response_obj: Any, start_time: Any, end_time: Any
@@ -222,7 +220,7 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         if shape is ANTHROPIC_SHAPE:
             applied = apply_client_edits(kwargs, target.model)
             if applied is not None:
-                self._client_edits.put(call_id, applied)
+                self._memory.record_edits(call_id, applied)
         bigger = fallback_window(target, kwargs, self._router_in_use())
         hook = "async_pre_call_deployment_hook"
         fitted = self._fit_once(

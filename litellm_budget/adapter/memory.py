@@ -10,11 +10,13 @@ from collections.abc import Callable
 from typing import Any
 
 from litellm_budget.core.fit import Fitted
+from litellm_budget.core.memo import BoundedDict
 
 from .calibration import Calibration
+from .compaction import serve_compaction
 from .conversations import Conversations
 from .failopen import guarded_async
-from .shapes import Shape
+from .shapes import ANTHROPIC_SHAPE, Shape
 from .shared import shared_store
 from .summarizer import Summarizer
 from .summarizing import summary_ahead
@@ -28,6 +30,12 @@ class Memory:
         self.calibration = Calibration()
         self.conversations = Conversations()
         self.summarizer = Summarizer()
+        #: The context_management edits served here for a request (by call id), for its response.
+        self.client_edits: BoundedDict[list[dict[str, Any]]] = BoundedDict(4096)
+
+    def record_edits(self, call_id: str, applied: list[dict[str, Any]]) -> None:
+        """Keep what the response to ``call_id`` reports, after what an earlier hook kept for it."""
+        self.client_edits.put(call_id, [*(self.client_edits.get(call_id) or []), *applied])
 
     def ratio(self, target: Target) -> float | None:
         """The learned token ratio to apply for ``target``; ``None``: the configured or prior one."""
@@ -44,11 +52,17 @@ class Memory:
         router: Any,
     ) -> dict[str, Any]:
         """
-        Adopt what other replicas learned (ratio, the conversation's edits), then get the summary
-        a fit wants (``trial`` fits silently; at most ``summary_timeout``). Returns keywords for
-        ``fit_once``. Never raises: anything shared is an optimisation.
+        Serve a client's compaction edit (``compaction.py``), adopt what other replicas learned
+        (ratio, the conversation's edits), then get the summary a fit wants (``trial`` fits
+        silently; at most ``summary_timeout``). Returns keywords for ``fit_once``. Never raises:
+        anything shared is an optimisation.
         """
         settings = target.settings
+        if shape is ANTHROPIC_SHAPE and request.get("context_management"):
+            compaction = serve_compaction(self.summarizer, request, target, router=router, cache=cache)
+            served = await guarded_async("compaction", compaction)
+            if served:
+                self.record_edits(str(request.get("litellm_call_id") or ""), served)
         if cache is not None and settings.calibrate and self.calibration.due_for_refresh(target.model):
             await guarded_async("calibration", self.calibration.refresh(cache, target.model, settings))
         if settings.conversation_state and shared_store(cache) is not None:

@@ -12,6 +12,7 @@ on with what it knows locally.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -19,6 +20,9 @@ import structlog
 
 log = structlog.get_logger("litellm_budget")
 
+#: The longest the plugin waits for Redis on a request's path: a hung Redis costs this, not
+#: LiteLLM's own 5 s socket timeout a second time.
+TIMEOUT = 0.5
 #: At most one ``shared_cache_unavailable`` warning per this many seconds.
 WARN_EVERY = 60.0
 _last_warning = [0.0]
@@ -35,7 +39,7 @@ async def shared_get(cache: Any, key: str) -> object:
     if redis is None:
         return None
     try:
-        return await redis.async_get_cache(key)
+        return await asyncio.wait_for(redis.async_get_cache(key), TIMEOUT)
     # Any failure of the operator's Redis (down, circuit open, timeout) is a miss, never an error.
     except Exception as exc:  # noqa: BLE001
         _warn(exc)
@@ -48,7 +52,7 @@ async def shared_get_many(cache: Any, keys: list[str]) -> list[object]:
     if redis is None or not keys:
         return [None] * len(keys)
     try:
-        found = await redis.async_batch_get_cache(keys)
+        found = await asyncio.wait_for(redis.async_batch_get_cache(keys), TIMEOUT)
     except Exception as exc:  # noqa: BLE001 - as in shared_get
         _warn(exc)
         return [None] * len(keys)
@@ -61,7 +65,7 @@ async def shared_set(cache: Any, key: str, value: object, ttl: float) -> None:
     if redis is None:
         return
     try:
-        await redis.async_set_cache(key, value, ttl=max(1, round(ttl)))
+        await asyncio.wait_for(redis.async_set_cache(key, value, ttl=max(1, round(ttl))), TIMEOUT)
     except Exception as exc:  # noqa: BLE001 - as in shared_get
         _warn(exc)
 

@@ -78,6 +78,10 @@ class Summarizer:
         self._memory: BoundedLRU[str] = BoundedLRU(max_summaries)
         self._failures: BoundedDict[tuple[float, str]] = BoundedDict(max_summaries)
         self._inflight: dict[str, asyncio.Task[SummaryOutcome]] = {}
+        # When each call in flight started: a summary is waited for at most summary_timeout after
+        # its call started, so while a hanging summary model holds one call, only its first
+        # request waits; the others go on with the marker at once.
+        self._since: dict[str, float] = {}
 
     async def summary_for(
         self, router: Any, cache: Any, settings: BudgetSettings, job: SummaryJob, fmt_name: str
@@ -167,8 +171,9 @@ class Summarizer:
         task, started = self._task_for(
             digest, lambda: self._call(router, cache, settings, block, digest, fmt, previous)
         )
+        left = settings.summary_timeout - (time.monotonic() - self._since.get(digest, time.monotonic()))
         try:
-            outcome = await asyncio.wait_for(asyncio.shield(task), timeout=settings.summary_timeout)
+            outcome = await asyncio.wait_for(asyncio.shield(task), timeout=max(0.0, left))
         except asyncio.TimeoutError:
             log.info("summary_late", digest=digest, timeout_s=settings.summary_timeout)
             return SummaryOutcome(failed=f"timeout after {settings.summary_timeout}s", calls=int(started))
@@ -185,7 +190,7 @@ class Summarizer:
         if task is not None and task.get_loop() is asyncio.get_running_loop():
             return task, False
         task = asyncio.create_task(call())
-        self._inflight[digest] = task
+        self._inflight[digest], self._since[digest] = task, time.monotonic()
         task.add_done_callback(lambda done: self._forget(digest, done))
         return task, True
 
@@ -198,6 +203,7 @@ class Summarizer:
     def _forget(self, digest: str, done: asyncio.Task[SummaryOutcome]) -> None:
         if self._inflight.get(digest) is done:
             del self._inflight[digest]
+            self._since.pop(digest, None)
 
     async def _call(  # noqa: PLR0913, PLR0917 - what the prompt is made of
         self,

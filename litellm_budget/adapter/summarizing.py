@@ -44,7 +44,7 @@ async def summary_ahead(  # noqa: PLR0913 - what a summary of one request is mad
     if job.digest != needed:
         log.warning("summary_block_mismatch", needed=needed, digest=job.digest)
         return None, None
-    outcome = await summarizer.summary_for(_caller(router), cache, settings, job, fmt.name)
+    outcome = await summarizer.summary_for(caller_of(router), cache, settings, job, fmt.name)
     return ({job.digest: outcome.text} if outcome.text else None), outcome
 
 
@@ -63,7 +63,7 @@ async def _known_only(
     return {digest: text} if text else None
 
 
-def _caller(router: Any) -> Any:
+def caller_of(router: Any) -> Any:
     """The proxy's or the caller's Router; without one, LiteLLM itself (``summary_model`` is a model name)."""
     if router is not None:
         return router

@@ -83,6 +83,11 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         help="also replay each policy at these watermarks, comma-separated: 0.5,0.6,0.75,0.85",
     )
+    replay.add_argument(
+        "--stateless",
+        action="store_true",
+        help="fit every request afresh, as the plugin does with conversation_state: false",
+    )
     replay.add_argument("--rows", action="store_true", help="also print every request")
     replay.add_argument("--json", action="store_true", help="machine-readable output")
     replay.add_argument("--plot", type=Path, help="write a PNG of tokens per request (needs matplotlib)")

@@ -20,6 +20,7 @@ from litellm_budget.typing import Message
 from . import table
 from .baselines import BASELINES
 from .pricing import Prices
+from .remembered import Remembered
 
 #: Columns of the per-request table shared by the demo and ``replay --rows``.
 ROW_HEADERS = ["request", "messages", "tokens before", "tokens after", "action", "elided", "dropped", "ms"]
@@ -163,9 +164,13 @@ def strategy_for(
         return summarizing
     if name in POLICIES:
         options = (settings or BudgetSettings()).updated({"policy": name})
+        remembered = Remembered(options)
 
         def policy(messages: list[Message]) -> Outcome:
-            fitted = fit_request(messages, model=model, window=window, settings=options, fmt=fmt)
+            fitted = fit_request(
+                messages, model=model, window=window, settings=options, fmt=fmt, previous=remembered.previous
+            )
+            remembered.sent(messages, fitted)
             report = fitted.report
             sent = None if report.action == "rejected" else fitted.messages
             return Outcome(sent, report.action, report.elided, report.dropped_messages)

@@ -48,9 +48,11 @@ class Run:
     label: str
     name: str
     watermark: float | None = None
+    stateless: bool = False
 
-    def settings(self) -> BudgetSettings | None:
-        return None if self.watermark is None else BudgetSettings(watermark=self.watermark)
+    def settings(self) -> BudgetSettings:
+        watermark = BudgetSettings().watermark if self.watermark is None else self.watermark
+        return BudgetSettings(watermark=watermark, conversation_state=not self.stateless)
 
 
 def run_replay(args: argparse.Namespace) -> int:
@@ -100,11 +102,12 @@ def run_replay(args: argparse.Namespace) -> int:
 
 def _runs(args: argparse.Namespace) -> list[Run]:
     """The policies and baselines as asked, then each policy again at every other ``--watermarks`` setting."""
-    runs = [Run(name, name) for name in [*args.policy, *args.baseline]]
+    stateless = bool(getattr(args, "stateless", False))
+    runs = [Run(name, name, stateless=stateless) for name in [*args.policy, *args.baseline]]
     default = BudgetSettings().watermark
     for watermark in args.watermarks or []:
         if watermark != default:  # the default is each policy's own run
-            runs += [Run(f"{name}@{watermark:g}", name, watermark) for name in args.policy]
+            runs += [Run(f"{name}@{watermark:g}", name, watermark, stateless) for name in args.policy]
     return runs
 
 

@@ -17,6 +17,7 @@ from litellm_budget.core.settings import BudgetSettings
 from litellm_budget.typing import Message, PolicyName
 
 from . import table
+from .remembered import Remembered
 from .replay import Outcome
 
 #: The ``summary_model`` a replay names; nothing is ever called.
@@ -68,6 +69,7 @@ class SummarizingStrategy:
         self.model, self.window, self.fmt = model, window, fmt
         self.sessions: list[SessionSummaries] = []
         self._summaries: dict[str, str] = {}
+        self._remembered = Remembered(self.settings)
 
     def start_session(self, session: str) -> None:
         """Forget the summaries made so far: each session starts with none, like a new conversation."""
@@ -84,6 +86,7 @@ class SummarizingStrategy:
             fitted = self._fit(messages)
             if fitted.report.summary_needed is not None:
                 self._make(fitted.report.summary_needed, stats)
+        self._remembered.sent(messages, fitted)
         report = fitted.report
         stats.requests += 1
         stats.summarized += report.summarized
@@ -107,6 +110,7 @@ class SummarizingStrategy:
             settings=self.settings,
             fmt=self.fmt,
             summaries=self._summaries,
+            previous=self._remembered.previous,
         )
 
     def _make(self, digest: str, stats: SessionSummaries) -> None:

@@ -1,0 +1,106 @@
+"""
+Anthropic's ``compact_20260112``, asked in a client's ``context_management`` on the proxy's
+``/v1/messages``: served here for every upstream, with the summary model (``summary_model``).
+
+Past the edit's trigger (input tokens, counted here), the conversation is summarized once and the
+response starts with a ``compaction`` block holding the summary, as the API returns it. The request
+that triggered it is sent as the fit would send it anyway; the client appends the response, and
+from its next request on everything before the block is dropped and the summary stands in its
+place. The edit is taken out of the request here, so no upstream applies it again. Without a
+summary model an Anthropic upstream compacts natively (the edit is left to it); for any other the
+edit is taken out, and past the trigger ``applied_edits`` says that it was skipped and why.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import MutableMapping
+from typing import Any
+
+import structlog
+
+from litellm_budget.core.compaction import (
+    COMPACT,
+    COMPACTION_BLOCK,
+    after_compaction,
+    compact_edit,
+    compact_trigger,
+    compaction_note,
+    without_compact_edit,
+)
+from litellm_budget.core.errors import provider_of
+from litellm_budget.core.formats import SYSTEM
+from litellm_budget.core.formats.anthropic import ANTHROPIC
+from litellm_budget.core.summary import summary_job
+from litellm_budget.core.tokens import counter_for
+
+from .shapes import ANTHROPIC_SHAPE
+from .summarizer import Summarizer
+from .summarizing import caller_of
+from .targets import Target
+
+log = structlog.get_logger("litellm_budget")
+#: The proxy's mark on the requests it serves: only there does the response get the block back.
+PROXY_MARK = "proxy_server_request"
+
+
+async def serve_compaction(
+    summarizer: Summarizer, request: MutableMapping[str, Any], target: Target, *, router: Any, cache: Any
+) -> list[dict[str, Any]] | None:
+    """
+    Serve the request's compaction edit, if it asks for one: take the edit out, read earlier
+    ``compaction`` blocks as the API does, and past the trigger summarize. Returns what the
+    response carries (the ``compaction`` block, then the applied edit as ``applied_edits``
+    reports it); ``None`` when nothing is to be said. Never raises for a summarizer's failure.
+    """
+    asked = request.get("context_management")
+    edit = compact_edit(asked)
+    settings = target.settings
+    if edit is None or PROXY_MARK not in request:
+        return None  # SDK calls: no response hook would hand the block back
+    if settings.summary_model is None and provider_of(target.model) == "anthropic":
+        return None  # the provider compacts natively: never twice
+    rest = without_compact_edit(asked)  # type: ignore[arg-type]  # compact_edit found a mapping
+    if rest is None:
+        request.pop("context_management", None)
+    else:
+        request["context_management"] = rest
+    request["messages"], _ = after_compaction(request["messages"])
+    count = functools.partial(ANTHROPIC.count_message, counter_for(target.model))
+    messages = ANTHROPIC_SHAPE.read(request).messages
+    tokens, trigger = sum(map(count, messages)), compact_trigger(edit)
+    if tokens <= trigger:
+        return None
+    if settings.summary_model is None:
+        return [_skipped(target, "summary_model not configured", tokens, trigger)]
+    indices = [index for index, kind in enumerate(ANTHROPIC.kinds(messages)) if kind != SYSTEM]
+    job = summary_job(messages, ANTHROPIC, indices)
+    outcome = await summarizer.summary_for(caller_of(router), cache, settings, job, ANTHROPIC.name)
+    if not outcome.text:
+        return [_skipped(target, outcome.failed or "no summary", tokens, trigger)]
+    note = {"role": "user", "content": [{"type": "text", "text": compaction_note(outcome.text)}]}
+    cleared = max(0, sum(count(messages[index]) for index in indices) - count(note))
+    log.info(
+        "compaction_served", model=target.model, input_tokens=tokens, trigger=trigger, cleared_input_tokens=cleared
+    )
+    return [{"type": COMPACTION_BLOCK, "content": outcome.text}, {"type": COMPACT, "cleared_input_tokens": cleared}]
+
+
+def respond_with_edits(response: Any, applied: list[dict[str, Any]] | None) -> Any:
+    """
+    A response to a request whose ``context_management`` was served here says so, as Anthropic's
+    does: ``context_management.applied_edits``, and a ``compaction`` block first in its content.
+    """
+    if applied is None or not isinstance(response, dict):
+        return response
+    blocks = [entry for entry in applied if entry.get("type") == COMPACTION_BLOCK]
+    if blocks and isinstance(response.get("content"), list):
+        response["content"] = [*blocks, *response["content"]]
+    response["context_management"] = {"applied_edits": [e for e in applied if e.get("type") != COMPACTION_BLOCK]}
+    return response
+
+
+def _skipped(target: Target, reason: str, tokens: int, trigger: int) -> dict[str, Any]:
+    """The edit past its trigger that could not be served: the request goes on to the normal fit."""
+    log.warning("compaction_skipped", model=target.model, reason=reason, input_tokens=tokens, trigger=trigger)
+    return {"type": COMPACT, "cleared_input_tokens": 0, "skipped": reason}
