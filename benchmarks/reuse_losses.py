@@ -16,7 +16,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from litellm_budget import BudgetSettings
 from litellm_budget.core.fit import fit_request
 from litellm_budget.core.tokens import counter_for
-from litellm_budget.tools.replay import _shared_prefix
+from litellm_budget.tools.prefix import shared_prefix
 from litellm_budget.tools.sessions import requests_of
 
 SESSIONS = Path(__file__).resolve().parents[2] / "shared" / "sessions"
@@ -41,7 +41,7 @@ def main() -> int:
             sent = fitted.messages
             sizes = [counter.count_message(m) for m in sent]
             if previous is not None and previous_report is not None:
-                shared = _shared_prefix(previous, sent, sizes)
+                shared = shared_prefix(previous, sent, sizes)
                 lost = sum(sizes) - shared
                 new_tokens = min(before - seen, lost)
                 family["sent"] += sum(sizes)

@@ -19,6 +19,7 @@ from litellm_budget.typing import Message
 
 from . import table
 from .baselines import BASELINES
+from .prefix import anthropic_blocks, shared_prefix
 from .pricing import Prices
 from .remembered import Remembered
 
@@ -198,6 +199,7 @@ def replay_session(  # noqa: PLR0913 - one keyword per thing a replay measures a
     """Run ``strategy`` on each request in order, measuring the prefix shared with the last one sent."""
     counter = counter_for(model)
     count = functools.partial(fmt.count_message, counter)
+    blocks = anthropic_blocks(count) if fmt.name == "anthropic" else None
     rows: list[Row] = []
     previous: list[Message] = []
     seen = 0
@@ -219,7 +221,7 @@ def replay_session(  # noqa: PLR0913 - one keyword per thing a replay measures a
                 action=outcome.action,
                 elided=outcome.elided,
                 dropped=outcome.dropped,
-                shared=_shared_prefix(previous, sent, sizes),
+                shared=shared_prefix(previous, sent, sizes, blocks),
                 new=before - seen,
                 overflow=outcome.messages is not None and _overflows(sent, after, model, window, fmt),
                 invalid=outcome.messages is not None and fmt.unsupported_reason(sent, None, None) is not None,
@@ -231,16 +233,6 @@ def replay_session(  # noqa: PLR0913 - one keyword per thing a replay measures a
         if outcome.messages is not None:
             previous = sent
     return rows
-
-
-def _shared_prefix(previous: Sequence[Message], current: Sequence[Message], sizes: Sequence[int]) -> int:
-    """Tokens of the leading messages ``current`` has in common with ``previous``: a prompt cache hit."""
-    shared = 0
-    for before, now, size in zip(previous, current, sizes, strict=False):
-        if before is not now and before != now:
-            break
-        shared += size
-    return shared
 
 
 def _newest_dropped(request: Sequence[Message], sent: Sequence[Message]) -> bool:
