@@ -66,3 +66,24 @@ async def test_a_provider_lifetime_overrides_the_default(upstream: FakeUpstream)
         await asyncio.sleep(0.3)
         await send(upstream, second)
     assert [log["edits_kept"] for log in logs if log["event"] == "request_trimmed"] == [False, True]
+
+
+async def test_through_a_router_the_lent_fit_becomes_the_state_only_when_sent(upstream: FakeUpstream) -> None:
+    """The Router's filter hook trims silently; the state is what the deployment hook lets go out."""
+    router = litellm.Router(
+        model_list=[
+            {
+                "model_name": "agent",
+                "litellm_params": {"model": "openai/agent", "api_base": upstream.base_url, "api_key": "k"},
+                "model_info": {"max_input_tokens": WINDOW},
+            }
+        ]
+    )
+    first, second = conversation()
+    with only_callbacks(ContextBudget(router=router)), capture_logs() as logs:
+        await router.acompletion(model="agent", messages=first)
+        sent_first = upstream.requests[-1]["messages"]
+        await router.acompletion(model="agent", messages=second)
+        sent_second = upstream.requests[-1]["messages"]
+    assert [log["edits_kept"] for log in logs if log["event"] == "request_trimmed"] == [False, True]
+    assert sent_second[: len(sent_first)] == sent_first

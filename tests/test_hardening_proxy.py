@@ -157,7 +157,6 @@ class TestPrivacy:
             proxy.base_url + "/metrics/", headers=proxy.auth_headers, follow_redirects=True, timeout=10
         ).text
 
-        print("DEBUGEV", [e for e in ours if "action" not in e])
         assert {e["action"] for e in ours} >= {"trimmed", "rejected"}
         for sent in headers:
             assert [e["event"] for e in ours if e.get("litellm_call_id") == sent["x-litellm-call-id"]] in (

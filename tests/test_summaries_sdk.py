@@ -51,6 +51,7 @@ async def test_the_summary_stands_where_the_marker_was_and_is_made_once(upstream
     assert bodies[1]["messages"][: len(bodies[0]["messages"])] == bodies[0]["messages"]
     reports = [log for log in logs if log["event"] == "request_trimmed" and log.get("model_group") == "agent"]
     assert [r["summarized"] for r in reports] == [True, True]
+    assert [r["edits_kept"] for r in reports] == [False, True]  # the silent trial fit is not a request sent
     assert reports[0]["summary_calls"] == 1
     assert reports[1]["summary_calls"] == 0
     assert not any(log["event"].startswith("request_") and log.get("model_group") == "summarizer" for log in logs)

@@ -18,7 +18,7 @@ from .compaction import respond_with_edits
 from .config import ConfiguredSettings
 from .failopen import guarded, guarded_async
 from .fallbacks import fallback_window, has_fallbacks, leads_to_bigger_window
-from .fitting import fit_once
+from .fitting import fit_once, keep_state
 from .lending import Lending, Lent
 from .memory import Memory
 from .once import DoneFits, record_of
@@ -268,6 +268,7 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         publish(lent.report, metadata, hook=hook, model_group=target.group, litellm_call_id=call_id)
         self._done.remember(call_id, lent.fitted_input, lent.output)
         self._done.serve(call_id, lent.report)
+        keep_state(self._memory.conversations, target, CHAT_SHAPE, lent.original, lent.report)
         return True
 
     def _router_in_use(self) -> Any:

@@ -88,8 +88,7 @@ def fit_once(  # noqa: PLR0913 - keyword-only switches, one per hook that differ
         fitted = _with_summary_costs(fitted, summary)
     report = fitted.report
     if silent:
-        _keep_state(conversations, key, messages, report, target)
-        return fitted
+        return fitted  # not sent (yet): whoever sends it keeps the state (``keep_state``)
     if bigger_window is not None and report.action in {"trimmed", "rejected"} and (report.window or 0) < bigger_window:
         report = unsent(report, "deferred", f"a router fallback has a {bigger_window}-token window")
         fitted = Fitted(messages=list(messages), max_tokens=max_tokens, report=report)
@@ -98,7 +97,8 @@ def fit_once(  # noqa: PLR0913 - keyword-only switches, one per hook that differ
     if defer and report.action == "rejected":
         log.info("rejection_deferred", hook=hook, model_group=target.group, window=report.window)
         return None
-    _keep_state(conversations, key, messages, report, target)
+    if key:
+        keep_state(conversations, target, shape, messages, report)
     fitted_input = wanted._replace(window=report.window or 0)
     if done.already_reported(call_id, fitted_input):
         if metadata is not None:
@@ -124,14 +124,16 @@ def _stateful(conversations: Conversations | None, target: Target) -> bool:
     return conversations is not None and target.settings.conversation_state
 
 
-def _keep_state(
-    conversations: Conversations | None, key: str | None, messages: Any, report: BudgetReport, target: Target
+def keep_state(
+    conversations: Conversations | None, target: Target, shape: Shape, messages: Any, report: BudgetReport
 ) -> None:
-    """A trimmed request that is sent becomes its conversation's state."""
-    if conversations is not None and key and report.action == "trimmed":
-        edits = edits_sent(messages, report)
-        if edits is not None:
-            conversations.remember(key, edits, target.settings.lifetime_for(target.model))
+    """A trimmed request that is sent (``messages``: what it was fitted from) becomes its conversation's state."""
+    if not _stateful(conversations, target) or report.action != "trimmed" or not isinstance(messages, list):
+        return
+    key = conversation_key(target.model, shape.format, messages)
+    edits = edits_sent(messages, report)
+    if conversations is not None and key and edits is not None:
+        conversations.remember(key, edits, target.settings.lifetime_for(target.model))
 
 
 def _remember(
