@@ -176,3 +176,25 @@ def test_a_drifting_ratio_does_not_move_the_edits(sessions: dict[str, list[dict[
         assert shrinks(drifting) == 0
         extra += prefix_breaks(drifting) - prefix_breaks(steady)
     assert extra <= 0
+
+
+class TestConversationKey:
+    @pytest.mark.parametrize("messages", [[{"content": "no role"}], ["not a dict"], [{"role": "user"}, 7]])
+    def test_a_malformed_request_has_no_conversation(self, messages: list[Any]) -> None:
+        """The core reports it as unsupported; naming its conversation must not raise first."""
+        from litellm_budget.adapter.conversations import conversation_key
+        from litellm_budget.core.formats.chat import CHAT
+
+        assert conversation_key("gpt-4o", CHAT, messages) is None
+
+    def test_the_key_names_model_system_and_task(self) -> None:
+        from litellm_budget.adapter.conversations import conversation_key
+        from litellm_budget.core.formats.chat import CHAT
+
+        session = agent_session(3)
+        key = conversation_key("gpt-4o", CHAT, session)
+        assert key is not None
+        assert key == conversation_key("gpt-4o", CHAT, session[:3])
+        assert key != conversation_key("gpt-4o-mini", CHAT, session)
+        assert key != conversation_key("gpt-4o", CHAT, [session[0], user("Another task."), *session[2:]])
+        assert conversation_key("gpt-4o", CHAT, [session[0]]) is None

@@ -30,7 +30,11 @@ def conversation_key(model: str, fmt: MessageFormat, messages: Sequence[Message]
     What names a conversation across its requests: the model, its system messages and its
     first user message (the task). ``None`` for a request without a user message.
     """
-    kinds = fmt.kinds(messages)
+    try:
+        kinds = fmt.kinds(messages)
+    # A malformed request is the core's to report (``unsupported``); it has no conversation.
+    except (KeyError, TypeError, AttributeError, IndexError):
+        return None
     first_user = next((i for i, kind in enumerate(kinds) if kind == USER), None)
     if first_user is None:
         return None
