@@ -98,7 +98,7 @@ def fit_once(  # noqa: PLR0913 - keyword-only switches, one per hook that differ
         log.info("rejection_deferred", hook=hook, model_group=target.group, window=report.window)
         return None
     if key:
-        keep_state(conversations, target, shape, messages, report)
+        keep_state(conversations, target, shape, messages, report, key=key)
     fitted_input = wanted._replace(window=report.window or 0)
     if done.already_reported(call_id, fitted_input):
         if metadata is not None:
@@ -124,13 +124,19 @@ def _stateful(conversations: Conversations | None, target: Target) -> bool:
     return conversations is not None and target.settings.conversation_state
 
 
-def keep_state(
-    conversations: Conversations | None, target: Target, shape: Shape, messages: Any, report: BudgetReport
+def keep_state(  # noqa: PLR0913 - what a conversation's state is made of
+    conversations: Conversations | None,
+    target: Target,
+    shape: Shape,
+    messages: Any,
+    report: BudgetReport,
+    *,
+    key: str | None = None,
 ) -> None:
     """A trimmed request that is sent (``messages``: what it was fitted from) becomes its conversation's state."""
     if not _stateful(conversations, target) or report.action != "trimmed" or not isinstance(messages, list):
         return
-    key = conversation_key(target.model, shape.format, messages)
+    key = key or conversation_key(target.model, shape.format, messages)
     edits = edits_sent(messages, report)
     if conversations is not None and key and edits is not None:
         conversations.remember(key, edits, target.settings.lifetime_for(target.model))
