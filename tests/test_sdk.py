@@ -301,6 +301,24 @@ class TestRouter:
 
 
 class TestAnthropicMessages:
+    async def test_acreate_answers_with_the_context_edits_it_applied(self, upstream: FakeUpstream) -> None:
+        """The SDK's /v1/messages twin bridged to an OpenAI model: the client's clear_tool_uses is applied
+        here and the response says so in context_management.applied_edits, as Anthropic's would."""
+        _, messages = from_chat(agent_session(12, 300))
+        edits = {"edits": [{"type": "clear_tool_uses_20250919", "trigger": {"type": "input_tokens", "value": 100}}]}
+        with only_callbacks(ContextBudget(default_window=128_000)):
+            response = await litellm.anthropic.messages.acreate(
+                model="openai/acme-bridged",
+                max_tokens=256,
+                messages=messages,
+                context_management=edits,
+                api_base=upstream.base_url,
+                api_key="k",
+            )
+        applied = response["context_management"]["applied_edits"]
+        assert [edit["type"] for edit in applied] == ["clear_tool_uses_20250919"]
+        assert applied[0]["cleared_tool_uses"] > 0
+
     async def test_acreate_is_fitted_and_the_clients_metadata_left_alone(self, upstream: FakeUpstream) -> None:
         """litellm.anthropic.messages.acreate is fitted natively; the report never goes into the provider's metadata."""
         _, messages = from_chat(agent_session(30, 700))

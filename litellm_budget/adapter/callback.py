@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, MutableMapping
+import functools
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, final
 
 from litellm.integrations.custom_logger import CustomLogger
@@ -18,11 +19,11 @@ from .compaction import respond_with_edits
 from .config import ConfiguredSettings
 from .failopen import guarded, guarded_async
 from .fallbacks import fallback_window, has_fallbacks, leads_to_bigger_window
-from .fitting import fit_once, keep_state
-from .lending import Lending, Lent
+from .fitting import fit_once
+from .lending import Lending, Lent, give_back
 from .memory import Memory
 from .once import DoneFits, record_of
-from .publish import headers_for, log_failure_event, publish, record_for_failure, report_in, warn_resent
+from .publish import headers_for, log_failure_event, record_for_failure, report_in, warn_resent
 from .shapes import ANTHROPIC_SHAPE, CHAT_SHAPE, Shape, shape_for
 from .summarizer import is_summary_call
 from .targets import Target, deployment_target, group_target, with_request_overrides
@@ -136,7 +137,13 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
 
     async def async_post_call_success_hook(self, data: dict[str, Any], user_api_key_dict: Any, response: Any) -> Any:
         """Proxy: a response to a request whose context_management was served here says so, as Anthropic's does."""
+        if not isinstance(response, dict):
+            return response  # not the Messages response (a bridged call's inner one): it is not ours to answer
         return respond_with_edits(response, self._memory.client_edits.pop(str(data.get("litellm_call_id") or "")))
+
+    async def async_post_call_success_deployment_hook(self, request_data: Any, response: Any, call_type: Any) -> Any:
+        """SDK and Router (``litellm.anthropic.messages.acreate``): the same, where no proxy hook runs."""
+        return await self.async_post_call_success_hook(request_data, None, response)
 
     async def async_log_success_event(
         self, kwargs: dict[str, Any], response_obj: Any, start_time: Any, end_time: Any
@@ -215,7 +222,10 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         served = self._done.served(call_id)
         if served is not None and served.format != shape.format.name:
             return None  # LiteLLM bridged a request fitted in its own format (/v1/messages to Responses)
-        if shape is CHAT_SHAPE and self._gave_back(kwargs, target, call_id, metadata):
+        lending, conversations = self._lending, self._memory.conversations
+        if shape is CHAT_SHAPE and give_back(
+            lending, self._done, conversations, kwargs, target=target, metadata=metadata
+        ):
             return None
         if shape is ANTHROPIC_SHAPE:
             applied = apply_client_edits(kwargs, target.model)
@@ -243,33 +253,10 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         if original is not None and target.settings.summary_model:
             request = {**request, "messages": original}  # the filter hook's trim is given back for this fit
 
-        def trial() -> Fitted | None:
-            return self._guarded("summary_step", target.settings, lambda: self._trial_fit(request, target, shape))
-
-        return await self._memory.before_fit(cache, request, target, shape, trial=trial, router=self._router_in_use())
-
-    def _trial_fit(self, request: Any, target: Target, shape: Shape) -> Fitted | None:
-        return self._fit_once(request, target, hook="summary_step", metadata=None, silent=True, shape=shape)
-
-    def _gave_back(
-        self, kwargs: dict[str, Any], target: Target, call_id: str, metadata: MutableMapping[str, Any]
-    ) -> bool:
-        """Restore a caller's list the filter hook trimmed; ``True`` when that trim already fits here."""
-        _, max_tokens = req.max_tokens_of(kwargs)
-        wanted = record_of(target.window, target.settings.policy, req.chat_messages(kwargs["messages"]), max_tokens)
-        lent = self._lending.give_back(call_id, kwargs["messages"], wanted)
-        if lent is None:
-            return False
-        if lent.report.summary_needed and target.settings.summary_model:
-            kwargs["messages"] = list(lent.original)  # refit from the original, with its summary
-            return False
-        # The filter hook trimmed these messages for this deployment's window; report it here.
-        hook = "async_filter_deployments"
-        publish(lent.report, metadata, hook=hook, model_group=target.group, litellm_call_id=call_id)
-        self._done.remember(call_id, lent.fitted_input, lent.output)
-        self._done.serve(call_id, lent.report)
-        keep_state(self._memory.conversations, target, CHAT_SHAPE, lent.original, lent.report)
-        return True
+        trial = functools.partial(self._fit_once, request, target, hook="summary_step", metadata=None, silent=True)
+        guarded_trial = functools.partial(self._guarded, "summary_step", target.settings, trial)
+        router = self._router_in_use()
+        return await self._memory.before_fit(cache, request, target, shape, trial=guarded_trial, router=router)
 
     def _router_in_use(self) -> Any:
         return self._router if self._router is not None else _proxy_router()

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from typing import Any, NamedTuple
 
 from litellm_budget.core.memo import BoundedDict
 from litellm_budget.core.report import BudgetReport
 
-from .once import FitRecord
+from .conversations import Conversations
+from .fitting import keep_state
+from .once import DoneFits, FitRecord, record_of
+from .publish import publish
+from .request import chat_messages, max_tokens_of
+from .shapes import CHAT_SHAPE
+from .targets import Target
 
 
 class Lent(NamedTuple):
@@ -55,3 +62,35 @@ class Lending:
         lent.caller[:] = lent.original
         fits = lent.output.same_messages(wanted) and lent.output.window <= (wanted.window or lent.output.window)
         return lent if fits else None
+
+
+def give_back(  # noqa: PLR0913 - the deployment hook's view of one request
+    lending: Lending,
+    done: DoneFits,
+    conversations: Conversations,
+    kwargs: dict[str, Any],
+    *,
+    target: Target,
+    metadata: MutableMapping[str, Any],
+) -> bool:
+    """
+    The deployment hook's side of lending: restore the caller's list the filter hook trimmed;
+    ``True`` when that trim already fits here, and is then reported (and kept as the
+    conversation's state) as what was sent.
+    """
+    call_id = str(kwargs.get("litellm_call_id") or "")
+    _, max_tokens = max_tokens_of(kwargs)
+    wanted = record_of(target.window, target.settings.policy, chat_messages(kwargs["messages"]), max_tokens)
+    lent = lending.give_back(call_id, kwargs["messages"], wanted)
+    if lent is None:
+        return False
+    if lent.report.summary_needed and target.settings.summary_model:
+        kwargs["messages"] = list(lent.original)  # refit from the original, with its summary
+        return False
+    # The filter hook trimmed these messages for this deployment's window; report it here.
+    hook = "async_filter_deployments"
+    publish(lent.report, metadata, hook=hook, model_group=target.group, litellm_call_id=call_id)
+    done.remember(call_id, lent.fitted_input, lent.output)
+    done.serve(call_id, lent.report)
+    keep_state(conversations, target, CHAT_SHAPE, lent.original, lent.report)
+    return True
