@@ -267,6 +267,7 @@ def test_an_anthropic_messages_request_gets_the_summary_as_a_user_text_block(rig
             messages=messages,  # type: ignore[arg-type]
         )
     sent = [r["body"] for r in rig.agent.records if r["path"].endswith("/messages")][-1]["messages"]
+    assert notices(sent), {k: v for k, v in raw.headers.items() if k.startswith("x-litellm-budget")}
     [(at, notice)] = notices(sent)
 
     assert raw.headers["x-litellm-budget-action"] == "trimmed"

@@ -41,6 +41,7 @@ class Calibration:
         self._ratios: BoundedLRU[float] = BoundedLRU(max_models)
         self._refreshed: BoundedDict[float] = BoundedDict(max_models)
         self._applied: BoundedLRU[float] = BoundedLRU(max_models)
+        self._shared: BoundedDict[tuple[float, float]] = BoundedDict(max_models)
 
     def ratio(self, model: str) -> float | None:
         """
@@ -94,7 +95,17 @@ class Calibration:
         updated = self.observe(model, int(report.get("tokens_after") or 0), reported, settings)
         if updated is not None:
             log.debug("token_ratio_learned", model=model, ratio=round(updated, 4))
-            await shared_set(cache, CACHE_PREFIX + model, updated, SHARED_TTL)
+            if self._worth_sharing(model, updated):
+                await shared_set(cache, CACHE_PREFIX + model, updated, SHARED_TTL)
+
+    def _worth_sharing(self, model: str, ratio: float) -> bool:
+        """A ratio moved by 0.5% or more since this replica last shared it, or one that went unshared for a while."""
+        now = time.monotonic()
+        last = self._shared.get(model)
+        if last is not None and abs(ratio - last[0]) < 0.005 * last[0] and now - last[1] < REFRESH_SECONDS:
+            return False
+        self._shared.put(model, (ratio, now))
+        return True
 
     async def learn_from(self, kwargs: dict[str, Any], response: Any, settings: BudgetSettings, cache: Any) -> None:
         """Only a response whose request this plugin counted, in its own format, says how the provider counts."""

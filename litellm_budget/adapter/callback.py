@@ -253,7 +253,9 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         if original is not None and target.settings.summary_model:
             request = {**request, "messages": original}  # the filter hook's trim is given back for this fit
 
-        trial = functools.partial(self._fit_once, request, target, hook="summary_step", metadata=None, silent=True)
+        trial = functools.partial(
+            self._fit_once, request, target, hook="summary_step", metadata=None, silent=True, shape=shape
+        )
         guarded_trial = functools.partial(self._guarded, "summary_step", target.settings, trial)
         router = self._router_in_use()
         return await self._memory.before_fit(cache, request, target, shape, trial=guarded_trial, router=router)

@@ -56,6 +56,8 @@ class Conversations:
     def __init__(self, max_conversations: int = 8192) -> None:
         self._local: BoundedLRU[tuple[SentEdits, float]] = BoundedLRU(max_conversations)
         self._pending: BoundedDict[tuple[SentEdits, float]] = BoundedDict(max_conversations)
+        # What this replica last wrote per conversation: the edits, when, and for how long.
+        self._written: BoundedLRU[tuple[tuple[object, ...], float, float]] = BoundedLRU(max_conversations)
 
     def recall(self, key: str, messages: Sequence[Message]) -> SentEdits | None:
         """The edits remembered for ``key`` if they are still warm and ``messages`` continue them."""
@@ -90,5 +92,13 @@ class Conversations:
         pending = self._pending.drain()
         if shared_store(cache) is None:
             return
+        now = time.monotonic()
         for key, (edits, expires) in pending:
-            await shared_set(cache, str(key), edits.as_dict(), expires - time.monotonic())
+            edited = (edits.dropped, edits.elided, edits.dropped_units)
+            last = self._written.get(key)
+            # Unchanged edits need no write until a quarter of their lifetime went by: the state
+            # in Redis still names the same drops and elisions for every later request.
+            if last is not None and last[0] == edited and now - last[1] < last[2] / 4:
+                continue
+            self._written.put(key, (edited, now, expires - now))
+            await shared_set(cache, str(key), edits.as_dict(), expires - now)
