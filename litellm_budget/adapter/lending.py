@@ -45,6 +45,10 @@ class Lending:
         self._lent.put(call_id, lent)
         lent.caller[:] = fitted
 
+    def lent(self, call_id: str) -> bool:
+        """Whether the caller's list of ``call_id`` is trimmed in place now."""
+        return bool(call_id) and self._lent.get(call_id) is not None
+
     def original(self, call_id: str) -> list[Any] | None:
         """What the caller's list of ``call_id`` held before it was trimmed in place, if it was."""
         lent = self._lent.get(call_id) if call_id else None
@@ -79,6 +83,8 @@ def give_back(  # noqa: PLR0913 - the deployment hook's view of one request
     conversation's state) as what was sent.
     """
     call_id = str(kwargs.get("litellm_call_id") or "")
+    if not lending.lent(call_id):
+        return False  # nothing was trimmed in place: the common case, and no fingerprint to take
     _, max_tokens = max_tokens_of(kwargs)
     wanted = record_of(target.window, target.settings.policy, chat_messages(kwargs["messages"]), max_tokens)
     lent = lending.give_back(call_id, kwargs["messages"], wanted)
