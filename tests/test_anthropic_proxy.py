@@ -21,7 +21,7 @@ from litellm_budget.core.tokens import counter_for
 from tests.builders import agent_session
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.jsonl import wait_for_count, wait_for_records
-from tests.support.proxy_process import ProxyProcess, start_proxy
+from tests.support.proxy_process import ProxyProcess, anthropic_client, start_proxy
 
 pytestmark = pytest.mark.proxy
 HERE = Path(__file__).parent
@@ -69,12 +69,7 @@ def fixture_proxy(upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFacto
 
 @pytest.fixture(name="client")
 def fixture_client(proxy: ProxyProcess) -> Iterator[anthropic.Anthropic]:
-    with anthropic.Anthropic(
-        base_url=proxy.base_url,
-        api_key=proxy.master_key,
-        max_retries=0,
-        http_client=anthropic.DefaultHttpxClient(trust_env=False),
-    ) as client:
+    with anthropic_client(proxy) as client:
         yield client
 
 
@@ -182,12 +177,7 @@ def test_claudes_own_counting_is_learned_from_its_usage(tmp_path: Path) -> None:
         spy = tmp_path / "spy.jsonl"
         with (
             start_proxy(config, tmp_path=tmp_path, env={"SPY_LOG": str(spy)}) as proxy,
-            anthropic.Anthropic(
-                base_url=proxy.base_url,
-                api_key=proxy.master_key,
-                max_retries=0,
-                http_client=anthropic.DefaultHttpxClient(trust_env=False),
-            ) as client,
+            anthropic_client(proxy) as client,
         ):
             for number in range(8):
                 client.messages.create(

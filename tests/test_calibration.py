@@ -106,11 +106,15 @@ async def test_inflated_usage_shrinks_later_budgets(inflating_upstream: FakeUpst
                 messages=[system(), user(text(1500, number))],
             )
             await spy.wait(number + 1)
-        # Success logging runs in background tasks, in no fixed order: wait for the learning.
-        for _ in range(250):
-            if learner._memory.calibration.ratio(model) > 1.5:
+        # Success logging runs in background tasks, in no fixed order: wait until all six are learned
+        # (the learned ratio holds still), so no late one moves it between this read and the fit.
+        calibration, last = learner._memory.calibration, 0.0
+        for _ in range(50):
+            await asyncio.sleep(0.1)
+            learned = calibration.learned(model, SETTINGS)
+            if learned > 1.5 and learned == last:
                 break
-            await asyncio.sleep(0.02)
+            last = learned
         calibrated = learner._memory.calibration.ratio(model)
         inflating_upstream.clear()
         await litellm.acompletion(model=model, api_base=inflating_upstream.base_url, api_key="k", messages=borderline)

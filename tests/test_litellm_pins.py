@@ -27,7 +27,7 @@ import pytest
 from tests.sdk_support import only_callbacks
 from tests.support.fake_upstream import CWE_MARKER, FakeUpstream
 from tests.support.hook_recorder import ENV_VAR, HookRecorder, read_records
-from tests.support.proxy_process import REPO_ROOT, ProxyProcess, start_proxy
+from tests.support.proxy_process import REPO_ROOT, ProxyProcess, anthropic_client, start_proxy
 
 pytestmark = pytest.mark.proxy
 
@@ -143,13 +143,7 @@ def fixture_rig(upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory
     env = {"PYTHONPATH": str(REPO_ROOT), ENV_VAR: str(log)}
     with (
         start_proxy(config, tmp_path=folder, env=env) as proxy,
-        # trust_env=False: loopback only, whatever HTTP(S)_PROXY the environment sets.
-        anthropic.Anthropic(
-            base_url=proxy.base_url,
-            api_key=proxy.master_key,
-            max_retries=0,
-            http_client=anthropic.DefaultHttpxClient(trust_env=False),
-        ) as claude,
+        anthropic_client(proxy) as claude,
         openai.OpenAI(
             base_url=proxy.base_url + "/v1",
             api_key=proxy.master_key,

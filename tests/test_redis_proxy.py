@@ -26,7 +26,6 @@ import json
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -40,7 +39,7 @@ import yaml
 from tests.builders import agent_session, system, text, user
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.jsonl import Records, complete_records, wait_for_count
-from tests.support.proxy_process import ProxyProcess, post_chat, start_proxy
+from tests.support.proxy_process import ProxyProcess, post_chat, start_proxies, start_proxy
 from tests.support.redis_process import RedisServer, redis_server_or_skip
 
 pytestmark = pytest.mark.redis
@@ -153,10 +152,8 @@ def replica_config(redis: RedisServer, upstream: FakeUpstream) -> dict[str, Any]
 
 def _start_replicas(config: dict[str, Any], root: Path) -> tuple[Replica, Replica]:
     """Start both proxies at once (start-up is most of this module's time)."""
-    started: dict[str, Replica] = {}
-    errors: list[Exception] = []
 
-    def start(name: str) -> None:
+    def start(name: str) -> Replica:
         folder = root / name
         folder.mkdir()
         shutil.copy(Path(__file__).with_name("proxy_spy.py"), folder / "proxy_spy.py")
@@ -167,21 +164,10 @@ def _start_replicas(config: dict[str, Any], root: Path) -> tuple[Replica, Replic
             # LiteLLM's Redis circuit breaker stays open 60 s by default; the tests wait 1 s.
             "REDIS_CIRCUIT_BREAKER_RECOVERY_TIMEOUT": "1",
         }
-        try:
-            started[name] = Replica(name, start_proxy(config, tmp_path=folder, env=env), folder)
-        except Exception as exc:  # noqa: BLE001 - re-raised below, in the test's thread
-            errors.append(exc)
+        return Replica(name, start_proxy(config, tmp_path=folder, env=env), folder)
 
-    threads = [threading.Thread(target=start, args=(name,)) for name in ("a", "b")]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if errors:
-        for replica in started.values():
-            replica.proxy.stop()
-        raise errors[0]
-    return started["a"], started["b"]
+    a, b = start_proxies(["a", "b"], start)
+    return a, b
 
 
 @pytest.fixture(name="rig", scope="module")

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import anthropic
 import pytest
 
 from litellm_budget.core.compaction import COMPACT
@@ -29,7 +28,7 @@ from litellm_budget.tools.sessions import load_conversation, requests_of, sessio
 from tests.builders import agent_session, tool_step
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.jsonl import wait_for_records
-from tests.support.proxy_process import ProxyProcess, post_chat, start_proxy
+from tests.support.proxy_process import ProxyProcess, anthropic_client, post_chat, start_proxies, start_proxy
 from tests.support.redis_process import RedisServer, ensure_redis_server
 
 pytestmark = pytest.mark.proxy
@@ -145,30 +144,15 @@ def rig_config(
 
 def _start(names: list[str], config: dict[str, Any], root: Path) -> list[Replica]:
     """Start the replicas at once (start-up is most of this module's time)."""
-    started: dict[str, Replica] = {}
-    errors: list[Exception] = []
 
-    def start(name: str) -> None:
+    def start(name: str) -> Replica:
         folder = root / name
         folder.mkdir()
         shutil.copy(HERE / "proxy_spy.py", folder / "proxy_spy.py")
-        try:
-            started[name] = Replica(
-                name, start_proxy(config, tmp_path=folder, env={"SPY_LOG": str(folder / "spy.jsonl")}), folder
-            )
-        except Exception as exc:  # noqa: BLE001 - re-raised below, in the fixture's thread
-            errors.append(exc)
+        env = {"SPY_LOG": str(folder / "spy.jsonl")}
+        return Replica(name, start_proxy(config, tmp_path=folder, env=env), folder)
 
-    threads = [threading.Thread(target=start, args=(name,)) for name in names]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if errors:
-        for replica in started.values():
-            replica.proxy.stop()
-        raise errors[0]
-    return [started[name] for name in names]
+    return start_proxies(names, start)
 
 
 @pytest.fixture(name="rig", scope="module")
@@ -254,12 +238,7 @@ def test_an_anthropic_messages_request_gets_the_summary_as_a_user_text_block(rig
     """/v1/messages with the anthropic SDK: one summary, in a user turn, roles still alternating."""
     _, messages = from_chat(agent_session(30, 400, question="Fix the failing build."))
     rig.summarizer.clear()
-    with anthropic.Anthropic(
-        base_url=rig.a.proxy.base_url,
-        api_key=rig.a.proxy.master_key,
-        max_retries=0,
-        http_client=anthropic.DefaultHttpxClient(trust_env=False),
-    ) as client:
+    with anthropic_client(rig.a.proxy) as client:
         raw = client.messages.with_raw_response.create(
             model="claude",
             max_tokens=1024,
@@ -407,12 +386,7 @@ def test_compaction_is_served_for_an_anthropic_and_then_an_openai_upstream(rig: 
     asked = {"edits": [{"type": COMPACT, "trigger": {"type": "input_tokens", "value": 2000}}]}
     _, messages = from_chat(agent_session(12, 300, question="Compact this."))
     rig.summarizer.clear()
-    with anthropic.Anthropic(
-        base_url=rig.a.proxy.base_url,
-        api_key=rig.a.proxy.master_key,
-        max_retries=0,
-        http_client=anthropic.DefaultHttpxClient(trust_env=False),
-    ) as client:
+    with anthropic_client(rig.a.proxy) as client:
         first = client.messages.with_raw_response.create(
             model="claude", max_tokens=256, messages=messages, extra_body={"context_management": asked}
         )

@@ -65,13 +65,16 @@ class Memory:
                 self.record_edits(str(request.get("litellm_call_id") or ""), served)
         if cache is not None and settings.calibrate and self.calibration.due_for_refresh(target.model):
             await guarded_async("calibration", self.calibration.refresh(cache, target.model, settings))
-        if settings.conversation_state and shared_store(cache) is not None:
-            messages, lifetime = shape.read(request).messages, settings.lifetime_for(target.model)
+        refresh_state = settings.conversation_state and shared_store(cache) is not None
+        if not refresh_state and settings.summary_model is None:
+            return {}  # the common case: nothing to read the request for
+        messages = shape.read(request).messages  # once, for both steps below
+        if refresh_state:
+            lifetime = settings.lifetime_for(target.model)
             refresh = self.conversations.refresh(cache, target.model, shape.format, messages, lifetime)
             await guarded_async("conversation_state", refresh)
         if settings.summary_model is None:
             return {}
-        messages = shape.read(request).messages
         step = summary_ahead(self.summarizer, trial(), messages, shape.format, settings, router=router, cache=cache)
         summaries, outcome = await guarded_async("summary_step", step) or (None, None)
         return {"summaries": summaries, "summary": outcome}

@@ -23,10 +23,12 @@ import json
 import os
 import secrets
 import subprocess
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from litellm_budget.tools.proxy_runner import (
     ProxyStartError,
@@ -302,4 +304,52 @@ def post_chat(
         stream=stream,
         headers=headers,
         timeout=timeout,
+    )
+
+
+class _Runs(Protocol):
+    """Anything a multi-proxy test starts: it holds its proxy."""
+
+    proxy: ProxyProcess
+
+
+_Started = TypeVar("_Started", bound=_Runs)
+
+
+def start_proxies(names: list[str], start: Callable[[str], _Started]) -> list[_Started]:
+    """
+    ``start(name)`` for every name at once (proxy start-up is most of a multi-proxy test's time),
+    in the order of ``names``; when any start fails, the proxies that did start are stopped and
+    its error is raised here, in the caller's thread.
+    """
+    started: dict[str, _Started] = {}
+    errors: list[Exception] = []
+
+    def run(name: str) -> None:
+        try:
+            started[name] = start(name)
+        except Exception as exc:  # noqa: BLE001 - re-raised below, in the caller's thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(name,)) for name in names]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        for replica in started.values():
+            replica.proxy.stop()
+        raise errors[0]
+    return [started[name] for name in names]
+
+
+def anthropic_client(proxy: ProxyProcess) -> Any:
+    """The official anthropic SDK on the proxy: its master key, no retries, loopback whatever HTTP(S)_PROXY says."""
+    import anthropic
+
+    return anthropic.Anthropic(
+        base_url=proxy.base_url,
+        api_key=proxy.master_key,
+        max_retries=0,
+        http_client=anthropic.DefaultHttpxClient(trust_env=False),
     )

@@ -19,7 +19,6 @@ import atexit
 import contextlib
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
@@ -31,6 +30,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from litellm_budget.tools.proxy_runner import stop_process
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -253,15 +254,7 @@ class RedisServer:
         process = self.process
         if process is None:
             return None
-        if process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=grace)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    process.kill()
-                process.wait(timeout=grace)
+        stop_process(process, grace)
         _LIVE.discard(self)
         self._close_log()
         return process.returncode
