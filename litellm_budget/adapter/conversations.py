@@ -5,14 +5,13 @@ in LiteLLM's DualCache (Redis where the proxy has one), so every replica keeps t
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from collections.abc import Sequence
 from typing import Any
 
 import structlog
 
+from litellm_budget.core.canonical import digest
 from litellm_budget.core.conversation import SentEdits, digest_of
 from litellm_budget.core.formats import SYSTEM, USER, MessageFormat
 from litellm_budget.core.memo import BoundedDict, BoundedLRU
@@ -40,8 +39,7 @@ def conversation_key(model: str, fmt: MessageFormat, messages: Sequence[Message]
         return None
     named = [model, fmt.name, *(m for m, kind in zip(messages, kinds, strict=True) if kind == SYSTEM)]
     named.append(messages[first_user])
-    canonical = json.dumps(named, sort_keys=True, default=str, ensure_ascii=False)
-    return CACHE_PREFIX + hashlib.sha256(canonical.encode()).hexdigest()[:32]
+    return CACHE_PREFIX + digest(named, 32)
 
 
 class Conversations:

@@ -11,12 +11,11 @@ put exactly while they fit and only ever grow.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 from collections.abc import Callable, Sequence
 
 from litellm_budget.typing import Message
 
+from .canonical import digest
 from .drop import drop_units
 from .elide import elide_indices
 from .ledger import Draft, Ledger
@@ -69,8 +68,7 @@ def digest_of(messages: Sequence[Message], count: int) -> str:
     """
     if count <= 0 or count > len(messages):
         return f"{count}:"
-    canonical = json.dumps(messages[count - 1], sort_keys=True, default=str, ensure_ascii=False)
-    return f"{count}:{hashlib.sha256(canonical.encode()).hexdigest()[:24]}"
+    return f"{count}:{digest(messages[count - 1], 24)}"
 
 
 def edits_sent(messages: Sequence[Message], report: BudgetReport) -> SentEdits | None:

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
 from litellm_budget.typing import Message
 
+from .canonical import as_json
 from .formats import ASSISTANT, USER, MessageFormat
 from .ledger import Draft, Entry, Ledger, Policy
 from .notices import summary_note
@@ -51,7 +51,7 @@ def digest_of(messages: Iterable[Message]) -> str:
     """sha256 of the canonical JSON list of ``messages``, truncated; the same for any format's shapes."""
     hasher = hashlib.sha256(b"[")
     for count, message in enumerate(messages):
-        hasher.update(b"," + _canonical(message) if count else _canonical(message))
+        hasher.update(b"," + as_json(message).encode() if count else as_json(message).encode())
     return _finished(hasher)
 
 
@@ -162,7 +162,7 @@ def _prefix_digests(messages: Iterable[Message], ends: Container[int]) -> Iterat
     """One pass over ``messages``: the digest of each leading run whose length is in ``ends``."""
     hasher = hashlib.sha256(b"[")
     for count, message in enumerate(messages, start=1):
-        hasher.update(b"," + _canonical(message) if count > 1 else _canonical(message))
+        hasher.update(b"," + as_json(message).encode() if count > 1 else as_json(message).encode())
         if count in ends:
             yield count, _finished(hasher.copy())
 
@@ -170,7 +170,3 @@ def _prefix_digests(messages: Iterable[Message], ends: Container[int]) -> Iterat
 def _finished(hasher: hashlib._Hash) -> str:
     hasher.update(b"]")
     return hasher.hexdigest()[:DIGEST_CHARS]
-
-
-def _canonical(message: Message) -> bytes:
-    return json.dumps(message, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode()

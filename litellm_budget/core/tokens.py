@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import functools
-import json
 import math
 import re
 from collections.abc import Callable, Iterable
-from typing import Any, Protocol
+from typing import Protocol
 
 import structlog
 
 from litellm_budget.typing import Message, Tools
 
+from .canonical import as_json
 from .checks import bare_model, is_mapping
 from .encodings import load_offline
 from .formats.chat import IMAGE_PART_TYPES, part_text
@@ -195,13 +195,13 @@ class MemoCounter:
             return self.count_text(content)
         if isinstance(content, list):
             return sum(self._count_part(part) for part in content)
-        return self.count_text(_as_json(content))
+        return self.count_text(as_json(content))
 
     def count_tools(self, tools: Tools | None) -> int:
         """The reply priming every request pays, plus the ``tools`` schema when there is one."""
         if not tools:
             return REPLY_PRIMING
-        return REPLY_PRIMING + TOOLS_OVERHEAD + self.count_text(_as_json(tools))
+        return REPLY_PRIMING + TOOLS_OVERHEAD + self.count_text(as_json(tools))
 
     def _count_part(self, part: object) -> int:
         text = part_text(part)
@@ -209,24 +209,20 @@ class MemoCounter:
             return self.count_text(text)
         if is_mapping(part) and part.get("type") in IMAGE_PART_TYPES:
             return self.image_tokens
-        return self.count_text(_as_json(part))
+        return self.count_text(as_json(part))
 
     def _count_calls(self, calls: object) -> int:
         if is_mapping(calls):
             calls = [{"function": calls}]
         if not isinstance(calls, list):
-            return self.count_text(_as_json(calls))
+            return self.count_text(as_json(calls))
         total = 0
         for call in calls:
             function = call.get("function") if is_mapping(call) else None
             if not is_mapping(function):
-                total += self.count_text(_as_json(call))
+                total += self.count_text(as_json(call))
                 continue
             for field in ("name", "arguments"):
                 value = function.get(field)
-                total += self.count_text(value if isinstance(value, str) else _as_json(value))
+                total += self.count_text(value if isinstance(value, str) else as_json(value))
         return total
-
-
-def _as_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str, ensure_ascii=False)

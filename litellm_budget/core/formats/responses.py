@@ -5,11 +5,11 @@ reasoning items kept with the step they belong to, ``instructions`` outside the 
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from litellm_budget.core.canonical import as_json
 from litellm_budget.core.checks import is_mapping
 from litellm_budget.typing import Message
 
@@ -135,7 +135,7 @@ class ResponsesFormat:
             if field == "encrypted_content" and isinstance(value, str):
                 total += math.ceil(len(value) / ENCRYPTED_CHARS_PER_TOKEN)
             else:
-                total += counter.count_text(value if isinstance(value, str) else _as_json(value))
+                total += counter.count_text(value if isinstance(value, str) else as_json(value))
         return total
 
     def unsupported_reason(self, messages: object, tools: object, max_tokens: object) -> str | None:
@@ -216,10 +216,6 @@ def _text_key(item: Message) -> str | None:
     if kind == "message":
         return "content"
     return "output" if kind in OUTPUT_TYPES else None
-
-
-def _as_json(value: object) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str, ensure_ascii=False)
 
 
 #: Marks the ``instructions`` joined in as the first item; it never reaches the provider as an item.
