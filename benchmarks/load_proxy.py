@@ -171,6 +171,8 @@ def run(config: Path, requests: list[list[dict[str, Any]]], concurrency: int, lo
         "p99": ordered[int(len(ordered) * 0.99) - 1],
         "throughput": len(requests) / seconds,
         "memory": memory,
+        # A replica that gave up on Redis (down, or too slow to answer) says so once a minute.
+        "redis_warnings": log.read_text(encoding="utf-8", errors="replace").count("shared_cache_unavailable"),
     }
 
 
@@ -258,6 +260,8 @@ def report(
                 f"plugin {name}: {sum(calls.values()) / sent:.2f} Redis commands per request ({top}); "
                 f"{len(keys)} litellm_budget:* keys after the run {families}"
             )
+        warned = [results["on"]["redis_warnings"] for results in rounds]
+        print(f"shared_cache_unavailable warnings of the plugin, per round: {warned} (0: it never gave up on Redis)")
 
 
 def redis_calls(commandstats: str) -> Counter[str]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import json
 import random
 from typing import Any
 
@@ -130,6 +132,8 @@ class TestSentEdits:
     def test_round_trip_through_a_shared_cache(self) -> None:
         edits = SentEdits(messages=9, digest="9:ab", dropped=(2, 3), dropped_units=1, elided=(5,))
         assert SentEdits.from_dict(edits.as_dict()) == edits
+        assert SentEdits.from_dict(json.loads(json.dumps(edits.as_dict()))) == edits  # as Redis holds it
+        assert set(edits.as_dict()) == {field.name for field in dataclasses.fields(SentEdits)}  # every field
 
     @pytest.mark.parametrize("junk", [None, 3, "x", {}, {"messages": "many"}, {"messages": 1, "digest": "d"}])
     def test_junk_from_a_cache_is_no_state(self, junk: object) -> None:

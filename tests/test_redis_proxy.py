@@ -36,6 +36,7 @@ from typing import Any
 import pytest
 import yaml
 
+from litellm_budget.adapter import shared
 from tests.builders import agent_session, system, text, user
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.jsonl import Records, complete_records, wait_for_count
@@ -319,16 +320,18 @@ def test_sharing_resumes_when_redis_returns(rig: Rig, outage: Outage) -> None:
     ensure_running(rig.redis)  # the same port, empty
     if rig.redis.command("PING") != "PONG":
         pytest.fail("redis-server did not come back")
-    time.sleep(1.5)  # past the replicas' circuit-breaker recovery time (1 s here, 60 s by default)
+    # Past LiteLLM's circuit-breaker recovery time (1 s here, 60 s by default) and the plugin's
+    # own rest after the failures of the outage (doubling from 1 s up to shared.MAX_REST).
+    time.sleep(shared.MAX_REST + 0.5)
     for replica in (rig.a, rig.b):
         if send(replica, "hello", 50, 1) != 200:
             pytest.fail(f"replica {replica.name} failed after Redis returned")
 
     learn_on(rig.a, "resume", requests=5, seed=100)
-    shared = poll(lambda: shared_ratio(rig.redis, "resume"))
-    assert shared is not None, f"nothing under {RATIO_KEY}{GROUPS['resume']} in Redis after it returned"
+    written = poll(lambda: shared_ratio(rig.redis, "resume"))
+    assert written is not None, f"nothing under {RATIO_KEY}{GROUPS['resume']} in Redis after it returned"
     adopted = first_report_on(rig.b, "resume")["token_ratio"]
-    assert adopted == pytest.approx(shared)
+    assert adopted == pytest.approx(written)
     assert adopted > 1.05
 
 

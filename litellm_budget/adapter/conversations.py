@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import structlog
 
@@ -42,6 +42,18 @@ def conversation_key(model: str, fmt: MessageFormat, messages: Sequence[Message]
     return CACHE_PREFIX + digest(named, 32)
 
 
+class KnownKey(NamedTuple):
+    """The conversation key read for one message list before its fit, handed to the fit."""
+
+    messages: object
+    model: str
+    key: str
+
+    def of(self, messages: object, model: str) -> str | None:
+        """The key, if ``messages`` is the very list it was read for (a list rebuilt since may differ)."""
+        return self.key if messages is self.messages and model == self.model else None
+
+
 class Conversations:
     """
     The last edits of each conversation: read from this process's memory while a hook fits
@@ -73,17 +85,24 @@ class Conversations:
         self._local.put(key, entry)
         self._pending.put(key, entry)
 
-    async def refresh(self, cache: Any, model: str, fmt: MessageFormat, messages: Any, lifetime: float) -> None:
-        """Adopt what another replica wrote for this conversation when it continues further than ours."""
+    async def refresh(
+        self, cache: Any, model: str, fmt: MessageFormat, messages: Any, lifetime: float
+    ) -> KnownKey | None:
+        """
+        Adopt what another replica wrote for this conversation when it continues further than
+        ours; the key read, for the fit to reuse.
+        """
         key = conversation_key(model, fmt, messages) if shared_store(cache) and isinstance(messages, list) else None
         if key is None:
-            return
+            return None
+        known = KnownKey(messages, model, key)
         shared = SentEdits.from_dict(await shared_get(cache, key))
         if shared is None or digest_of(messages, shared.messages) != shared.digest:
-            return
+            return known
         mine = self.recall(key, messages)
         if mine is None or shared.messages >= mine.messages:
             self._local.put(key, (shared, time.monotonic() + lifetime))
+        return known
 
     async def flush(self, cache: Any) -> None:
         """Write what was remembered since the last flush to the shared cache, if there is one."""

@@ -12,7 +12,7 @@ from litellm_budget.core.conversation import edits_sent
 from litellm_budget.core.fit import Fitted, fit_request, passed_through
 from litellm_budget.core.report import BudgetReport, unsent
 
-from .conversations import Conversations, conversation_key
+from .conversations import Conversations, KnownKey, conversation_key
 from .once import DoneFits, FitRecord, record_of
 from .publish import DEFERRED_KEY, publish, record_in_metadata
 from .shapes import CHAT_SHAPE, Shape
@@ -37,6 +37,7 @@ def fit_once(  # noqa: PLR0913 - keyword-only switches, one per hook that differ
     conversations: Conversations | None = None,
     summaries: Mapping[str, str] | None = None,
     summary: SummaryOutcome | None = None,
+    conversation: KnownKey | None = None,
 ) -> Fitted | None:
     """
     Fit unless these messages are already this request's fitted output; publish every
@@ -49,7 +50,8 @@ def fit_once(  # noqa: PLR0913 - keyword-only switches, one per hook that differ
     With ``silent``, nothing is reported or remembered here: the caller hands the outcome to
     a later hook that knows more. With ``conversations``, the conversation's last edits are
     kept while they fit, and what is sent becomes its state. ``summaries`` are the summaries of
-    dropped blocks known (``summarizing.py``), ``summary`` what getting them cost and why it failed.
+    dropped blocks known (``summarizing.py``), ``summary`` what getting them cost and why it failed;
+    ``conversation`` the conversation key the hook read before the fit, if it did.
     """
     parts = shape.read(request)
     messages, max_tokens = parts.messages, parts.max_tokens
@@ -71,7 +73,7 @@ def fit_once(  # noqa: PLR0913 - keyword-only switches, one per hook that differ
     wanted = record_of(target.window, policy, messages, max_tokens)
     if done.already_fitted(call_id, wanted):
         return None
-    key = conversation_key(target.model, shape.format, messages) if _stateful(conversations, target) else None
+    key = _key_of(conversations, target, shape, messages, conversation)
     fitted = fit_request(
         messages,
         model=target.model,
@@ -118,6 +120,17 @@ def _with_summary_costs(fitted: Fitted, summary: SummaryOutcome) -> Fitted:
         summary_failed=summary.failed or fitted.report.summary_failed,
     )
     return dataclasses.replace(fitted, report=report)
+
+
+def _key_of(
+    conversations: Conversations | None, target: Target, shape: Shape, messages: Any, known: KnownKey | None
+) -> str | None:
+    """The conversation key of a stateful fit: the one the hook read for these messages, else read now."""
+    if not _stateful(conversations, target):
+        return None
+    return (known.of(messages, target.model) if known is not None else None) or conversation_key(
+        target.model, shape.format, messages
+    )
 
 
 def _stateful(conversations: Conversations | None, target: Target) -> bool:

@@ -69,15 +69,16 @@ class Memory:
         if not refresh_state and settings.summary_model is None:
             return {}  # the common case: nothing to read the request for
         messages = shape.read(request).messages  # once, for both steps below
+        known: dict[str, Any] = {}
         if refresh_state:
             lifetime = settings.lifetime_for(target.model)
             refresh = self.conversations.refresh(cache, target.model, shape.format, messages, lifetime)
-            await guarded_async("conversation_state", refresh)
+            known["conversation"] = await guarded_async("conversation_state", refresh)
         if settings.summary_model is None:
-            return {}
+            return known
         step = summary_ahead(self.summarizer, trial(), messages, shape.format, settings, router=router, cache=cache)
         summaries, outcome = await guarded_async("summary_step", step) or (None, None)
-        return {"summaries": summaries, "summary": outcome}
+        return {**known, "summaries": summaries, "summary": outcome}
 
     async def after_fit(self, cache: Any) -> None:
         """Share the conversation edits remembered during the fit."""

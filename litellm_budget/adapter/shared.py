@@ -5,27 +5,56 @@ Read and written directly, not through the DualCache: its memory layer answers f
 keeps a value for up to a minute (or for the TTL the writer set), so a replica would read its
 own old value instead of another's newer one; and inside a proxy request its writes are queued
 on the request's Redis batch, which was flushed when the response went out, so a write from a
-success callback never reaches Redis (both pinned in tests/test_redis_proxy.py). A Redis that
-is down is an operator's outage, not a bug of ours: one warning a minute, and the replica goes
-on with what it knows locally.
+success callback never reaches Redis (both pinned in tests/test_redis_proxy.py).
+
+On a request's path a key is read and written with the Redis client LiteLLM's RedisCache holds
+(its namespace, its JSON), not through the RedisCache's own methods: those walk the call stack
+and start a logging task per call, which cost as much CPU as the round trip itself under load
+(BENCHMARKS.md §3). Concurrent requests' reads and writes share pipelines (``redis_pipe.py``);
+a write is queued, not waited for.
+
+A Redis that is down is an operator's outage, not a bug of ours: one warning a minute, the
+replica goes on with what it knows locally, and leaves Redis alone after each failure, for a
+second and then twice as long each time it fails again, so a hung Redis costs a request
+``TIMEOUT`` now and then, not every request. A read that merely waited too long (a proxy so
+busy that its event loop is late) is a miss for that request, not a failure of Redis.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import time
-from typing import Any
+import weakref
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 import structlog
 
+from litellm_budget.core.memo import BoundedLRU
+
+from .redis_pipe import Pipe
+
 log = structlog.get_logger("litellm_budget")
 
+_T = TypeVar("_T")
+
 #: The longest the plugin waits for Redis on a request's path: a hung Redis costs this, not
-#: LiteLLM's own 5 s socket timeout a second time.
-TIMEOUT = 0.5
+#: LiteLLM's own 5 s socket timeout a second time. Under load a proxy's event loop itself can
+#: take a second to come back to a request, so this is not much less.
+TIMEOUT = 2.0
+#: After a failure, Redis is left alone for this many seconds (every call is then a miss),
+#: doubled after each failure that follows, up to ``MAX_REST``; a success starts over.
+REST = 1.0
+MAX_REST = 8.0
 #: At most one ``shared_cache_unavailable`` warning per this many seconds.
 WARN_EVERY = 60.0
 _last_warning = [0.0]
+#: Per Redis layer after a failure: until when it is left alone, and for how long it was.
+_resting: weakref.WeakKeyDictionary[Any, tuple[float, float]] = weakref.WeakKeyDictionary()
+#: One pipe per Redis client and event loop (by ``id``, kept with both, so a reused id is not taken for them).
+_pipes: BoundedLRU[tuple[Any, asyncio.AbstractEventLoop, Pipe]] = BoundedLRU(16)
 
 
 def shared_store(cache: Any) -> Any:
@@ -35,47 +64,116 @@ def shared_store(cache: Any) -> Any:
 
 async def shared_get(cache: Any, key: str) -> object:
     """The shared value of ``key``; ``None`` when absent, when there is no Redis, or when it fails."""
-    redis = shared_store(cache)
+    redis = _available(cache)
     if redis is None:
         return None
     try:
-        return await asyncio.wait_for(redis.async_get_cache(key), TIMEOUT)
+        pipe = _pipe(redis)
+        if pipe is None:
+            found = await _bounded(redis.async_get_cache(key))
+            _answered(redis)
+            return found
+        waiting = pipe.read(redis.check_and_fix_namespace(key))
     # Any failure of the operator's Redis (down, circuit open, timeout) is a miss, never an error.
     except Exception as exc:  # noqa: BLE001
-        _warn(exc)
+        _failed(redis, exc)
+        return None
+    try:
+        raw = await _bounded(waiting)
+    except asyncio.TimeoutError:  # the pipeline itself reports whether Redis failed
+        return None
+    try:
+        return None if raw is None else json.loads(raw)
+    except ValueError:  # not JSON: not ours, a miss
         return None
 
 
 async def shared_get_many(cache: Any, keys: list[str]) -> list[object]:
     """The shared values of ``keys`` in one round trip, in order; misses (and failures) are ``None``."""
-    redis = shared_store(cache)
+    redis = _available(cache)
     if redis is None or not keys:
         return [None] * len(keys)
     try:
-        found = await asyncio.wait_for(redis.async_batch_get_cache(keys), TIMEOUT)
+        # LiteLLM's own batch read: it knows how to spread keys over a cluster's slots.
+        found = await _bounded(redis.async_batch_get_cache(keys))
     except Exception as exc:  # noqa: BLE001 - as in shared_get
-        _warn(exc)
+        _failed(redis, exc)
         return [None] * len(keys)
     return [found.get(key) for key in keys] if isinstance(found, dict) else [None] * len(keys)
 
 
 async def shared_set(cache: Any, key: str, value: object, ttl: float) -> None:
-    """Write ``value`` for ``ttl`` seconds; a failing Redis is warned about and skipped."""
-    redis = shared_store(cache)
+    """Write ``value`` for ``ttl`` seconds (queued, where Redis is LiteLLM's); a failing Redis is warned about."""
+    redis = _available(cache)
     if redis is None:
         return
+    seconds = max(1, round(ttl))
     try:
-        await asyncio.wait_for(redis.async_set_cache(key, value, ttl=max(1, round(ttl))), TIMEOUT)
+        pipe = _pipe(redis)
+        if pipe is None:
+            await _bounded(redis.async_set_cache(key, value, ttl=seconds))
+        else:
+            pipe.write(redis.check_and_fix_namespace(key), json.dumps(value), seconds)
     except Exception as exc:  # noqa: BLE001 - as in shared_get
-        _warn(exc)
+        _failed(redis, exc)
 
 
-def _warn(exc: BaseException) -> None:
+def _available(cache: Any) -> Any:
+    """The Redis layer, unless there is none or it is resting after a failure."""
+    redis = shared_store(cache)
+    if redis is None:
+        return None
+    resting = _resting.get(redis)
+    return None if resting is not None and time.monotonic() < resting[0] else redis
+
+
+def _pipe(redis: Any) -> Pipe | None:
+    """
+    The pipe to the asyncio client of LiteLLM's RedisCache (one client per event loop,
+    LiteLLM's); ``None`` for any other Redis layer, which is called through its own methods.
+    """
+    if not callable(getattr(redis, "init_async_client", None)) or not callable(
+        getattr(redis, "check_and_fix_namespace", None)
+    ):
+        return None
+    client, loop = redis.init_async_client(), asyncio.get_running_loop()
+    known = _pipes.get((id(client), id(loop)))
+    if known is not None and known[0] is client and known[1] is loop:
+        return known[2]
+    pipe = Pipe(client, bound=_bounded, on_failure=lambda exc: _failed(redis, exc), on_success=lambda: _answered(redis))
+    _pipes.put((id(client), id(loop)), (client, loop, pipe))
+    return pipe
+
+
+async def _bounded(call: Awaitable[_T]) -> _T:
+    """``call``, given up after ``TIMEOUT`` (``asyncio.timeout`` where there is one: ``wait_for`` starts a task)."""
+    if _TIMEOUT_SCOPE is None:  # Python 3.10
+        return await asyncio.wait_for(call, TIMEOUT)
+    async with _TIMEOUT_SCOPE(TIMEOUT):
+        return await call
+
+
+_TIMEOUT_SCOPE: Any = getattr(asyncio, "timeout", None)
+
+
+def _failed(redis: Any, exc: BaseException) -> None:
     now = time.monotonic()
+    last = _resting.get(redis)
+    rest = REST if last is None else min(MAX_REST, 2 * last[1])
+    with contextlib.suppress(TypeError):  # a layer that cannot be weakly referenced is never rested
+        _resting[redis] = (now + rest, rest)
     if now - _last_warning[0] >= WARN_EVERY:
         _last_warning[0] = now
         log.warning(
             "shared_cache_unavailable",
             error_type=type(exc).__name__,
+            retry_in_s=rest,
             effect="calibration and conversation state stay local to this replica until Redis answers",
         )
+
+
+def _answered(redis: Any) -> None:
+    """Redis answered: the next failure rests it for ``REST`` again."""
+    if _resting:
+        with contextlib.suppress(TypeError):
+            _resting.pop(redis, None)

@@ -40,7 +40,13 @@ class SentEdits:
 
     def as_dict(self) -> dict[str, object]:
         """Plain JSON types, for a shared cache."""
-        return dataclasses.asdict(self)
+        return {
+            "messages": self.messages,
+            "digest": self.digest,
+            "dropped": list(self.dropped),
+            "dropped_units": self.dropped_units,
+            "elided": list(self.elided),
+        }
 
     @classmethod
     def from_dict(cls, data: object) -> SentEdits | None:

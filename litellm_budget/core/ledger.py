@@ -44,6 +44,7 @@ class Derived:
 
     elision: Elision | None = None
     elided: dict[int, Entry] = dataclasses.field(default_factory=dict)
+    untouched: Draft | None = None
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -106,9 +107,12 @@ class Draft:
 
     @classmethod
     def of(cls, ledger: Ledger) -> Draft:
-        """The untouched request as a draft."""
-        entries = tuple(Entry(i, m, c) for i, (m, c) in enumerate(zip(ledger.messages, ledger.counts, strict=True)))
-        return cls(entries=entries, tools_and_priming=ledger.tools_and_priming)
+        """The untouched request as a draft (built once per ledger: drafts are immutable)."""
+        if ledger.derived.untouched is None:
+            pairs = enumerate(zip(ledger.messages, ledger.counts, strict=True))
+            entries = tuple(Entry(i, m, c) for i, (m, c) in pairs)
+            ledger.derived.untouched = cls(entries=entries, tools_and_priming=ledger.tools_and_priming)
+        return ledger.derived.untouched
 
     def replaced(self, replacements: dict[int, Entry], **changes: object) -> Draft:
         """A copy where the entries of the given source indices are swapped for new ones."""

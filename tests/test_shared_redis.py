@@ -1,0 +1,150 @@
+"""
+The shared layer (``adapter/shared.py``, ``adapter/redis_pipe.py``) on a real redis-server, with
+the RedisCache LiteLLM builds: values it reads and writes are LiteLLM's (namespace, JSON);
+concurrent requests share pipelines; a write is queued, and read back by the next read; a
+stopped Redis is a miss, and the layer rests a second before it tries again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from litellm.caching.dual_cache import DualCache
+from litellm.caching.redis_cache import RedisCache
+
+from litellm_budget.adapter import shared
+from tests.support.redis_process import RedisServer, redis_server_or_skip
+
+pytestmark = pytest.mark.redis
+
+
+@pytest.fixture(name="server", scope="module")
+def fixture_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    server = RedisServer(binary=redis_server_or_skip(), folder=tmp_path_factory.mktemp("redis")).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(name="running")
+def fixture_running(server: RedisServer) -> RedisServer:
+    if not server.is_running():
+        server.restart()
+    server.command("FLUSHALL")
+    return server
+
+
+def dual_cache(server: RedisServer, **redis: Any) -> DualCache:
+    """What a proxy with Redis hands the pre-call hook."""
+    cache = DualCache()
+    cache.redis_cache = RedisCache(host=server.host, port=server.port, **redis)
+    return cache
+
+
+class CountingPipelines:
+    """Counts the pipelines sent through the client LiteLLM's RedisCache holds."""
+
+    def __init__(self, redis: RedisCache) -> None:
+        self.sent = 0
+        client = redis.init_async_client()
+        original = client.pipeline
+
+        def pipeline(*args: Any, **kwargs: Any) -> Any:
+            self.sent += 1
+            return original(*args, **kwargs)
+
+        client.pipeline = pipeline  # type: ignore[method-assign]
+
+
+def test_what_it_writes_litellm_reads_and_the_other_way_round(running: RedisServer) -> None:
+    async def scenario() -> tuple[object, object, object]:
+        cache = dual_cache(running, namespace="team-a")
+        redis = cache.redis_cache
+        assert redis is not None
+        await shared.shared_set(cache, "litellm_budget:k1", {"dropped": [1, 2], "digest": "9:ab"}, 60)
+        ours = await shared.shared_get(cache, "litellm_budget:k1")  # queued write, then this read
+        theirs = await redis.async_get_cache("litellm_budget:k1")
+        await redis.async_set_cache("litellm_budget:k2", 1.25, ttl=60)
+        return ours, theirs, await shared.shared_get(cache, "litellm_budget:k2")
+
+    ours, theirs, back = asyncio.run(scenario())
+    assert ours == theirs == {"dropped": [1, 2], "digest": "9:ab"}
+    assert back == 1.25
+    assert running.command("KEYS", "team-a:litellm_budget:*")  # LiteLLM's namespace, as its own calls use it
+
+
+def test_concurrent_requests_share_pipelines(running: RedisServer) -> None:
+    requests = 40
+
+    async def scenario() -> tuple[list[object], int]:
+        cache = dual_cache(running)
+        redis = cache.redis_cache
+        assert redis is not None
+        for number in range(requests):
+            await redis.async_set_cache(f"litellm_budget:c{number}", number, ttl=60)
+        counting = CountingPipelines(redis)
+
+        async def one_request(number: int) -> object:
+            found = await shared.shared_get(cache, f"litellm_budget:c{number}")
+            await shared.shared_set(cache, f"litellm_budget:c{number}", number + 1000, 60)
+            return found
+
+        found = await asyncio.gather(*(one_request(n) for n in range(requests)))
+        assert await shared.shared_get(cache, "litellm_budget:c0") == 1000  # every write went out
+        return found, counting.sent
+
+    found, sent = asyncio.run(scenario())
+    assert found == list(range(requests))
+    assert sent < requests / 4  # 81 commands, in a few round trips
+
+
+def test_junk_under_a_key_is_a_miss_not_an_outage(running: RedisServer) -> None:
+    async def scenario() -> tuple[object, ...]:
+        cache = dual_cache(running)
+        running.command("SET", "litellm_budget:junk", "{not json")
+        running.command("SADD", "litellm_budget:a-set", "x")  # GET on it is an error of that command alone
+        await shared.shared_set(cache, "litellm_budget:fine", 7, 60)
+        found = await asyncio.gather(
+            *(shared.shared_get(cache, key) for key in ("litellm_budget:junk", "litellm_budget:a-set", "absent"))
+        )
+        return (*found, await shared.shared_get(cache, "litellm_budget:fine"), shared._available(cache) is not None)
+
+    assert asyncio.run(scenario()) == (None, None, None, 7, True)
+
+
+def test_a_stopped_redis_is_a_miss_and_rests_the_layer(running: RedisServer) -> None:
+    async def scenario() -> tuple[object, float, bool, object]:
+        cache = dual_cache(running)
+        await shared.shared_set(cache, "litellm_budget:r", 1, 60)
+        assert await shared.shared_get(cache, "litellm_budget:r") == 1
+        running.stop()
+        started = time.monotonic()
+        missed = await shared.shared_get(cache, "litellm_budget:r")
+        seconds = time.monotonic() - started
+        resting = shared._available(cache) is None
+        running.restart()
+        await asyncio.sleep(shared.REST + 0.2)
+        await shared.shared_set(cache, "litellm_budget:r", 2, 60)
+        return missed, seconds, resting, await shared.shared_get(cache, "litellm_budget:r")
+
+    missed, seconds, resting, back = asyncio.run(scenario())
+    assert missed is None
+    assert seconds <= shared.TIMEOUT + 0.25
+    assert resting
+    assert back == 2  # the layer resumes once the rest is over
+
+
+def test_each_event_loop_gets_its_own_pipe(running: RedisServer) -> None:
+    """SDK users call ``asyncio.run`` again and again: a pipe of a closed loop is never reused."""
+    cache = dual_cache(running)
+
+    async def write_then_read(value: int) -> object:
+        await shared.shared_set(cache, "litellm_budget:loop", value, 60)
+        return await shared.shared_get(cache, "litellm_budget:loop")
+
+    assert [asyncio.run(write_then_read(value)) for value in (1, 2, 3)] == [1, 2, 3]
