@@ -148,3 +148,22 @@ def test_each_event_loop_gets_its_own_pipe(running: RedisServer) -> None:
         return await shared.shared_get(cache, "litellm_budget:loop")
 
     assert [asyncio.run(write_then_read(value)) for value in (1, 2, 3)] == [1, 2, 3]
+
+
+def test_a_client_that_cannot_pipeline_is_a_miss_with_a_warning(running: RedisServer) -> None:
+    """Whatever breaks inside the pipe (here: building the pipeline) reaches the readers as a miss."""
+
+    async def scenario() -> tuple[object, bool]:
+        cache = dual_cache(running)
+        redis = cache.redis_cache
+        assert redis is not None
+
+        def broken(*_: Any, **__: Any) -> Any:
+            raise ConnectionError("closed")
+
+        redis.init_async_client().pipeline = broken  # type: ignore[method-assign]
+        started = time.monotonic()
+        found = await shared.shared_get(cache, "litellm_budget:x")
+        return found, time.monotonic() - started < 1.0
+
+    assert asyncio.run(scenario()) == (None, True)  # at once, not after the 2 s timeout

@@ -54,12 +54,12 @@ class Pipe:
         while self._reads or self._writes:
             reads, self._reads = self._reads, {}
             writes, self._writes = self._writes, {}
-            pipeline = self._client.pipeline(transaction=False)
-            for key, (text, seconds) in writes.items():
-                pipeline.set(key, text, ex=seconds)
-            for key in reads:
-                pipeline.get(key)
             try:
+                pipeline = self._client.pipeline(transaction=False)
+                for key, (text, seconds) in writes.items():
+                    pipeline.set(key, text, ex=seconds)
+                for key in reads:
+                    pipeline.get(key)
                 # A command that fails alone (a key of another type) is a miss, not an outage.
                 results = await self._bound(pipeline.execute(raise_on_error=False))
                 self._on_success()
