@@ -167,3 +167,20 @@ def test_a_client_that_cannot_pipeline_is_a_miss_with_a_warning(running: RedisSe
         return found, time.monotonic() - started < 1.0
 
     assert asyncio.run(scenario()) == (None, True)  # at once, not after the 2 s timeout
+
+
+def test_after_a_restart_stale_connections_cost_no_second_rest(running: RedisServer) -> None:
+    """A pool full of connections to the old server: the first call after the rest still answers."""
+
+    async def scenario() -> tuple[object, bool]:
+        cache = dual_cache(running)
+        redis = cache.redis_cache
+        assert redis is not None
+        client = redis.init_async_client()
+        await asyncio.gather(*(client.ping() for _ in range(6)))  # six idle connections in the pool
+        running.stop()
+        running.restart()
+        await shared.shared_set(cache, "litellm_budget:after", 5, 60)
+        return await shared.shared_get(cache, "litellm_budget:after"), shared._available(cache) is not None
+
+    assert asyncio.run(scenario()) == (5, True)

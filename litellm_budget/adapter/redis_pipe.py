@@ -11,6 +11,7 @@ pipeline, before its reads, so a replica always reads what it wrote.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -50,10 +51,13 @@ class Pipe:
         if self._running is None or self._running.done():
             self._running = asyncio.get_running_loop().create_task(self._send_all())
 
-    async def _send_all(self) -> None:
-        while self._reads or self._writes:
-            reads, self._reads = self._reads, {}
-            writes, self._writes = self._writes, {}
+    async def _send(self, writes: dict[str, tuple[str, int]], reads: dict[str, Any]) -> list[Any]:
+        """
+        One pipeline; tried a second time on fresh connections when the first fails other than
+        by a timeout: after Redis restarts, every idle connection in the pool is stale, and
+        each would fail once (and rest the layer again) before the pool holds a working one.
+        """
+        for attempt in range(2):
             try:
                 pipeline = self._client.pipeline(transaction=False)
                 for key, (text, seconds) in writes.items():
@@ -61,7 +65,27 @@ class Pipe:
                 for key in reads:
                     pipeline.get(key)
                 # A command that fails alone (a key of another type) is a miss, not an outage.
-                results = await self._bound(pipeline.execute(raise_on_error=False))
+                return list(await self._bound(pipeline.execute(raise_on_error=False)))
+            except asyncio.TimeoutError:
+                raise
+            except Exception:
+                if attempt:
+                    raise
+                await self._drop_idle_connections()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _drop_idle_connections(self) -> None:
+        disconnect = getattr(getattr(self._client, "connection_pool", None), "disconnect", None)
+        if callable(disconnect):
+            with contextlib.suppress(Exception):  # the retry reports what matters
+                await disconnect(inuse_connections=False)
+
+    async def _send_all(self) -> None:
+        while self._reads or self._writes:
+            reads, self._reads = self._reads, {}
+            writes, self._writes = self._writes, {}
+            try:
+                results = await self._send(writes, reads)
                 self._on_success()
             # Whatever the operator's Redis does (down, timeout, a cluster moving slots), the
             # requests waiting get a miss; ``on_failure`` warns.
