@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,26 +16,9 @@ from litellm.caching.dual_cache import DualCache
 from litellm.caching.redis_cache import RedisCache
 
 from litellm_budget.adapter import shared
-from tests.support.redis_process import RedisServer, redis_server_or_skip
+from tests.support.redis_process import RedisServer
 
 pytestmark = pytest.mark.redis
-
-
-@pytest.fixture(name="server", scope="module")
-def fixture_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    server = RedisServer(binary=redis_server_or_skip(), folder=tmp_path_factory.mktemp("redis")).start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture(name="running")
-def fixture_running(server: RedisServer) -> RedisServer:
-    if not server.is_running():
-        server.restart()
-    server.command("FLUSHALL")
-    return server
 
 
 def dual_cache(server: RedisServer, **redis: Any) -> DualCache:
@@ -61,9 +43,9 @@ class CountingPipelines:
         client.pipeline = pipeline  # type: ignore[method-assign]
 
 
-def test_what_it_writes_litellm_reads_and_the_other_way_round(running: RedisServer) -> None:
+def test_what_it_writes_litellm_reads_and_the_other_way_round(redis_server: RedisServer) -> None:
     async def scenario() -> tuple[object, object, object]:
-        cache = dual_cache(running, namespace="team-a")
+        cache = dual_cache(redis_server, namespace="team-a")
         redis = cache.redis_cache
         assert redis is not None
         await shared.shared_set(cache, "litellm_budget:k1", {"dropped": [1, 2], "digest": "9:ab"}, 60)
@@ -75,14 +57,14 @@ def test_what_it_writes_litellm_reads_and_the_other_way_round(running: RedisServ
     ours, theirs, back = asyncio.run(scenario())
     assert ours == theirs == {"dropped": [1, 2], "digest": "9:ab"}
     assert back == 1.25
-    assert running.command("KEYS", "team-a:litellm_budget:*")  # LiteLLM's namespace, as its own calls use it
+    assert redis_server.command("KEYS", "team-a:litellm_budget:*")  # LiteLLM's namespace, as its own calls use it
 
 
-def test_concurrent_requests_share_pipelines(running: RedisServer) -> None:
+def test_concurrent_requests_share_pipelines(redis_server: RedisServer) -> None:
     requests = 40
 
     async def scenario() -> tuple[list[object], int]:
-        cache = dual_cache(running)
+        cache = dual_cache(redis_server)
         redis = cache.redis_cache
         assert redis is not None
         for number in range(requests):
@@ -103,11 +85,11 @@ def test_concurrent_requests_share_pipelines(running: RedisServer) -> None:
     assert sent < requests / 4  # 81 commands, in a few round trips
 
 
-def test_junk_under_a_key_is_a_miss_not_an_outage(running: RedisServer) -> None:
+def test_junk_under_a_key_is_a_miss_not_an_outage(redis_server: RedisServer) -> None:
     async def scenario() -> tuple[object, ...]:
-        cache = dual_cache(running)
-        running.command("SET", "litellm_budget:junk", "{not json")
-        running.command("SADD", "litellm_budget:a-set", "x")  # GET on it is an error of that command alone
+        cache = dual_cache(redis_server)
+        redis_server.command("SET", "litellm_budget:junk", "{not json")
+        redis_server.command("SADD", "litellm_budget:a-set", "x")  # GET on it is an error of that command alone
         await shared.shared_set(cache, "litellm_budget:fine", 7, 60)
         found = await asyncio.gather(
             *(shared.shared_get(cache, key) for key in ("litellm_budget:junk", "litellm_budget:a-set", "absent"))
@@ -117,17 +99,17 @@ def test_junk_under_a_key_is_a_miss_not_an_outage(running: RedisServer) -> None:
     assert asyncio.run(scenario()) == (None, None, None, 7, True)
 
 
-def test_a_stopped_redis_is_a_miss_and_rests_the_layer(running: RedisServer) -> None:
+def test_a_stopped_redis_is_a_miss_and_rests_the_layer(redis_server: RedisServer) -> None:
     async def scenario() -> tuple[object, float, bool, object]:
-        cache = dual_cache(running)
+        cache = dual_cache(redis_server)
         await shared.shared_set(cache, "litellm_budget:r", 1, 60)
         assert await shared.shared_get(cache, "litellm_budget:r") == 1
-        running.stop()
+        redis_server.stop()
         started = time.monotonic()
         missed = await shared.shared_get(cache, "litellm_budget:r")
         seconds = time.monotonic() - started
         resting = shared._available(cache) is None
-        running.restart()
+        redis_server.restart()
         await asyncio.sleep(shared.REST + 0.2)
         await shared.shared_set(cache, "litellm_budget:r", 2, 60)
         return missed, seconds, resting, await shared.shared_get(cache, "litellm_budget:r")
@@ -139,9 +121,9 @@ def test_a_stopped_redis_is_a_miss_and_rests_the_layer(running: RedisServer) -> 
     assert back == 2  # the layer resumes once the rest is over
 
 
-def test_each_event_loop_gets_its_own_pipe(running: RedisServer) -> None:
+def test_each_event_loop_gets_its_own_pipe(redis_server: RedisServer) -> None:
     """SDK users call ``asyncio.run`` again and again: a pipe of a closed loop is never reused."""
-    cache = dual_cache(running)
+    cache = dual_cache(redis_server)
 
     async def write_then_read(value: int) -> object:
         await shared.shared_set(cache, "litellm_budget:loop", value, 60)
@@ -150,11 +132,11 @@ def test_each_event_loop_gets_its_own_pipe(running: RedisServer) -> None:
     assert [asyncio.run(write_then_read(value)) for value in (1, 2, 3)] == [1, 2, 3]
 
 
-def test_a_client_that_cannot_pipeline_is_a_miss_with_a_warning(running: RedisServer) -> None:
+def test_a_client_that_cannot_pipeline_is_a_miss_with_a_warning(redis_server: RedisServer) -> None:
     """Whatever breaks inside the pipe (here: building the pipeline) reaches the readers as a miss."""
 
     async def scenario() -> tuple[object, bool]:
-        cache = dual_cache(running)
+        cache = dual_cache(redis_server)
         redis = cache.redis_cache
         assert redis is not None
 
@@ -169,17 +151,17 @@ def test_a_client_that_cannot_pipeline_is_a_miss_with_a_warning(running: RedisSe
     assert asyncio.run(scenario()) == (None, True)  # at once, not after the 2 s timeout
 
 
-def test_after_a_restart_stale_connections_cost_no_second_rest(running: RedisServer) -> None:
+def test_after_a_restart_stale_connections_cost_no_second_rest(redis_server: RedisServer) -> None:
     """A pool full of connections to the old server: the first call after the rest still answers."""
 
     async def scenario() -> tuple[object, bool]:
-        cache = dual_cache(running)
+        cache = dual_cache(redis_server)
         redis = cache.redis_cache
         assert redis is not None
         client = redis.init_async_client()
         await asyncio.gather(*(client.ping() for _ in range(6)))  # six idle connections in the pool
-        running.stop()
-        running.restart()
+        redis_server.stop()
+        redis_server.restart()
         await shared.shared_set(cache, "litellm_budget:after", 5, 60)
         return await shared.shared_get(cache, "litellm_budget:after"), shared._available(cache) is not None
 
