@@ -61,6 +61,13 @@ def test_adapter_never_imports_the_tools(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_nothing_imports_the_proxy(path: Path) -> None:
+    """No module imports ``litellm.proxy``: an SDK install has no proxy extras (the proxy's router is
+    read from its already loaded server module, ``adapter/callback.py``)."""
+    assert [m for m, _ in imports_of(path) if m == "litellm.proxy" or m.startswith("litellm.proxy.")] == []
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_modules_stay_small(path: Path) -> None:
     """Every module stays under 300 lines."""
     assert len(path.read_text(encoding="utf-8").splitlines()) < 300

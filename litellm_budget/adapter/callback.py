@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, final
 
@@ -12,6 +13,7 @@ from litellm_budget.core.errors import context_window_exceeded, provider_of
 from litellm_budget.core.fit import Fitted
 from litellm_budget.core.memo import BoundedDict
 from litellm_budget.core.settings import BudgetSettings
+from litellm_budget.core.tokens import preload_counters
 
 from . import request as req
 from .client_edits import apply_client_edits
@@ -22,6 +24,7 @@ from .fallbacks import fallback_window, has_fallbacks, leads_to_bigger_window
 from .fitting import fit_once
 from .lending import Lending, Lent, give_back
 from .memory import Memory
+from .metrics import prepare_metrics
 from .once import DoneFits, record_of
 from .publish import headers_for, log_failure_event, record_for_failure, report_in, warn_resent
 from .shapes import ANTHROPIC_SHAPE, CHAT_SHAPE, Shape, shape_for
@@ -47,6 +50,9 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
     def __init__(self, *, router: Any = None, **knobs: Any) -> None:
         super().__init__()
         self._config = ConfiguredSettings(knobs)
+        # One-time set-up happens at registration, so the first request costs what later ones do.
+        preload_counters()
+        prepare_metrics()
         self._router = router
         self._done = DoneFits()
         self._lending = Lending()
@@ -277,9 +283,13 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
 
 
 def _proxy_router() -> Any:
-    from litellm.proxy import proxy_server
-
-    return proxy_server.llm_router
+    """
+    The router of a proxy running in this process; ``None`` in an SDK process. Only a proxy
+    that is already running has loaded its server module: importing it here would load the
+    whole proxy into an SDK user's process, and fail where the proxy extras are not installed.
+    """
+    server = sys.modules.get("litellm.proxy.proxy_server")
+    return getattr(server, "llm_router", None)
 
 
 #: The instance ``litellm_settings: {callbacks: ["litellm_budget.handler"]}`` resolves to.

@@ -47,6 +47,11 @@ METRICS: dict[str, tuple[str, str, tuple[str, ...], str]] = {
 }
 
 
+def prepare_metrics() -> None:
+    """Import prometheus_client and register the metrics now (at registration), not on the first request."""
+    _metrics()
+
+
 def record_metrics(report: BudgetReport, model_group: str) -> None:
     """Count one measured request; a no-op without prometheus_client."""
     metrics = _metrics()
