@@ -94,6 +94,11 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument(
         "--plot-cost", type=Path, help="write a PNG of input cost against fill, per window (needs matplotlib)"
     )
+    replay.add_argument(
+        "--plot-recall",
+        type=Path,
+        help="write a PNG of evidence recall against input cost, per window (needs matplotlib)",
+    )
     replay.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     replay.set_defaults(run=_replay)
 

@@ -103,7 +103,7 @@ class _Style:
     def point(self, ax: Any, row: Result, *, swept: bool = False) -> None:
         """A filled mark for a valid strategy (ours edged in black), a hollow one in its colour for an invalid one."""
         name = _base(row["strategy"])
-        color, valid = self.colors[name], not _invalid_reason(row)
+        color, valid = self.colors[name], not invalid_reason(row)
         edge = "black" if name in self.policies and not swept else color
         ax.scatter(
             [row["mean_fill"]],
@@ -132,7 +132,7 @@ class _Frame:
 
     @classmethod
     def around(cls, rows: Sequence[Result]) -> _Frame:
-        valid = [r for r in rows if not _invalid_reason(r)] or list(rows)
+        valid = [r for r in rows if not invalid_reason(r)] or list(rows)
         xs, ys = [float(r["mean_fill"]) for r in valid], [float(r["input_cost"]) for r in valid]
         width = max(max(xs) - min(xs), 0.1 * max(xs), 1e-3)
         height = max(max(ys) - min(ys), 0.1 * max(ys), 1e-9)
@@ -220,12 +220,13 @@ def _off_chart(ax: Any, rows: Sequence[Result], style: _Style) -> None:
 
 def _label(row: Result, style: _Style) -> str:
     """The strategy's name, its watermark if it is ours, and why it is not a valid choice if it is not."""
-    name, reason = row["strategy"], _invalid_reason(row)
+    name, reason = row["strategy"], invalid_reason(row)
     default = f" ({float(row['watermark']):g})" if name in style.policies and row.get("watermark") else ""
     return f"{name}{default}{' ' + reason if reason else ''}"
 
 
-def _invalid_reason(row: Result) -> str:
+def invalid_reason(row: Result) -> str:
+    """Why a strategy is not a valid choice (it overflows, orphans pairs, rejects...); empty when it is."""
     reasons = [
         f"{what} {int(row[key]):,}"
         for key, what in (

@@ -19,6 +19,7 @@ from litellm_budget.typing import Message
 
 from . import table
 from .baselines import BASELINES
+from .evidence import NO_RECALL, Evidence, Recall, ratio, recall_of
 from .prefix import anthropic_blocks, shared_prefix
 from .pricing import Prices
 from .remembered import Remembered
@@ -61,6 +62,8 @@ class Row:
     ms: float
     #: The request's newest message (the tool result or question to answer) is not in what was sent.
     newest_dropped: bool = False
+    #: How much of what the next answer learned from the request was sent (all 0 without answers).
+    evidence: Recall = NO_RECALL
 
 
 @dataclasses.dataclass(slots=True)
@@ -85,6 +88,8 @@ class Totals:
     later_needless_tokens: int = 0
     fill: float = 0.0
     ms: float = 0.0
+    #: Evidence of the requests sent; a rejected request's is not in it (``rejected`` counts those).
+    evidence: Recall = NO_RECALL
 
     def add(self, row: Row, window: int, previous: int, *, first: bool = False) -> None:
         """
@@ -110,6 +115,7 @@ class Totals:
             self.later_new_tokens += row.new
             self.later_needless_tokens += needless
         self.fill += row.tokens_after / window
+        self.evidence = self.evidence.plus(row.evidence)
 
     def add_session(self, rows: Iterable[Row], window: int) -> None:
         """Count one session's requests in order, each against the last prompt sent before it."""
@@ -122,9 +128,9 @@ class Totals:
         self, prices: Prices | None = None, *, price: float | None = None, cached_share: float | None = None
     ) -> dict[str, Any]:
         """
-        Plain numbers for tables and JSON: ratios, re-prefill and its needless part, and the
-        input cost at ``prices`` (or, the older flat form, fresh ``price`` per token with reused
-        tokens at ``cached_share`` of it).
+        Plain numbers for tables and JSON: ratios, re-prefill and its needless part, the input
+        cost at ``prices`` (or, the older flat form, fresh ``price`` per token with reused tokens
+        at ``cached_share`` of it), evidence recall (``None``: nothing learned, or no answers).
         """
         reprefill = self.sent_tokens - self.shared_tokens
         if prices is None:
@@ -145,6 +151,10 @@ class Totals:
             "needless_reprefill": self.needless_tokens,
             "needless_per_new": _ratio(self.later_needless_tokens, self.later_new_tokens),
             "mean_fill": round(self.fill / self.fitted, 4) if self.fitted else 0.0,
+            "evidence_recall": ratio(self.evidence.kept, self.evidence.learned),
+            "old_evidence_recall": ratio(self.evidence.old_kept, self.evidence.old_learned),
+            "evidence_learned": self.evidence.learned,
+            "old_evidence_learned": self.evidence.old_learned,
             "input_cost": round(prices.cost(reused=self.shared_tokens, reprefilled=reprefill), 4),
             "ms_per_request": round(self.ms / self.requests, 3) if self.requests else 0.0,
         }
@@ -195,14 +205,19 @@ def replay_session(  # noqa: PLR0913 - one keyword per thing a replay measures a
     model: str,
     window: int,
     fmt: MessageFormat = CHAT,
+    evidence: Iterable[Evidence] | None = None,
 ) -> list[Row]:
-    """Run ``strategy`` on each request in order, measuring the prefix shared with the last one sent."""
+    """
+    Run ``strategy`` on each request in order, measuring the prefix shared with the last one sent
+    and how much of each request's ``evidence`` (``evidence.session_evidence``) was sent.
+    """
     counter = counter_for(model)
     count = functools.partial(fmt.count_message, counter)
     blocks = anthropic_blocks(count) if fmt.name == "anthropic" else None
     rows: list[Row] = []
     previous: list[Message] = []
     seen = 0
+    learned = iter(evidence or [])
     for number, request in enumerate(requests, start=1):
         started = time.perf_counter()
         outcome = strategy(request)
@@ -227,6 +242,7 @@ def replay_session(  # noqa: PLR0913 - one keyword per thing a replay measures a
                 invalid=outcome.messages is not None and fmt.unsupported_reason(sent, None, None) is not None,
                 ms=ms,
                 newest_dropped=outcome.messages is not None and _newest_dropped(request, sent),
+                evidence=recall_of(next(learned, Evidence()), outcome.messages),
             )
         )
         seen = before

@@ -14,6 +14,7 @@ from litellm_budget.core.settings import BudgetSettings
 
 from . import table
 from .convert import converted
+from .evidence import Evidence, session_evidence
 from .peers import describe
 from .plot import require_matplotlib
 from .pricing import prices_for
@@ -36,6 +37,8 @@ COLUMNS = [
     "needless_reprefill",
     "needless_per_new",
     "mean_fill",
+    "evidence_recall",
+    "old_evidence_recall",
     "input_cost",
     "ms_per_request",
 ]
@@ -57,7 +60,7 @@ class Run:
 
 def run_replay(args: argparse.Namespace) -> int:
     """Replay, print the totals (and rows, plots) and return 0."""
-    if args.plot or args.plot_cost:
+    if args.plot or args.plot_cost or args.plot_recall:
         require_matplotlib()  # before minutes of replay, not after
     conversations = [load_conversation(path) for path in session_files(args.paths)]
     if not conversations:
@@ -74,11 +77,13 @@ def run_replay(args: argparse.Namespace) -> int:
         write_share=args.cache_write_share,
     )
     requests = {c.name: [converted(r, args.format) for r in requests_of(c.messages)] for c in conversations}
+    # Learned on the chat session whatever the format replayed: the same for every window and run.
+    evidence = {c.name: session_evidence(c.messages) for c in conversations}
     progress = Progress(
         sum(map(len, requests.values())) * len(runs) * len(args.window),
         enabled=None if not args.no_progress else False,
     )
-    replayer = _Replayer(args, requests, fmt, progress)
+    replayer = _Replayer(args, requests, evidence, fmt, progress)
     results: list[dict[str, Any]] = []
     all_rows: dict[tuple[int, str], list[Row]] = {}
     for window in args.window:
@@ -97,6 +102,8 @@ def run_replay(args: argparse.Namespace) -> int:
         _plot(args, all_rows)
     if args.plot_cost:
         _plot_cost(args, results, prices.source, sum(map(len, requests.values())), len(requests))
+    if args.plot_recall:
+        _plot_recall(args, results, prices.source, sum(map(len, requests.values())), len(requests))
     return 0
 
 
@@ -121,6 +128,8 @@ class _Replayer:
 
     args: argparse.Namespace
     requests: dict[str, list[list[Any]]]
+    #: What each request's answer learned, by session, in the order of ``requests``.
+    evidence: dict[str, list[Evidence]]
     fmt: MessageFormat
     progress: Progress
     #: Each run's strategy by (window, label), for what the summarizing ones counted.
@@ -135,7 +144,15 @@ class _Replayer:
         for session, session_requests in self.requests.items():
             if isinstance(strategy, SummarizingStrategy):
                 strategy.start_session(session)
-            session_rows = replay_session(session, session_requests, strategy, model=model, window=window, fmt=self.fmt)
+            session_rows = replay_session(
+                session,
+                session_requests,
+                strategy,
+                model=model,
+                window=window,
+                fmt=self.fmt,
+                evidence=self.evidence[session],
+            )
             totals.add_session(session_rows, window)
             for _ in session_rows:
                 self.progress.step(f"{window} {run.label} {session}")
@@ -164,6 +181,9 @@ def _print(
     print("prefix_kept: share of the previous prompt still a prefix of the next (cache entries that stay valid);")
     print("needless_reprefill: re-prefilled tokens that were not new (per request: sent - reused - new, if > 0);")
     print("needless_per_new: needless re-prefill over the new tokens, after each session's first request;")
+    print("evidence_recall: share of the paths, identifiers and ids the agent's next answer took from the")
+    print("  conversation (not its system prompt or task) that are in what was sent, over the requests sent;")
+    print("  old_: those held only by messages before the last 8; blank: nothing learned to recall;")
     print(f"input_cost: in dollars, at {prices}.")
     if peers:
         print("\nbaselines and peers (thresholds per window):")
@@ -211,3 +231,17 @@ def _plot_cost(
     )
     plot_cost_fill(results, args.plot_cost, title=title, policies=args.policy, prices=prices)
     print(f"\ncost plot written to {args.plot_cost}: windows {', '.join(map(str, args.window))}")
+
+
+def _plot_recall(
+    args: argparse.Namespace, results: list[dict[str, Any]], prices: str, requests: int, sessions: int
+) -> None:
+    """Evidence recall against input cost, one panel per window."""
+    from .plot_recall import plot_recall_cost
+
+    title = (
+        f"Evidence recall against input cost, {requests:,} requests of {sessions} recorded agent sessions "
+        f"replayed at {args.model}'s prices (upper left is better)"
+    )
+    plot_recall_cost(results, args.plot_recall, title=title, policies=args.policy, prices=prices)
+    print(f"\nrecall plot written to {args.plot_recall}: windows {', '.join(map(str, args.window))}")
