@@ -29,7 +29,7 @@ test-fast: install
 
 # Property tests on fresh random examples (the default run repeats the same ones).
 fuzz: install
-	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest tests/test_properties.py
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest tests/core/test_properties.py
 
 lint: install
 	$(BIN)/ruff check .

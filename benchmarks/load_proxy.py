@@ -10,7 +10,7 @@ and the proxy's resident memory along the run (every cache is bounded, so it mus
 ``--redis`` runs the same load with both proxies on a real ``redis-server`` (started here on
 127.0.0.1, empty for each run): ``general_settings.coordination_redis`` plus
 ``litellm_settings.enable_redis_auth_cache: true``, the config that backs the DualCache the plugin's
-pre-call hook receives with Redis (tests/test_redis_proxy.py pins it). The target: the plugin adds at
+pre-call hook receives with Redis (tests/e2e/test_redis_proxy.py pins it). The target: the plugin adds at
 most 10% to p50.
 """
 

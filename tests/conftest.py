@@ -17,6 +17,7 @@ from hypothesis import settings
 from litellm_budget.tools.sessions import load_conversation
 from tests.support import proxy_process
 from tests.support.fake_upstream import FakeUpstream
+from tests.support.paths import SESSIONS_DIR
 from tests.support.redis_process import fixture_redis_server  # noqa: F401 - the `redis_server` fixture
 
 # The default run is reproducible: the same examples on every machine, so a red CI always
@@ -25,7 +26,18 @@ settings.register_profile("repeatable", max_examples=150, derandomize=True, data
 settings.register_profile("fuzz", max_examples=3000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
-SESSIONS_DIR = Path(os.environ.get("LITELLM_BUDGET_SESSIONS", Path(__file__).parents[2] / "shared" / "sessions"))
+
+#: Each folder of tests is a layer, and its tests carry its marker (``-m core``, ``-m "not e2e"``).
+LAYERS = ("core", "adapter", "tools", "e2e", "packaging")
+HERE = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test with the layer its folder names."""
+    for item in items:
+        folder = item.path.resolve().relative_to(HERE).parts[0]
+        if folder in LAYERS:
+            item.add_marker(folder)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -47,7 +59,7 @@ def session_files() -> list[Path]:
 
 @pytest.fixture(name="upstream", scope="module")
 def fixture_upstream() -> Iterator[FakeUpstream]:
-    """A recording fake provider on 127.0.0.1; modules needing another kind define their own."""
+    """A recording fake provider on 127.0.0.1, one per module; a module needing another kind defines its own."""
     with FakeUpstream() as upstream:
         yield upstream
 

@@ -5,7 +5,7 @@ Read and written directly, not through the DualCache: its memory layer answers f
 keeps a value for up to a minute (or for the TTL the writer set), so a replica would read its
 own old value instead of another's newer one; and inside a proxy request its writes are queued
 on the request's Redis batch, which was flushed when the response went out, so a write from a
-success callback never reaches Redis (both pinned in tests/test_redis_proxy.py).
+success callback never reaches Redis (both pinned in tests/e2e/test_redis_proxy.py).
 
 On a request's path a key is read and written with the Redis client LiteLLM's RedisCache holds
 (its namespace, its JSON), not through the RedisCache's own methods: those walk the call stack

@@ -37,6 +37,7 @@ from litellm_budget.tools.proxy_runner import (
     stop_process,
     wait_until_ready,
 )
+from tests.support.paths import REPO_ROOT
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -54,9 +55,6 @@ __all__ = [
     "post_json",
     "start_proxy",
 ]
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-"""Put on the proxy's PYTHONPATH so ``litellm_budget.*`` callbacks import without installing."""
 
 
 _LIVE: set[ProxyProcess] = set()

@@ -1,0 +1,95 @@
+"""The hook's summary step (adapter/summarizing.py): what it asks the summarizer for, given a silent trial fit."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import pytest
+
+from litellm_budget import BudgetSettings
+from litellm_budget.adapter.summarizer import Summarizer
+from litellm_budget.adapter.summarizing import summary_ahead
+from litellm_budget.core.fit import Fitted, fit_request
+from litellm_budget.core.formats import format_named
+from litellm_budget.core.summary import digest_of
+from tests.support.builders import agent_session, tool_step
+from tests.support.fake_router import REPLY, FakeRouter
+
+pytestmark = pytest.mark.asyncio
+CHAT = format_named("chat")
+SETTINGS = BudgetSettings(summary_model="cheap", summary_max_tokens=200)
+HISTORY = agent_session(24, 400)
+#: The next step's output is light: the dropped block (messages 2-29) has room for a new summary ...
+LIGHT = [*HISTORY, *tool_step(1200, seed=3)]
+#: ... or heavy: the same block is dropped, but a summary of the most allowed size would not fit.
+HEAVY = [*HISTORY, *tool_step(1500, seed=3)]
+
+
+def fit(messages: list[dict[str, Any]], summaries: dict[str, str] | None = None) -> Fitted:
+    return fit_request(messages, model="gpt-4o", window=8000, settings=SETTINGS, fmt=CHAT, summaries=summaries)
+
+
+async def test_a_needed_summary_is_made_and_offered_to_the_fit() -> None:
+    router, summarizer = FakeRouter(), Summarizer()
+    trial = fit(LIGHT)
+
+    summaries, outcome = await summary_ahead(summarizer, trial, LIGHT, CHAT, SETTINGS, router=router, cache=None)
+
+    assert summaries == {trial.report.summary_needed: REPLY}
+    assert outcome is not None
+    assert outcome.calls == 1
+    assert fit(LIGHT, summaries).report.summarized
+
+
+async def test_a_heavy_step_gets_the_known_summary_of_its_block_without_a_call() -> None:
+    """
+    The same block, dropped where a new summary would have no room: the known (shorter) summary
+    is offered and sent, so this request keeps the prefix of its neighbours instead of the marker.
+    """
+    router, summarizer = FakeRouter(), Summarizer()
+    light = fit(LIGHT)
+    await summary_ahead(summarizer, light, LIGHT, CHAT, SETTINGS, router=router, cache=None)
+    trial = fit(HEAVY)
+    assert (trial.report.dropped_at, trial.report.summary_failed) == (light.report.dropped_at, "no room for a summary")
+
+    summaries, outcome = await summary_ahead(summarizer, trial, HEAVY, CHAT, SETTINGS, router=router, cache=None)
+    sent = fit(HEAVY, summaries)
+
+    assert summaries == {light.report.summary_needed: REPLY}
+    assert outcome is None
+    assert len(router.calls) == 1  # the light request's call only
+    assert (sent.report.summarized, sent.report.summary_failed) == (True, None)
+    notice = next(m for m in sent.messages if REPLY in str(m.get("content")))
+    assert notice == next(m for m in fit(LIGHT, summaries).messages if REPLY in str(m.get("content")))
+
+
+async def test_a_heavy_step_with_no_known_summary_makes_no_call() -> None:
+    router = FakeRouter()
+
+    summaries, outcome = await summary_ahead(Summarizer(), fit(HEAVY), HEAVY, CHAT, SETTINGS, router=router, cache=None)
+
+    assert (summaries, outcome, router.calls) == (None, None, [])
+    assert fit(HEAVY).report.summary_failed == "no room for a summary"
+
+
+async def test_a_hanging_summary_model_delays_only_the_first_request() -> None:
+    """A call in flight is waited for at most summary_timeout after it started: later requests go on at once."""
+    router, summarizer = FakeRouter(delay=0.6), Summarizer()
+    hasty = BudgetSettings(summary_model="cheap", summary_timeout=0.2)
+    block = HISTORY[2:10]
+    digest = digest_of(block)
+
+    first = await summarizer.summary(router, None, hasty, block, digest, "chat")
+    started = time.monotonic()
+    second = await summarizer.summary(router, None, hasty, block, digest, "chat")
+    waited = time.monotonic() - started
+    await asyncio.sleep(0.6)
+    third = await summarizer.summary(router, None, hasty, block, digest, "chat")
+
+    assert (first.failed, first.calls) == ("timeout after 0.2s", 1)
+    assert (second.failed, second.calls) == ("timeout after 0.2s", 0)
+    assert waited < 0.1
+    assert (third.text, third.calls) == (REPLY, 0)
+    assert len(router.calls) == 1

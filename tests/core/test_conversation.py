@@ -1,0 +1,204 @@
+"""Conversation state: the last edits kept exactly while they fit; drops and elisions only grow."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import random
+from typing import Any
+
+import pytest
+
+from litellm_budget import BudgetSettings
+from litellm_budget.core.conversation import SentEdits, digest_of, edits_sent
+from litellm_budget.core.fit import Fitted, fit_request
+from litellm_budget.core.formats.chat_checks import unsupported_reason
+from litellm_budget.core.report import parse_ranges
+from litellm_budget.core.tokens import counter_for
+from litellm_budget.tools.sessions import requests_of
+from tests.support.builders import agent_session, tokens_of, user
+
+COUNTER = counter_for("gpt-4o")
+
+
+def replay(
+    requests: list[list[dict[str, Any]]],
+    *,
+    window: int,
+    stateful: bool,
+    ratios: list[float] | None = None,
+    **knobs: Any,
+) -> list[tuple[list[dict[str, Any]], Fitted]]:
+    """Fit each request in order, handing each the edits sent for the one before (when ``stateful``)."""
+    settings = BudgetSettings(**knobs)
+    out: list[tuple[list[dict[str, Any]], Fitted]] = []
+    previous: SentEdits | None = None
+    for number, request in enumerate(requests):
+        ratio = ratios[number] if ratios else 1.0
+        fitted = fit_request(
+            request,
+            model="gpt-4o",
+            window=window,
+            settings=settings,
+            ratio=ratio,
+            previous=previous if stateful else None,
+        )
+        out.append((request, fitted))
+        previous = edits_sent(request, fitted.report)
+    return out
+
+
+def prefix_breaks(outcomes: list[tuple[list[dict[str, Any]], Fitted]]) -> int:
+    """Requests whose prompt does not start with the whole previous prompt (a prompt-cache miss)."""
+    breaks = 0
+    for (_, before), (_, after) in itertools.pairwise(outcomes):
+        sent, now = before.messages, after.messages
+        breaks += now[: len(sent)] != sent
+    return breaks
+
+
+def shrinks(outcomes: list[tuple[list[dict[str, Any]], Fitted]]) -> int:
+    """Requests whose dropped or elided set lost something the request before had."""
+    count, dropped, elided = 0, set[int](), set[int]()
+    for _, fitted in outcomes:
+        now_dropped = set(parse_ranges(fitted.report.dropped_at))
+        now_elided = set(parse_ranges(fitted.report.elided_at))
+        count += not (now_dropped >= dropped and now_elided >= elided - now_dropped)
+        dropped, elided = now_dropped, now_elided
+    return count
+
+
+def growing(steps: int, output_tokens: int = 900) -> list[list[dict[str, Any]]]:
+    """Every request of one agent session: the history before each assistant step."""
+    session = agent_session(steps, output_tokens)
+    return [session[:end] for end in range(3, len(session) + 1) if session[end - 1]["role"] != "assistant"]
+
+
+class TestKeptEdits:
+    def test_the_same_request_twice_is_fitted_the_same_whatever_the_ratio_did(self) -> None:
+        """The reported bug: one response moved the learned ratio ~1% and the refit dropped 1.5k more."""
+        request = agent_session(14, 700)
+        first = fit_request(request, model="gpt-4o", window=8000, ratio=1.0)
+        assert first.report.action == "trimmed"
+        again = fit_request(
+            request, model="gpt-4o", window=8000, ratio=1.012, previous=edits_sent(request, first.report)
+        )
+        assert again.messages == first.messages
+        assert again.report.edits_kept
+
+    def test_a_continuation_keeps_the_edits_while_they_fit(self) -> None:
+        requests = growing(30)
+        outcomes = replay(requests, window=12_000, stateful=True)
+        kept = [fitted.report.edits_kept for _, fitted in outcomes]
+        assert any(kept), "some request should have kept the edits of the one before"
+        for (_, before), (_, after) in itertools.pairwise(outcomes):
+            if after.report.edits_kept:
+                assert after.messages[: len(before.messages)] == before.messages
+
+    def test_drops_and_elisions_only_grow(self) -> None:
+        outcomes = replay(growing(60, 1200), window=4000, stateful=True)
+        assert shrinks(outcomes) == 0
+        assert max(fitted.report.dropped_messages for _, fitted in outcomes) > 0
+
+    def test_a_rewritten_history_is_fitted_afresh(self) -> None:
+        request = agent_session(14, 700)
+        first = fit_request(request, model="gpt-4o", window=8000)
+        rewritten = [*request[:-1], user("Something else entirely.")]
+        stale = edits_sent(request, first.report)
+        fresh = fit_request(rewritten, model="gpt-4o", window=8000)
+        stateful = fit_request(rewritten, model="gpt-4o", window=8000, previous=stale)
+        assert stateful.messages == fresh.messages
+        assert not stateful.report.edits_kept
+
+    def test_kept_edits_that_no_longer_fit_grow(self) -> None:
+        request = agent_session(14, 700)
+        first = fit_request(request, model="gpt-4o", window=8000)
+        longer = agent_session(20, 700)
+        grown = fit_request(longer, model="gpt-4o", window=8000, previous=edits_sent(request, first.report))
+        assert set(parse_ranges(grown.report.dropped_at)) >= set(parse_ranges(first.report.dropped_at))
+        assert tokens_of(grown.messages) <= 8000
+        assert unsupported_reason(grown.messages, None, None) is None
+
+    def test_a_short_request_after_edits_keeps_them(self) -> None:
+        """Edits stay put even when the request would fit untouched now (a lower ratio): the prefix holds."""
+        request = agent_session(14, 700)
+        first = fit_request(request, model="gpt-4o", window=8000)
+        again = fit_request(request, model="gpt-4o", window=8000, ratio=0.5, previous=edits_sent(request, first.report))
+        assert again.messages == first.messages
+
+
+class TestSentEdits:
+    def test_round_trip_through_a_shared_cache(self) -> None:
+        edits = SentEdits(messages=9, digest="9:ab", dropped=(2, 3), dropped_units=1, elided=(5,))
+        assert SentEdits.from_dict(edits.as_dict()) == edits
+        assert SentEdits.from_dict(json.loads(json.dumps(edits.as_dict()))) == edits  # as Redis holds it
+        assert set(edits.as_dict()) == {field.name for field in dataclasses.fields(SentEdits)}  # every field
+
+    @pytest.mark.parametrize("junk", [None, 3, "x", {}, {"messages": "many"}, {"messages": 1, "digest": "d"}])
+    def test_junk_from_a_cache_is_no_state(self, junk: object) -> None:
+        assert SentEdits.from_dict(junk) is None
+
+    def test_digest_reads_the_last_message_and_the_count(self) -> None:
+        messages = agent_session(3)
+        assert digest_of(messages, 4) == digest_of([*messages[:4], user("new")], 4)
+        assert digest_of(messages, 4) != digest_of(messages, 5)
+        assert digest_of(messages, 99).endswith(":")
+
+    def test_nothing_to_remember_of_a_rejection(self) -> None:
+        request = agent_session(3)
+        rejected = fit_request(request, model="gpt-4o", window=40)
+        assert rejected.report.action == "rejected"
+        assert edits_sent(request, rejected.report) is None
+
+
+@pytest.mark.sessions
+@pytest.mark.parametrize("window", [8000, 16_000])
+def test_every_shared_session_only_grows_its_edits(sessions: dict[str, list[dict[str, Any]]], window: int) -> None:
+    """Stateless, drops shrank in some sessions (an extra block for one heavy step); with state never."""
+    invalid = shrunk = 0
+    for messages in sessions.values():
+        outcomes = replay(list(requests_of(messages)), window=window, stateful=True)
+        shrunk += shrinks(outcomes)
+        invalid += sum(unsupported_reason(f.messages, None, None) is not None for _, f in outcomes)
+        assert all(f.report.action in {"trimmed", "passthrough"} for _, f in outcomes)
+    assert (shrunk, invalid) == (0, 0)
+
+
+@pytest.mark.sessions
+def test_a_drifting_ratio_does_not_move_the_edits(sessions: dict[str, list[dict[str, Any]]]) -> None:
+    """The learned ratio wanders by 1% per request: with state, no more cache misses than with a fixed ratio."""
+    rng = random.Random(7)
+    extra = 0
+    for messages in sessions.values():
+        requests = list(requests_of(messages))
+        ratios = [1.0]
+        for _ in requests[1:]:
+            ratios.append(min(1.1, max(0.9, ratios[-1] * rng.choice((0.99, 1.01)))))
+        steady = replay(requests, window=16_000, stateful=True)
+        drifting = replay(requests, window=16_000, stateful=True, ratios=ratios)
+        assert shrinks(drifting) == 0
+        extra += prefix_breaks(drifting) - prefix_breaks(steady)
+    assert extra <= 0
+
+
+class TestConversationKey:
+    @pytest.mark.parametrize("messages", [[{"content": "no role"}], ["not a dict"], [{"role": "user"}, 7]])
+    def test_a_malformed_request_has_no_conversation(self, messages: list[Any]) -> None:
+        """The core reports it as unsupported; naming its conversation must not raise first."""
+        from litellm_budget.adapter.conversations import conversation_key
+        from litellm_budget.core.formats.chat import CHAT
+
+        assert conversation_key("gpt-4o", CHAT, messages) is None
+
+    def test_the_key_names_model_system_and_task(self) -> None:
+        from litellm_budget.adapter.conversations import conversation_key
+        from litellm_budget.core.formats.chat import CHAT
+
+        session = agent_session(3)
+        key = conversation_key("gpt-4o", CHAT, session)
+        assert key is not None
+        assert key == conversation_key("gpt-4o", CHAT, session[:3])
+        assert key != conversation_key("gpt-4o-mini", CHAT, session)
+        assert key != conversation_key("gpt-4o", CHAT, [session[0], user("Another task."), *session[2:]])
+        assert conversation_key("gpt-4o", CHAT, [session[0]]) is None

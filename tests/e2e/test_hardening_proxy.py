@@ -1,0 +1,171 @@
+"""Bad input, privacy and faults through the real proxy, with the plugin on and off."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.support.builders import agent_session, system, text, tool_step, user
+from tests.support.fake_upstream import FakeUpstream
+from tests.support.paths import SUPPORT
+from tests.support.proxy_process import ProxyProcess, post_chat, start_proxy
+
+pytestmark = pytest.mark.proxy
+CANARY = "CANARY-7d1e5b"
+WINDOW = 8000
+
+
+def _config(upstream: FakeUpstream, *, plugin: bool) -> dict[str, Any]:
+    model = {"model": "openai/gpt-4o", "api_base": upstream.base_url, "api_key": f"sk-{CANARY}-upstream"}
+    callbacks = ["proxy_structlog.configured", "proxy_spy.spy", "prometheus"]
+    return {
+        "model_list": [
+            {"model_name": "m", "litellm_params": model, "model_info": {"max_input_tokens": WINDOW}},
+            {"model_name": "no-window", "litellm_params": {**model, "model": "openai/acme-unmapped"}},
+        ],
+        "litellm_settings": {"callbacks": (["litellm_budget.handler"] if plugin else []) + callbacks},
+        "general_settings": {"master_key": f"sk-{CANARY}-master"},
+    }
+
+
+def _start(upstream: FakeUpstream, folder: Path, *, plugin: bool) -> ProxyProcess:
+    for helper in ("proxy_spy.py", "proxy_structlog.py"):
+        shutil.copy(SUPPORT / helper, folder / helper)
+    env = {"SPY_LOG": str(folder / "spy.jsonl"), "STRUCTLOG_FILE": str(folder / "structlog.jsonl")}
+    return start_proxy(_config(upstream, plugin=plugin), tmp_path=folder, env=env)
+
+
+@pytest.fixture(name="upstream", scope="module")
+def fixture_upstream() -> Iterator[FakeUpstream]:
+    # The provider refuses what its own (char-based) count says overflows the window.
+    with FakeUpstream(max_context_tokens=3 * WINDOW) as upstream:
+        yield upstream
+
+
+@pytest.fixture(name="proxies", scope="module")
+def fixture_proxies(
+    upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, ProxyProcess]]:
+    with (
+        _start(upstream, tmp_path_factory.mktemp("on"), plugin=True) as on,
+        _start(upstream, tmp_path_factory.mktemp("off"), plugin=False) as off,
+    ):
+        yield {"on": on, "off": off}
+
+
+def _tool_pair(**changes: Any) -> list[dict[str, Any]]:
+    step = tool_step(5)
+    step[1].update(changes)
+    return [user("x"), *step]
+
+
+def _duplicated() -> list[dict[str, Any]]:
+    step = tool_step(5)
+    step[0]["tool_calls"] = step[0]["tool_calls"] * 2
+    return [user("x"), step[0], step[1], dict(step[1])]
+
+
+BAD_INPUTS: dict[str, Callable[[], dict[str, Any]]] = {
+    "messages-not-a-list": lambda: {"messages": {"role": "user", "content": "x"}},
+    "entry-not-a-dict": lambda: {"messages": [user("x"), "hello"]},
+    "missing-role": lambda: {"messages": [{"content": "x"}]},
+    "unknown-role": lambda: {"messages": [{"role": "robot", "content": "x"}]},
+    "content-none": lambda: {"messages": [system(), {"role": "user", "content": None}]},
+    "content-number": lambda: {"messages": [{"role": "user", "content": 42}]},
+    "nested-lists": lambda: {"messages": [{"role": "user", "content": [["a"]]}]},
+    "unknown-part-type": lambda: {"messages": [{"role": "user", "content": [{"type": "mystery", "data": "x"}]}]},
+    "tool-without-id": lambda: {"messages": _tool_pair(tool_call_id=None)},
+    "tool-unknown-id": lambda: {"messages": _tool_pair(tool_call_id="call_nope")},
+    "invalid-json-arguments": lambda: {"messages": [*agent_session(2)[:-1], {**agent_session(1)[-1]}]},
+    "duplicated-ids": lambda: {"messages": _duplicated()},
+    "empty-messages": lambda: {"messages": []},
+    "10mb-message": lambda: {"messages": [system(), user("word " * 2_000_000)]},
+    "5000-messages": lambda: {
+        "messages": [
+            system(),
+            *[user(f"m{i}") if i % 2 == 0 else {"role": "assistant", "content": "ok"} for i in range(5000)],
+            user("end"),
+        ]
+    },
+    "unknown-model": lambda: {"model": "nope", "messages": [user("x")]},
+    "model-without-window": lambda: {"model": "no-window", "messages": agent_session(30, 900)},
+    "system-bigger-than-window": lambda: {"messages": [system(text(20_000)), user("hi")]},
+    "max-tokens-above-window": lambda: {"messages": agent_session(10, 300), "max_tokens": 100_000},
+    "max-tokens-negative": lambda: {"messages": [user("x")], "max_tokens": -5},
+    "huge-tools-schema": lambda: {
+        "messages": agent_session(10, 300),
+        "tools": [
+            {
+                "type": "function",
+                "function": {"name": f"tool_{i}", "description": text(300, i), "parameters": {"type": "object"}},
+            }
+            for i in range(40)
+        ],
+    },
+    "emoji-zero-width-surrogates": lambda: {"messages": [user("emoji 😀 zero\u200bwidth lone \ud800 surrogate " * 50)]},
+    "n2-streaming": lambda: {"messages": agent_session(30, 900), "n": 2, "stream": True},
+}
+
+
+def _send(proxy: ProxyProcess, case: dict[str, Any]) -> tuple[int, str, float]:
+    body = {"model": "m", **case}
+    stream = bool(body.pop("stream", False))
+    started = time.monotonic()
+    status, _, payload = post_chat(proxy, body, stream=stream, timeout=120)
+    return status, json.dumps(payload) if not isinstance(payload, str) else payload, time.monotonic() - started
+
+
+@pytest.mark.parametrize("name", list(BAD_INPUTS))
+def test_bad_input_adds_no_server_errors(proxies: dict[str, ProxyProcess], name: str) -> None:
+    """The plugin adds no 5xx, never hangs, keeps the proxy serving; what it refuses is a clear 400."""
+    on_status, on_text, seconds = _send(proxies["on"], BAD_INPUTS[name]())
+    off_status, _, _ = _send(proxies["off"], BAD_INPUTS[name]())
+
+    assert on_status < 500 or off_status >= 500, f"{name}: {on_status} with the plugin, {off_status} without"
+    if on_status == 400 and off_status != 400:
+        assert "context window" in on_text
+    assert seconds < 60
+    assert httpx.get(proxies["on"].base_url + "/health/liveliness", timeout=10).status_code == 200
+
+
+class TestPrivacy:
+    def test_canary_never_in_logs_reports_headers_or_metrics(self, proxies: dict[str, ProxyProcess]) -> None:
+        """Message text and API keys never reach the plugin's events (one per request), reports, headers, metrics."""
+        proxy = proxies["on"]
+        trimmed = agent_session(30, 900)
+        trimmed[3]["content"] = f"{CANARY} " + trimmed[3]["content"]
+        headers = [
+            post_chat(proxy, {"model": "m", "messages": trimmed})[1],
+            post_chat(proxy, {"model": "m", "messages": [system(f"{CANARY} " + text(20_000)), user(CANARY)]})[1],
+        ]
+        time.sleep(1.0)
+        folder = proxy.config_path.parent
+        events = [json.loads(line) for line in (folder / "structlog.jsonl").read_text().splitlines()]
+        ours = [e for e in events if e.get("event", "").startswith(("request_", "window_", "rejection_", "hook_"))]
+        reports = [
+            ((json.loads(line).get("metadata") or {}).get("spend_logs_metadata") or {}).get("litellm_budget")
+            for line in (folder / "spy.jsonl").read_text().splitlines()
+        ]
+        metrics = httpx.get(
+            proxy.base_url + "/metrics/", headers=proxy.auth_headers, follow_redirects=True, timeout=10
+        ).text
+
+        assert {e["action"] for e in ours} >= {"trimmed", "rejected"}
+        for sent in headers:
+            assert [e["event"] for e in ours if e.get("litellm_call_id") == sent["x-litellm-call-id"]] in (
+                ["request_trimmed"],
+                ["request_rejected"],
+            )
+        assert CANARY not in json.dumps(ours)
+        assert CANARY not in json.dumps([r for r in reports if r])
+        assert CANARY not in json.dumps(
+            [{k: v for k, v in h.items() if k.startswith("x-litellm-budget")} for h in headers]
+        )
+        assert CANARY not in "\n".join(line for line in metrics.splitlines() if "litellm_budget" in line)

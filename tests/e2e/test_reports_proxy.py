@@ -1,0 +1,114 @@
+"""Through the real proxy: what the plugin reports is what happened, on every call type and outcome."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.builders import system, text, user
+from tests.support.fake_upstream import FakeUpstream
+from tests.support.jsonl import wait_for_count
+from tests.support.paths import SUPPORT
+from tests.support.proxy_process import ProxyProcess, ProxyStartError, post_chat, post_json, start_proxy
+
+pytestmark = pytest.mark.proxy
+WINDOW = 6000
+
+
+def _config(upstream: FakeUpstream, **extra: Any) -> dict[str, Any]:
+    model = {"model": "openai/gpt-4o", "api_base": upstream.base_url, "api_key": "k"}
+    return {
+        "model_list": [{"model_name": "m", "litellm_params": model, "model_info": {"max_input_tokens": WINDOW}}],
+        "litellm_settings": {"callbacks": ["litellm_budget.handler", "proxy_structlog.configured", "proxy_spy.spy"]},
+        **extra,
+    }
+
+
+@pytest.fixture(name="upstream", scope="module")
+def fixture_upstream() -> Iterator[FakeUpstream]:
+    # Usage reported at twice the real count: learning from it would move the token ratio a lot.
+    with FakeUpstream(usage_ratio=2.0) as upstream:
+        yield upstream
+
+
+@pytest.fixture(name="proxy", scope="module")
+def fixture_proxy(upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyProcess]:
+    folder = tmp_path_factory.mktemp("call-types")
+    for helper in ("proxy_spy.py", "proxy_structlog.py"):
+        shutil.copy(SUPPORT / helper, folder / helper)
+    env = {"SPY_LOG": str(folder / "spy.jsonl"), "STRUCTLOG_FILE": str(folder / "structlog.jsonl")}
+    with start_proxy(_config(upstream), tmp_path=folder, env=env) as proxy:
+        yield proxy
+
+
+def _spy_lines(proxy: ProxyProcess, count: int, timeout: float = 20.0) -> list[dict[str, Any]]:
+    return wait_for_count(proxy.log_path.parent / "spy.jsonl", count, timeout)
+
+
+def _structlog_events(proxy: ProxyProcess) -> list[str]:
+    path = proxy.log_path.parent / "structlog.jsonl"
+    return [json.loads(line)["event"] for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_text_completions_pass_through_unreported_and_teach_nothing(
+    proxy: ProxyProcess, upstream: FakeUpstream
+) -> None:
+    """Long /v1/completions go upstream untouched, unreported; a later chat request is fitted as if they never came."""
+    prompt = text(4 * WINDOW)
+    completions = []
+    for _ in range(3):
+        upstream.clear()
+        status, headers, _ = post_json(proxy, "/v1/completions", {"model": "m", "prompt": prompt, "max_tokens": 5})
+        completions.append(headers["x-litellm-call-id"])
+
+        assert status == 200
+        assert not any(name.startswith("x-litellm-budget-") for name in headers)
+        assert upstream.requests[-1]["messages"] == [{"role": "user", "content": prompt}]
+    _spy_lines(proxy, 3)  # their success events are logged: whatever they could teach, they taught
+    logged = _structlog_events(proxy)
+    status, headers, _ = post_chat(proxy, {"model": "m", "messages": [system(), user(text(3 * WINDOW))]})
+    events = {event["call_id"]: event for event in _spy_lines(proxy, 4)}
+
+    assert logged == []
+    assert [event for event in _structlog_events(proxy) if event.startswith("request_")] == ["request_trimmed"]
+    assert [events[call_id]["metadata"].get("spend_logs_metadata") or {} for call_id in completions] == [{}, {}, {}]
+    assert status == 200
+    assert headers["x-litellm-budget-action"] == "trimmed"
+    chat = events[headers["x-litellm-call-id"]]
+    assert chat["metadata"]["spend_logs_metadata"]["litellm_budget"]["token_ratio"] == 1.0
+
+
+def test_a_rejection_reaches_failure_logging(proxy: ProxyProcess) -> None:
+    """A request that cannot fit is answered 400, and its failure event carries the rejected report."""
+    before = len(_spy_lines(proxy, 0))
+
+    status, _, body = post_chat(proxy, {"model": "m", "messages": [system(text(2 * WINDOW)), user("hi")]})
+    failure = _spy_lines(proxy, before + 1)[-1]
+    time.sleep(1.0)  # a second failure event, if LiteLLM ever logs these itself, would arrive by now
+
+    assert status == 400
+    assert body["error"]["provider_specific_fields"]["litellm_budget"]["action"] == "rejected"
+    assert failure["outcome"] == "failure"
+    assert failure["metadata"]["spend_logs_metadata"]["litellm_budget"]["action"] == "rejected"
+    assert failure["metadata"]["spend_logs_metadata"]["litellm_budget_action"] == "rejected"
+    assert len(_spy_lines(proxy, before + 1)) == before + 1
+
+
+def test_a_wrong_setting_stops_the_proxy_at_start(upstream: FakeUpstream, tmp_path: Path) -> None:
+    """A typo in callback_settings.litellm_budget stops the proxy at start, naming the key and the known ones."""
+    for helper in ("proxy_spy.py", "proxy_structlog.py"):
+        shutil.copy(SUPPORT / helper, tmp_path / helper)
+    config = _config(upstream, callback_settings={"litellm_budget": {"polcy": "plan"}})
+    env = {"SPY_LOG": str(tmp_path / "spy.jsonl"), "STRUCTLOG_FILE": str(tmp_path / "structlog.jsonl")}
+
+    with pytest.raises(ProxyStartError) as failed:
+        start_proxy(config, tmp_path=tmp_path, env=env, timeout=90)
+
+    assert "unknown litellm_budget setting(s) ['polcy']" in str(failed.value)
+    assert "watermark" in str(failed.value)

@@ -1,0 +1,15 @@
+"""Where things are, for a test wherever its file sits: the repository, these helpers, the real sessions."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+SUPPORT = Path(__file__).resolve().parent
+"""This folder: the callbacks a proxy config names (``proxy_spy.py``, ``proxy_structlog.py``) are copied from here."""
+REPO_ROOT = SUPPORT.parents[1]
+"""Put on the proxy's PYTHONPATH so ``litellm_budget.*`` callbacks import without installing."""
+EXAMPLES = REPO_ROOT / "examples"
+README = REPO_ROOT / "README.md"
+SESSIONS_DIR = Path(os.environ.get("LITELLM_BUDGET_SESSIONS", REPO_ROOT.parent / "shared" / "sessions"))
+"""The real agent sessions (``../shared/sessions``); tests that replay them skip when it is absent."""
