@@ -7,7 +7,7 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from litellm_budget.core.checks import is_mapping
-from litellm_budget.core.formats.chat import texts_of
+from litellm_budget.core.formats.parts import texts_of
 
 CHAT_CALL_TYPES = frozenset({"completion", "acompletion"})
 MAX_TOKENS_KEYS = ("max_completion_tokens", "max_tokens")

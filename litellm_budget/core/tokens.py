@@ -15,7 +15,7 @@ from litellm_budget.typing import Message, Tools
 from .canonical import as_json
 from .checks import bare_model, is_mapping
 from .encodings import load_offline
-from .formats.chat import IMAGE_PART_TYPES, part_text
+from .formats.parts import IMAGE_PART_TYPES, part_text
 from .memo import BoundedLRU
 
 log = structlog.get_logger("litellm_budget")

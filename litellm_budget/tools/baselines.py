@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from litellm_budget.core.fit import DEFAULT_SETTINGS
-from litellm_budget.core.formats.chat import SYSTEM_ROLES
+from litellm_budget.core.formats.chat_checks import SYSTEM_ROLES
 from litellm_budget.core.limits import limits_for
 from litellm_budget.core.tokens import counter_for
 from litellm_budget.typing import Message

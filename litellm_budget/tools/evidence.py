@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from litellm_budget.core.formats.chat import SYSTEM_ROLES
+from litellm_budget.core.formats.chat_checks import SYSTEM_ROLES
 from litellm_budget.typing import Message
 
 #: Fewer characters than this is too likely to occur by chance.

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from litellm_budget.core.fit import fit_request
-from litellm_budget.core.formats.chat import SYSTEM_ROLES
+from litellm_budget.core.formats.chat_checks import SYSTEM_ROLES
 from litellm_budget.core.report import parse_ranges
 from litellm_budget.core.settings import BudgetSettings
 from litellm_budget.core.tokens import counter_for

@@ -13,7 +13,8 @@ from typing import Any
 
 from litellm_budget.core.context_edits import CLEARED_RESULT, DEFAULT_KEEP_TOOL_USES
 from litellm_budget.core.fit import DEFAULT_SETTINGS
-from litellm_budget.core.formats.chat import ANSWER_ROLES, texts_of
+from litellm_budget.core.formats.chat_checks import ANSWER_ROLES
+from litellm_budget.core.formats.parts import texts_of
 from litellm_budget.core.limits import limits_for
 from litellm_budget.core.tokens import counter_for
 from litellm_budget.typing import Message

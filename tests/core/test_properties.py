@@ -10,8 +10,7 @@ from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from litellm_budget import BudgetSettings, fit
-from litellm_budget.core.formats.chat import SYSTEM_ROLES
-from litellm_budget.core.formats.chat_checks import unsupported_reason
+from litellm_budget.core.formats.chat_checks import SYSTEM_ROLES, unsupported_reason
 from litellm_budget.core.report import parse_ranges
 from litellm_budget.core.tokens import counter_for
 from litellm_budget.core.units import layout_of

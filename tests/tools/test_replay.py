@@ -9,8 +9,7 @@ import pytest
 
 from litellm_budget import BudgetSettings
 from litellm_budget.core.fit import fit_request
-from litellm_budget.core.formats.chat import SYSTEM_ROLES
-from litellm_budget.core.formats.chat_checks import unsupported_reason
+from litellm_budget.core.formats.chat_checks import SYSTEM_ROLES, unsupported_reason
 from litellm_budget.core.notices import NOTICE_PREFIX
 from litellm_budget.core.tokens import counter_for
 from litellm_budget.tools.baselines import BASELINES

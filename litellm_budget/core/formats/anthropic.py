@@ -18,14 +18,12 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 from litellm_budget.core.checks import is_mapping
 from litellm_budget.typing import Message
 
-from . import ASSISTANT, SYSTEM, TOOL, USER
+from .anthropic_checks import CALL_TYPES, RESULT_TYPE, unsupported_reason
+from .seam import ASSISTANT, SYSTEM, TOOL, USER
 
 if TYPE_CHECKING:
     from litellm_budget.core.tokens import TokenCounter
 
-#: Blocks with which an assistant calls a tool; ``server_tool_use`` is answered in the same message.
-CALL_TYPES = frozenset({"tool_use", "server_tool_use"})
-RESULT_TYPE = "tool_result"
 _TURN_ROLES = frozenset({"user", "assistant"})
 #: Marks the pseudo-message ``join_system`` makes, so a client's own system message is never taken for it.
 JOINED_KEY = "litellm_budget_joined_system"
@@ -118,8 +116,6 @@ class AnthropicFormat:
 
     def unsupported_reason(self, messages: object, tools: object, max_tokens: object) -> str | None:
         """See ``anthropic_checks.unsupported_reason``."""
-        from .anthropic_checks import unsupported_reason
-
         return unsupported_reason(messages, tools, max_tokens)
 
 

@@ -7,8 +7,9 @@ from typing import Any, TypeGuard
 
 from litellm_budget.core.checks import is_mapping, request_problem
 
-from .anthropic import CALL_TYPES, RESULT_TYPE
-
+#: Blocks with which an assistant calls a tool; ``server_tool_use`` is answered in the same message.
+CALL_TYPES = frozenset({"tool_use", "server_tool_use"})
+RESULT_TYPE = "tool_result"
 ROLES = frozenset({"user", "assistant"})
 
 

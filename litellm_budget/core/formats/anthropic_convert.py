@@ -9,7 +9,8 @@ from typing import Any
 from litellm_budget.core.checks import is_mapping
 from litellm_budget.typing import Message
 
-from .anthropic import RESULT_TYPE, _is_type, merge_same_roles
+from .anthropic import _is_type, merge_same_roles
+from .anthropic_checks import RESULT_TYPE
 
 
 def from_chat(messages: Sequence[Message]) -> tuple[str | None, list[Message]]:

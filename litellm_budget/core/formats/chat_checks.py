@@ -7,8 +7,9 @@ from typing import Any
 
 from litellm_budget.core.checks import is_mapping, request_problem
 
-from .chat import ANSWER_ROLES, SYSTEM_ROLES
-
+SYSTEM_ROLES = frozenset({"system", "developer"})
+#: The roles of what answers a call: a ``tool`` result, or a legacy ``function`` one.
+ANSWER_ROLES = frozenset({"tool", "function"})
 ROLES = SYSTEM_ROLES | ANSWER_ROLES | {"user", "assistant"}
 
 

@@ -13,38 +13,22 @@ from litellm_budget.core.canonical import as_json
 from litellm_budget.core.checks import is_mapping
 from litellm_budget.typing import Message
 
-from . import ASSISTANT, SYSTEM, TOOL, USER
-from .chat import map_texts as map_content_texts
-from .chat import part_text, texts_of
+from .parts import map_texts as map_content_texts
+from .parts import part_text, texts_of
+from .responses_checks import CALL_TYPES, OUTPUT_TYPES, STEP_TYPES, SYSTEM_ROLES, item_type, unsupported_reason
+from .seam import ASSISTANT, SYSTEM, TOOL, USER
 
 if TYPE_CHECKING:
     from litellm_budget.core.tokens import TokenCounter
 
-SYSTEM_ROLES = frozenset({"system", "developer"})
-MESSAGE_ROLES = SYSTEM_ROLES | {"user", "assistant"}
-CALL_TYPES = frozenset({"function_call", "custom_tool_call"})
-OUTPUT_TYPES = frozenset({"function_call_output", "custom_tool_call_output"})
-#: What the model produced besides messages and calls. None of it is ever edited: reasoning and
-#: compaction carry encrypted state the provider checks, and a hosted tool's call is its own record.
-OPAQUE_TYPES = frozenset(
-    {"reasoning", "compaction", "web_search_call", "file_search_call", "image_generation_call", "code_interpreter_call"}
-)
-#: Item types that belong to the assistant's side of a step.
-STEP_TYPES = CALL_TYPES | OPAQUE_TYPES
 #: What opens a new step right after an output even in a step that began with reasoning.
 STEP_OPENERS = frozenset({"reasoning", "compaction"})
-ITEM_TYPES = STEP_TYPES | OUTPUT_TYPES | {"message", "item_reference"}
 # The ciphertext is base64 of what the provider decrypts and reads back (hidden reasoning,
 # compacted history). BPE splits base64 into about 1.5 characters a token, several times what the
 # plaintext costs, and tokenizing megabytes of it per request is slow. Base64 holds 3 bytes in 4
 # characters and text averages ~4 bytes a token, so length / 4 stays a little above the plaintext's
 # tokens: safe for the budget, and constant time.
 ENCRYPTED_CHARS_PER_TOKEN = 4
-
-
-def item_type(item: Message) -> str:
-    """The item's ``type``; a bare ``{"role", "content"}`` is a message."""
-    return str(item.get("type", "message"))
 
 
 def is_step_item(item: Message) -> bool:
@@ -140,8 +124,6 @@ class ResponsesFormat:
 
     def unsupported_reason(self, messages: object, tools: object, max_tokens: object) -> str | None:
         """See ``responses_checks.unsupported_reason``."""
-        from .responses_checks import unsupported_reason
-
         return unsupported_reason(messages, tools, max_tokens)
 
 

@@ -6,8 +6,25 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from litellm_budget.core.checks import is_mapping, request_problem
+from litellm_budget.typing import Message
 
-from .responses import CALL_TYPES, ITEM_TYPES, MESSAGE_ROLES, OUTPUT_TYPES, item_type
+SYSTEM_ROLES = frozenset({"system", "developer"})
+MESSAGE_ROLES = SYSTEM_ROLES | {"user", "assistant"}
+CALL_TYPES = frozenset({"function_call", "custom_tool_call"})
+OUTPUT_TYPES = frozenset({"function_call_output", "custom_tool_call_output"})
+#: What the model produced besides messages and calls. None of it is ever edited: reasoning and
+#: compaction carry encrypted state the provider checks, and a hosted tool's call is its own record.
+OPAQUE_TYPES = frozenset(
+    {"reasoning", "compaction", "web_search_call", "file_search_call", "image_generation_call", "code_interpreter_call"}
+)
+#: Item types that belong to the assistant's side of a step.
+STEP_TYPES = CALL_TYPES | OPAQUE_TYPES
+ITEM_TYPES = STEP_TYPES | OUTPUT_TYPES | {"message", "item_reference"}
+
+
+def item_type(item: Message) -> str:
+    """The item's ``type``; a bare ``{"role", "content"}`` is a message."""
+    return str(item.get("type", "message"))
 
 
 def unsupported_reason(items: object, tools: object, max_tokens: object) -> str | None:

@@ -1,0 +1,63 @@
+"""
+The format seam itself: the kinds of message the policies tell apart, and ``MessageFormat``, the
+one protocol through which they read and write a message. Each format module implements it and
+imports only this (and its checks), so the package imports it all at once without a cycle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Protocol
+
+from litellm_budget.typing import Message
+
+if TYPE_CHECKING:
+    from litellm_budget.core.tokens import TokenCounter
+
+#: The kinds of message the policies tell apart, whatever a format calls them.
+SYSTEM, USER, ASSISTANT, TOOL = "system", "user", "assistant", "tool"
+
+#: Takes the system part back out of a fitted list (see ``formats.joined``).
+Unjoin = Callable[[list[Message]], list[Message]]
+
+
+class MessageFormat(Protocol):
+    """How one API shapes messages: the only format-specific code the core has."""
+
+    @property
+    def name(self) -> str:
+        """The format's name in reports, e.g. ``chat``."""
+
+    def kinds(self, messages: Sequence[Message]) -> list[str]:
+        """
+        Each message's kind: ``SYSTEM``, ``USER``, ``ASSISTANT`` (opens an assistant step) or
+        ``TOOL`` (belongs to the step before it: a result answering a call, or a further item
+        of the same step). Units are cut only before ``USER`` and ``ASSISTANT``.
+        """
+
+    def texts(self, message: Message) -> Iterator[str]:
+        """Every text of the message's content, in order."""
+
+    def map_texts(self, message: Message, rewrite: Callable[[str], str]) -> Message:
+        """A copy whose texts went through ``rewrite``; calls, ids and images are kept as they are."""
+
+    def call_ids(self, message: Message) -> Sequence[str]:
+        """The ids of the tool calls this message makes."""
+
+    def answered_ids(self, message: Message) -> Sequence[str]:
+        """The ids of the tool calls this message answers (one in chat, several in Anthropic's)."""
+
+    def notice(self, text: str) -> Message:
+        """A message that tells the model ``text``, in a place this format allows."""
+
+    def finish(self, messages: list[Message]) -> list[Message]:
+        """
+        The edited messages as the API takes them (e.g. merge neighbours of one role where the
+        API wants alternation); may only shorten the request. Unchanged messages stay the same objects.
+        """
+
+    def count_message(self, counter: TokenCounter, message: Message) -> int:
+        """Tokens of one message, its framing included."""
+
+    def unsupported_reason(self, messages: object, tools: object, max_tokens: object) -> str | None:
+        """Why this request cannot be trimmed safely, or ``None`` when it can."""
