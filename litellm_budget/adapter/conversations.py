@@ -12,8 +12,9 @@ from typing import Any, NamedTuple
 import structlog
 
 from litellm_budget.core.canonical import digest
-from litellm_budget.core.conversation import SentEdits, digest_of
+from litellm_budget.core.conversation import history_digest
 from litellm_budget.core.formats import SYSTEM, USER, MessageFormat
+from litellm_budget.core.ledger import SentEdits
 from litellm_budget.core.memo import BoundedDict, BoundedLRU
 from litellm_budget.typing import Message
 
@@ -75,7 +76,7 @@ class Conversations:
         if found is None:
             return None
         edits, expires = found
-        if time.monotonic() > expires or digest_of(messages, edits.messages) != edits.digest:
+        if time.monotonic() > expires or history_digest(messages, edits.messages) != edits.digest:
             return None
         return edits
 
@@ -97,7 +98,7 @@ class Conversations:
             return None
         known = KnownKey(messages, model, key)
         shared = SentEdits.from_dict(await shared_get(cache, key))
-        if shared is None or digest_of(messages, shared.messages) != shared.digest:
+        if shared is None or history_digest(messages, shared.messages) != shared.digest:
             return known
         mine = self.recall(key, messages)
         if mine is None or shared.messages >= mine.messages:

@@ -10,7 +10,6 @@ put exactly while they fit and only ever grow.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
 
 from litellm_budget.typing import Message
@@ -18,53 +17,12 @@ from litellm_budget.typing import Message
 from .canonical import digest
 from .drop import drop_units
 from .elide import elide_indices
-from .ledger import Draft, Ledger
+from .ledger import Draft, Ledger, SentEdits
 from .report import BudgetReport, parse_ranges
 from .units import Unit
 
 
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class SentEdits:
-    """
-    What was sent for the previous request of a conversation: which of its messages were
-    dropped (in how many units, as the marker said) and which elided. ``messages`` and
-    ``digest`` say what it was fitted from, so a request that does not continue it (the
-    client rewrote its history) is fitted afresh.
-    """
-
-    messages: int
-    digest: str
-    dropped: tuple[int, ...] = ()
-    dropped_units: int = 0
-    elided: tuple[int, ...] = ()
-
-    def as_dict(self) -> dict[str, object]:
-        """Plain JSON types, for a shared cache."""
-        return {
-            "messages": self.messages,
-            "digest": self.digest,
-            "dropped": list(self.dropped),
-            "dropped_units": self.dropped_units,
-            "elided": list(self.elided),
-        }
-
-    @classmethod
-    def from_dict(cls, data: object) -> SentEdits | None:
-        """The inverse of ``as_dict``; ``None`` for anything else (a cache may hold junk)."""
-        try:
-            assert isinstance(data, dict)  # noqa: S101 - caught below, like every other shape error
-            return cls(
-                messages=int(data["messages"]),
-                digest=str(data["digest"]),
-                dropped=tuple(int(i) for i in data["dropped"]),
-                dropped_units=int(data["dropped_units"]),
-                elided=tuple(int(i) for i in data["elided"]),
-            )
-        except (AssertionError, KeyError, TypeError, ValueError):
-            return None
-
-
-def digest_of(messages: Sequence[Message], count: int) -> str:
+def history_digest(messages: Sequence[Message], count: int) -> str:
     """
     A digest of a request's first ``count`` messages, read at the last of them.
 
@@ -84,7 +42,7 @@ def edits_sent(messages: Sequence[Message], report: BudgetReport) -> SentEdits |
     count = len(messages)
     return SentEdits(
         messages=count,
-        digest=digest_of(messages, count),
+        digest=history_digest(messages, count),
         dropped=tuple(parse_ranges(report.dropped_at)),
         dropped_units=report.dropped_units,
         elided=tuple(parse_ranges(report.elided_at)),
@@ -97,7 +55,7 @@ def continues(ledger: Ledger) -> bool:
     return (
         sent is not None
         and bool(sent.dropped or sent.elided)
-        and sent.digest == digest_of(ledger.messages, sent.messages)
+        and sent.digest == history_digest(ledger.messages, sent.messages)
     )
 
 

@@ -10,11 +10,11 @@ from typing import Any
 from litellm_budget.typing import Action, Message, Tools
 
 from .checks import positive_int
-from .conversation import SentEdits, continues, kept_as_sent
+from .conversation import continues, kept_as_sent
 from .errors import context_window_exceeded
 from .formats import MessageFormat, format_named, joined
 from .formats.chat import CHAT
-from .ledger import NO_SUMMARIES, Draft, Ledger
+from .ledger import NO_SUMMARIES, Draft, Ledger, SentEdits
 from .limits import limits_for, max_tokens_to_send
 from .policies import POLICIES
 from .report import BudgetReport, format_ranges, unsent

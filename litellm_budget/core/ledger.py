@@ -1,11 +1,14 @@
-"""The design's ledger (what is in the window, in tokens) and the drafts a policy makes of it."""
+"""
+The design's ledger (what is in the window, in tokens), the drafts a policy makes of it, and
+the edits sent for the previous request of its conversation (``SentEdits``, conversation state).
+"""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from litellm_budget.typing import Message
 
@@ -15,11 +18,49 @@ from .settings import BudgetSettings
 from .tokens import TokenCounter
 from .units import Layout
 
-if TYPE_CHECKING:
-    from .conversation import SentEdits
-
 #: No summaries known: every dropped block gets the marker.
 NO_SUMMARIES: Mapping[str, str] = MappingProxyType({})
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class SentEdits:
+    """
+    What was sent for the previous request of a conversation: which of its messages were
+    dropped (in how many units, as the marker said) and which elided. ``messages`` and
+    ``digest`` say what it was fitted from, so a request that does not continue it (the
+    client rewrote its history) is fitted afresh.
+    """
+
+    messages: int
+    digest: str
+    dropped: tuple[int, ...] = ()
+    dropped_units: int = 0
+    elided: tuple[int, ...] = ()
+
+    def as_dict(self) -> dict[str, object]:
+        """Plain JSON types, for a shared cache."""
+        return {
+            "messages": self.messages,
+            "digest": self.digest,
+            "dropped": list(self.dropped),
+            "dropped_units": self.dropped_units,
+            "elided": list(self.elided),
+        }
+
+    @classmethod
+    def from_dict(cls, data: object) -> SentEdits | None:
+        """The inverse of ``as_dict``; ``None`` for anything else (a cache may hold junk)."""
+        try:
+            assert isinstance(data, dict)  # noqa: S101 - caught below, like every other shape error
+            return cls(
+                messages=int(data["messages"]),
+                digest=str(data["digest"]),
+                dropped=tuple(int(i) for i in data["dropped"]),
+                dropped_units=int(data["dropped_units"]),
+                elided=tuple(int(i) for i in data["elided"]),
+            )
+        except (AssertionError, KeyError, TypeError, ValueError):
+            return None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

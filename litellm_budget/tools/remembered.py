@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from litellm_budget.core.conversation import SentEdits, edits_sent
+from litellm_budget.core.conversation import edits_sent
 from litellm_budget.core.fit import Fitted
+from litellm_budget.core.ledger import SentEdits
 from litellm_budget.core.settings import BudgetSettings
 from litellm_budget.typing import Message
 

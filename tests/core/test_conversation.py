@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 
 from litellm_budget import BudgetSettings
-from litellm_budget.core.conversation import SentEdits, digest_of, edits_sent
+from litellm_budget.core.conversation import edits_sent, history_digest
 from litellm_budget.core.fit import Fitted, fit_request
 from litellm_budget.core.formats.chat_checks import unsupported_reason
+from litellm_budget.core.ledger import SentEdits
 from litellm_budget.core.report import parse_ranges
 from litellm_budget.core.tokens import counter_for
 from litellm_budget.tools.sessions import requests_of
@@ -141,9 +142,9 @@ class TestSentEdits:
 
     def test_digest_reads_the_last_message_and_the_count(self) -> None:
         messages = agent_session(3)
-        assert digest_of(messages, 4) == digest_of([*messages[:4], user("new")], 4)
-        assert digest_of(messages, 4) != digest_of(messages, 5)
-        assert digest_of(messages, 99).endswith(":")
+        assert history_digest(messages, 4) == history_digest([*messages[:4], user("new")], 4)
+        assert history_digest(messages, 4) != history_digest(messages, 5)
+        assert history_digest(messages, 99).endswith(":")
 
     def test_nothing_to_remember_of_a_rejection(self) -> None:
         request = agent_session(3)
