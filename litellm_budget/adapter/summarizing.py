@@ -11,7 +11,7 @@ from litellm_budget.core.fit import Fitted
 from litellm_budget.core.formats import MessageFormat
 from litellm_budget.core.report import parse_ranges
 from litellm_budget.core.settings import BudgetSettings
-from litellm_budget.core.summary import digest_of, summary_job
+from litellm_budget.core.summary import block_digest, summary_job
 from litellm_budget.typing import Message
 
 from .summarizer import Summarizer, SummaryOutcome
@@ -58,7 +58,7 @@ async def _known_only(
     """
     if not trial.report.dropped_at:
         return None
-    digest = digest_of(messages[index] for index in sorted(parse_ranges(trial.report.dropped_at)))
+    digest = block_digest(messages[index] for index in sorted(parse_ranges(trial.report.dropped_at)))
     text = await summarizer.cached(cache, digest)
     return {digest: text} if text else None
 

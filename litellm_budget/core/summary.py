@@ -42,13 +42,11 @@ def summaries_wanted(ledger: Ledger) -> bool:
     return ledger.settings.summary_model is not None or ledger.settings.policy == "summarize"
 
 
-def block_digest(ledger: Ledger, indices: Iterable[int]) -> str:
-    """The digest that names a dropped block: the messages at ``indices``, in order, read as they came."""
-    return digest_of(ledger.messages[index] for index in indices)
-
-
-def digest_of(messages: Iterable[Message]) -> str:
-    """sha256 of the canonical JSON list of ``messages``, truncated; the same for any format's shapes."""
+def block_digest(messages: Iterable[Message]) -> str:
+    """
+    The digest that names a dropped block (its messages in order, read as they came): sha256
+    of their canonical JSON list, truncated; the same for any format's shapes.
+    """
     hasher = hashlib.sha256(b"[")
     for count, message in enumerate(messages):
         hasher.update(b"," + as_json(message).encode() if count else as_json(message).encode())
@@ -84,7 +82,7 @@ def summary_job(messages: Sequence[Message], fmt: MessageFormat, dropped: Sequen
     indices = sorted(dropped)
     block = tuple(messages[index] for index in indices)
     leading = leading_digests(messages, fmt.kinds(messages), indices)
-    return SummaryJob(digest=digest_of(block), messages=block, leading=tuple(leading))
+    return SummaryJob(digest=block_digest(block), messages=block, leading=tuple(leading))
 
 
 def summary_allowance(ledger: Ledger, messages: int, units: int) -> int:
@@ -99,7 +97,7 @@ def summary_entry(ledger: Ledger, gone: Sequence[int], units: int) -> tuple[Entr
     and the block's digest. A summary longer than its allowance is shortened, always the same
     way, so the notice never takes more than the room it was asked for (``summary_fields``).
     """
-    digest = block_digest(ledger, gone)
+    digest = block_digest(ledger.messages[index] for index in gone)
     text = ledger.summaries.get(digest)
     if text is None:
         return None, digest

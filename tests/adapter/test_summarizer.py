@@ -12,7 +12,7 @@ from litellm_budget.adapter.summarizer import CACHE_PREFIX, SUMMARY_TAG, Summari
 from litellm_budget.adapter.summary_prompt import bounded_summary, max_words, render_block, summary_prompt
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.settings import BudgetSettings
-from litellm_budget.core.summary import digest_of, summary_job
+from litellm_budget.core.summary import block_digest, summary_job
 from litellm_budget.tools.convert import converted
 from tests.support.builders import agent_session, text
 from tests.support.fake_router import REPLY, FakeRouter
@@ -20,7 +20,7 @@ from tests.support.memory_redis import shared_cache
 
 SETTINGS = BudgetSettings(summary_model="cheap", summary_timeout=5)
 BLOCK = agent_session(6, 200)[2:]
-DIGEST = digest_of(BLOCK)
+DIGEST = block_digest(BLOCK)
 
 
 class BrokenRedis:
@@ -154,12 +154,12 @@ async def test_a_longer_block_extends_the_summary_of_the_block_it_starts_with() 
     session = agent_session(12, 200)
     earlier, later = session[2:10], session[2:16]
     shared, router = shared_cache(), FakeRouter()
-    await Summarizer().summary(FakeRouter("Earlier summary."), shared, SETTINGS, earlier, digest_of(earlier), "chat")
+    await Summarizer().summary(FakeRouter("Earlier summary."), shared, SETTINGS, earlier, block_digest(earlier), "chat")
     job = summary_job(session, format_named("chat"), list(range(2, 16)))
 
     outcome = await Summarizer().summary_for(router, shared, SETTINGS, job, "chat")
 
-    assert job.digest == digest_of(later)
+    assert job.digest == block_digest(later)
     assert outcome.text == REPLY
     prompt = router.calls[0]["messages"][1]["content"]
     assert "Earlier summary." in prompt

@@ -13,7 +13,7 @@ from litellm_budget.adapter.summarizer import Summarizer
 from litellm_budget.adapter.summarizing import summary_ahead
 from litellm_budget.core.fit import Fitted, fit_request
 from litellm_budget.core.formats import format_named
-from litellm_budget.core.summary import digest_of
+from litellm_budget.core.summary import block_digest
 from tests.support.builders import agent_session, tool_step
 from tests.support.fake_router import REPLY, FakeRouter
 
@@ -79,7 +79,7 @@ async def test_a_hanging_summary_model_delays_only_the_first_request() -> None:
     router, summarizer = FakeRouter(delay=0.6), Summarizer()
     hasty = BudgetSettings(summary_model="cheap", summary_timeout=0.2)
     block = HISTORY[2:10]
-    digest = digest_of(block)
+    digest = block_digest(block)
 
     first = await summarizer.summary(router, None, hasty, block, digest, "chat")
     started = time.monotonic()

@@ -18,7 +18,7 @@ from litellm_budget.core.fit import Fitted, fit_request
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.notices import NOTICE_PREFIX, omitted_note
 from litellm_budget.core.report import BudgetReport, parse_ranges, unsent
-from litellm_budget.core.summary import DIGEST_CHARS, digest_of, summary_job
+from litellm_budget.core.summary import DIGEST_CHARS, block_digest, summary_job
 from litellm_budget.tools.cli import main
 from litellm_budget.tools.convert import converted
 from litellm_budget.tools.replay import Totals, replay_session, strategy_for
@@ -173,8 +173,8 @@ class TestDigests:
         messages = [{"role": "user", "content": "a"}, {"content": "b", "role": "assistant"}]
         canonical = json.dumps(messages, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
-        assert digest_of(messages) == hashlib.sha256(canonical.encode()).hexdigest()[:DIGEST_CHARS]
-        assert digest_of([dict(reversed(list(m.items()))) for m in messages]) == digest_of(messages)
+        assert block_digest(messages) == hashlib.sha256(canonical.encode()).hexdigest()[:DIGEST_CHARS]
+        assert block_digest([dict(reversed(list(m.items()))) for m in messages]) == block_digest(messages)
 
     def test_same_block_same_digest_and_one_more_unit_another(self) -> None:
         """The next request drops the same block: same digest; a block one unit longer: a new one."""
