@@ -11,11 +11,12 @@ Importing this module imports litellm; ``import litellm_budget`` alone does not.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import litellm
 
-from .core.report import BudgetReport
+if TYPE_CHECKING:
+    from .core.report import BudgetReport
 
 __all__ = ["BudgetExceededError"]
 
@@ -33,3 +34,31 @@ class BudgetExceededError(litellm.ContextWindowExceededError):  # type: ignore[m
     def __init__(self, message: str, model: str, llm_provider: str, *args: Any, report: BudgetReport, **kwargs: Any):
         super().__init__(message, model, llm_provider, *args, **kwargs)
         self.report = report
+
+    @classmethod
+    def from_report(cls, report: BudgetReport, *, llm_provider: str) -> BudgetExceededError:
+        """
+        The error for a rejected (or, for the router's fallbacks, deferred) request, carrying its report.
+
+        LiteLLM's constructor has no ``body``, so ``param``, ``code`` and
+        ``provider_specific_fields`` are set afterwards; the proxy echoes ``param`` and
+        ``provider_specific_fields`` in its 400 body, and ``report`` serves Python callers.
+        """
+        if report.action == "deferred":
+            message = (
+                f"litellm_budget: this request does not fit the context window of {report.model} untrimmed "
+                f"({report.tokens_before} prompt tokens, budget {report.budget}, window {report.window}); "
+                f"it is left to the router's fallbacks. {report.reason or ''}".rstrip()
+            )
+        else:
+            message = (
+                f"litellm_budget: this request does not fit the context window of {report.model}: "
+                f"it needs {report.tokens_needed} prompt tokens after trimming ({report.tokens_before} before) "
+                f"but the budget is {report.budget} (window {report.window}, {report.reserve} held back "
+                f"for the answer, {report.margin} safety margin). {report.reason or ''}".rstrip()
+            )
+        error = cls(message=message, model=report.model, llm_provider=llm_provider, report=report)
+        error.param = "messages"
+        error.code = "context_length_exceeded"
+        error.provider_specific_fields = {"litellm_budget": report.as_dict()}
+        return error

@@ -1,45 +1,23 @@
-"""Turn a rejection into LiteLLM's ``ContextWindowExceededError``: the one place that builds it."""
+"""A rejection as LiteLLM's ``ContextWindowExceededError`` (built by ``BudgetExceededError.from_report``)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .report import BudgetReport
-
 if TYPE_CHECKING:
     from litellm_budget.exceptions import BudgetExceededError
+
+    from .report import BudgetReport
 
 
 def context_window_exceeded(report: BudgetReport, *, llm_provider: str | None = None) -> BudgetExceededError:
     """
-    The error LiteLLM's callers already handle, carrying the report.
-
-    LiteLLM's constructor has no ``body``, so ``param``, ``code`` and
-    ``provider_specific_fields`` are set afterwards; the proxy echoes ``param`` and
-    ``provider_specific_fields`` in its 400 body, and ``report`` serves Python callers.
+    The error LiteLLM's callers already handle, carrying the report; ``llm_provider`` labels it
+    (LiteLLM's metrics and error logs show it), the model's own provider when not given.
     """
     from litellm_budget.exceptions import BudgetExceededError
 
-    if report.action == "deferred":
-        message = (
-            f"litellm_budget: this request does not fit the context window of {report.model} untrimmed "
-            f"({report.tokens_before} prompt tokens, budget {report.budget}, window {report.window}); "
-            f"it is left to the router's fallbacks. {report.reason or ''}".rstrip()
-        )
-    else:
-        message = (
-            f"litellm_budget: this request does not fit the context window of {report.model}: "
-            f"it needs {report.tokens_needed} prompt tokens after trimming ({report.tokens_before} before) "
-            f"but the budget is {report.budget} (window {report.window}, {report.reserve} held back "
-            f"for the answer, {report.margin} safety margin). {report.reason or ''}".rstrip()
-        )
-    error = BudgetExceededError(
-        message=message, model=report.model, llm_provider=llm_provider or provider_of(report.model), report=report
-    )
-    error.param = "messages"
-    error.code = "context_length_exceeded"
-    error.provider_specific_fields = {"litellm_budget": report.as_dict()}
-    return error
+    return BudgetExceededError.from_report(report, llm_provider=llm_provider or provider_of(report.model))
 
 
 def provider_of(model: str) -> str:
