@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from litellm_budget.core.checks import bare_model
@@ -20,27 +20,16 @@ from litellm_budget.typing import Message
 from . import table
 from .baselines import BASELINES
 from .evidence import NO_RECALL, Evidence, Recall, ratio, recall_of
+from .outcome import Outcome, Strategy
 from .prefix import anthropic_blocks, shared_prefix
 from .pricing import Prices
 from .remembered import Remembered
+from .summaries import summarizing_strategy
 
 #: Columns of the per-request table shared by the demo and ``replay --rows``.
 ROW_HEADERS = ["request", "messages", "tokens before", "tokens after", "action", "elided", "dropped", "ms"]
 #: Our count is within 1% of LiteLLM's; below this share of the window no overflow is possible.
 _SURE_FIT = 0.95
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Outcome:
-    """What a strategy would send for one request (``None``: it refused), and how it called it."""
-
-    messages: list[Message] | None
-    action: str
-    elided: int = 0
-    dropped: int = 0
-
-
-Strategy = Callable[[list[Message]], Outcome]
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -168,8 +157,6 @@ def strategy_for(
     name: str, model: str, window: int, settings: BudgetSettings | None = None, fmt: MessageFormat = CHAT
 ) -> Strategy:
     """A policy of ours (``auto``, ``plan``, ``elide``) or a baseline or peer of ``BASELINES`` (chat only)."""
-    from .summaries import summarizing_strategy  # summaries.py builds on this module
-
     summarizing = summarizing_strategy(name, model, window, settings, fmt)  # summarize, auto+summaries, ...
     if summarizing is not None:
         return summarizing

@@ -17,8 +17,8 @@ from litellm_budget.core.settings import BudgetSettings
 from litellm_budget.typing import Message, PolicyName
 
 from . import table
+from .outcome import Outcome
 from .remembered import Remembered
-from .replay import Outcome
 
 #: The ``summary_model`` a replay names; nothing is ever called.
 OFFLINE_MODEL = "offline-summarizer"

@@ -20,7 +20,8 @@ from litellm_budget.tools.evidence import (
     salient_strings,
     session_evidence,
 )
-from litellm_budget.tools.replay import Outcome, Row, Totals, replay_session
+from litellm_budget.tools.outcome import Outcome
+from litellm_budget.tools.replay import Row, Totals, replay_session
 from litellm_budget.tools.sessions import requests_of
 from tests.support.builders import text
 
