@@ -6,6 +6,7 @@ import ast
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -14,21 +15,101 @@ PACKAGE = Path(__file__).resolve().parents[1] / "litellm_budget"
 LAZY_LITELLM = {"core/window.py", "core/errors.py"}
 
 
-def imports_of(path: Path) -> list[tuple[str, bool]]:
-    """Every module ``path`` imports, made absolute, and whether the import sits at module level."""
+class Import(NamedTuple):
+    """One import statement's module, made absolute, the names taken from it, and where it sits."""
+
+    module: str
+    #: The names of a from-import (``from . import x`` names modules of the package itself).
+    names: tuple[str, ...]
+    #: At module level (runs on import), not inside a function or an ``if``.
+    top_level: bool
+    #: Under ``if TYPE_CHECKING:``: it never runs, so it makes no cycle.
+    for_typing: bool
+
+
+def imports_in(path: Path) -> list[Import]:
+    """Every import in ``path``, plain and from-imports, relative ones resolved."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = ".".join(("litellm_budget", *path.relative_to(PACKAGE).parent.parts))
     top_level = {id(node) for node in tree.body}
-    found: list[tuple[str, bool]] = []
+    for_typing = {id(inner) for node in ast.walk(tree) if _is_type_checking(node) for inner in _walk_body(node)}
+    found: list[Import] = []
     for node in ast.walk(tree):
+        where = (id(node) in top_level, id(node) in for_typing)
         if isinstance(node, ast.Import):
-            found += [(alias.name, id(node) in top_level) for alias in node.names]
+            found += [Import(alias.name, (), *where) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = package.rsplit(".", node.level - 1)[0] if node.level else ""
             module = ".".join(filter(None, (base, node.module or "")))
-            found += [
-                (f"{module}.{alias.name}" if not node.module else module, id(node) in top_level) for alias in node.names
-            ]
+            found.append(Import(module, tuple(alias.name for alias in node.names), *where))
+    return found
+
+
+def _is_type_checking(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING")
+
+
+def _walk_body(node: ast.AST) -> list[ast.AST]:
+    return [inner for statement in getattr(node, "body", []) for inner in ast.walk(statement)]
+
+
+def imports_of(path: Path) -> list[tuple[str, bool]]:
+    """
+    Every module ``path`` imports, made absolute, and whether the import sits at module level;
+    each name of a from-import counts once, as ``module.name`` when it is a module of the package.
+    """
+    found: list[tuple[str, bool]] = []
+    for imported in imports_in(path):
+        for name in imported.names or ("",):
+            submodule = f"{imported.module}.{name}"
+            found.append((submodule if submodule in MODULES else imported.module, imported.top_level))
+    return found
+
+
+def module_name(path: Path) -> str:
+    """``litellm_budget/core/formats/__init__.py`` is ``litellm_budget.core.formats``."""
+    parts = ("litellm_budget", *path.relative_to(PACKAGE).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(path): path for path in PACKAGE.rglob("*.py")}
+
+
+def import_graph() -> dict[str, set[str]]:
+    """The package's modules each one imports when it runs: lazy imports count, ``TYPE_CHECKING`` ones not."""
+    graph: dict[str, set[str]] = {}
+    for name, path in MODULES.items():
+        edges: set[str] = set()
+        for imported in imports_in(path):
+            if imported.for_typing:
+                continue
+            for part in imported.names or ("",):
+                submodule = f"{imported.module}.{part}"
+                edges.add(submodule if submodule in MODULES else imported.module)
+        graph[name] = {edge for edge in edges if edge in MODULES and edge != name}
+    return graph
+
+
+def cycles_in(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Each import cycle once, as the path that closes it (``[a, b, a]``), found by walking every module's imports."""
+    found: list[list[str]] = []
+    seen: set[frozenset[str]] = set()
+    done: set[str] = set()
+
+    def walk(module: str, path: list[str]) -> None:
+        for imported in sorted(graph.get(module, ())):
+            if imported in path:
+                cycle = [*path[path.index(imported) :], imported]
+                if frozenset(cycle) not in seen:
+                    seen.add(frozenset(cycle))
+                    found.append(cycle)
+            elif imported not in done:
+                walk(imported, [*path, imported])
+        done.add(module)
+
+    for module in sorted(graph):
+        if module not in done:
+            walk(module, [module])
     return found
 
 
@@ -81,6 +162,23 @@ def test_the_import_reader_sees_relative_and_lazy_imports(tmp_path: Path) -> Non
 
     assert found["litellm_budget.core.checks"] is True
     assert found["litellm"] is False
+
+
+def test_no_import_cycle() -> None:
+    """No module of the package imports one that imports it back, lazily or not (``TYPE_CHECKING`` aside)."""
+    cycles = [" -> ".join(cycle) for cycle in cycles_in(import_graph())]
+
+    assert cycles == []
+
+
+def test_the_cycle_reader_counts_lazy_imports_and_not_type_checking_ones() -> None:
+    """An import inside a function is an edge, one under ``TYPE_CHECKING`` is not, and a cycle is found as a path."""
+    errors = import_graph()["litellm_budget.core.errors"]
+
+    assert "litellm_budget.exceptions" in errors  # imported inside context_window_exceeded
+    assert "litellm_budget.core.report" not in errors  # imported for the annotations only
+    assert cycles_in({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
+    assert cycles_in({"a": {"b"}, "b": set()}) == []
 
 
 def test_importing_the_package_does_not_import_litellm() -> None:
