@@ -5,7 +5,7 @@ policy sent is counted once, at the first of these places that held it in the re
 from the report's ``dropped_at``, ``elided_at``, ``cut_at``): the arguments of a dropped step's
 tool calls (``call_args``: a digest of the dropped calls would have kept it), a dropped tool
 output, an elided tool output, a dropped or elided assistant text, a dropped user message, a cut
-message, anywhere else. Rejected requests are counted apart, as in the replay. Also: how many
+message, anywhere else. A rejected request keeps none of its evidence, as in the replay. Also: how many
 tokens the dropped steps' tool-call arguments take, to size a digest of them. Counts only.
 
 Run: .venv/bin/python benchmarks/evidence_losses.py [--policy auto] [--window 8000] [--stateless]
@@ -103,11 +103,12 @@ def _count(
     ):
         counts = counters[kind]
         counts["requests"] += 1
-        if sent is None:  # as in the replay's totals: counted apart, its evidence in no recall
-            counts["rejected"] += 1
-            continue
         counts["learned"] += len(learned)
         counts["kept"] += kept
+        if sent is None:  # as in the replay's totals: a rejected request sends none of its evidence
+            counts["rejected"] += 1
+            counts["rejected_evidence"] += len(learned)
+            continue
         for string in learned:
             if string not in haystack:
                 counts[_place(string, request, report)] += 1
@@ -151,7 +152,7 @@ def _argument_tokens(dropped: list[Message], counter: Any) -> tuple[int, int]:
 
 
 def _table(families: dict[str, Counter[str]]) -> None:
-    columns = ["requests", "rejected", "learned", "kept", "recall", *PLACES]
+    columns = ["requests", "rejected", "learned", "kept", "recall", *PLACES, "rejected_evidence"]
     widths = [max(len(c), 6) + 2 for c in columns]
     print(f"{'family':9}" + "".join(f"{c:>{w}}" for c, w in zip(columns, widths, strict=True)))
     every: Counter[str] = Counter()

@@ -38,6 +38,12 @@ METRICS: dict[str, tuple[str, str, tuple[str, ...], str]] = {
         ("model_group",),
         "counter",
     ),
+    "rereads": (
+        "litellm_budget_rereads_total",
+        "Calls a model made again, with the same arguments, for an output the plugin had elided or dropped.",
+        ("model_group",),
+        "counter",
+    ),
     "fit_seconds": (
         "litellm_budget_fit_seconds",
         "Time the plugin took to measure and fit a request.",
@@ -58,6 +64,8 @@ def record_metrics(report: BudgetReport, model_group: str) -> None:
     if not metrics:
         return
     metrics["requests"].labels(model_group, report.action).inc()
+    if report.rereads:
+        metrics["rereads"].labels(model_group).inc(report.rereads)
     metrics["fit_seconds"].labels(model_group).observe(report.duration_ms / 1000)
     if report.action == "trimmed":
         metrics["trims"].labels(model_group, report.policy).inc()

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 
+from .digest import newest_within, step_entries
 from .ledger import Draft, Entry, Ledger
 from .notices import omitted_note
 from .summary import summaries_wanted, summary_entry
@@ -21,12 +23,13 @@ def units_worth(units: Sequence[Unit], size: Callable[[int], int], target: int, 
     """How many of the oldest ``units`` must go to save ``target`` tokens, the marker paid for."""
     if target <= 0:
         return 0
-    saved = messages = 0
+    saved = 0
+    gone: list[int] = []
     for count, unit in enumerate(units, start=1):
         saved += sum(size(index) for index in unit)
-        messages += len(unit)
+        gone.extend(unit)
         # The marker always costs something, so it is only priced once the target is in reach.
-        if saved >= target and saved - marker_entry(ledger, messages, count).tokens >= target:
+        if saved >= target and saved - marker_entry(ledger, sorted(gone), count).tokens >= target:
             return count
     return len(units)
 
@@ -45,7 +48,7 @@ def drop_units(draft: Draft, ledger: Ledger, units: Sequence[Unit], counted: int
         return draft
     at = min(gone)
     counted = len(units) if counted is None else counted
-    marker = marker_entry(ledger, len(gone), counted)
+    marker = marker_entry(ledger, sorted(gone), counted)
     # Where summaries are wanted, a known one stands where the marker would; else it is asked for.
     summary, digest = summary_entry(ledger, sorted(gone), counted) if summaries_wanted(ledger) else (None, None)
     entries: list[Entry] = []
@@ -67,7 +70,34 @@ def drop_units(draft: Draft, ledger: Ledger, units: Sequence[Unit], counted: int
     )
 
 
-def marker_entry(ledger: Ledger, messages: int, units: int) -> Entry:
-    """The marker for this many dropped messages and units, with its token cost."""
-    marker = ledger.format.notice(omitted_note(messages, units))
+def marker_entry(ledger: Ledger, gone: Sequence[int], units: int, *, digest: bool = True) -> Entry:
+    """The marker for the dropped messages ``gone`` (``units`` of them, as it says), with its token cost."""
+    listed = _digest(ledger, gone) if digest else ([], 0)
+    marker = ledger.format.notice(omitted_note(len(gone), units, *listed))
     return Entry(None, marker, ledger.count(marker))
+
+
+def without_digest(draft: Draft, ledger: Ledger) -> Draft:
+    """
+    The draft with its marker's digest taken out: a digest is worth less than the text of the
+    question or the final step, so it goes before the last resort would cut them.
+    """
+    if not draft.marker or draft.summary is not None:
+        return draft
+    plain = marker_entry(ledger, draft.dropped, draft.dropped_units, digest=False)
+    return dataclasses.replace(draft, entries=tuple(plain if e.source is None else e for e in draft.entries))
+
+
+def _digest(ledger: Ledger, gone: Sequence[int]) -> tuple[list[str], int]:
+    """What the dropped messages did, newest actions first within the digest's share of the budget."""
+    settings = ledger.settings
+    if not settings.digest_chars or not gone:
+        return [], 0
+    messages = [ledger.messages[index] for index in gone]
+    kinds = [ledger.kinds[index] for index in gone]
+    entries = step_entries(ledger.format, messages, kinds, settings.digest_chars)
+    # A share of the prompt's room in the window, not of the budget: the budget moves with the
+    # learned token ratio, and a digest that moved with it would move the cached prefix too.
+    limits = ledger.limits
+    cap = int((limits.window - limits.reserve - limits.margin) * settings.digest_share)
+    return newest_within(entries, lambda entry: ledger.counter.count_text(entry) + 1, cap)

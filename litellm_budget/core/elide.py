@@ -7,21 +7,27 @@ from collections.abc import Iterable, Sequence
 
 from litellm_budget.typing import Message
 
+from .digest import outcome_of
 from .formats import ASSISTANT, TOOL
 from .ledger import Draft, Elision, Entry, Ledger
 from .notices import placeholder_for
+from .tool_calls import CallKey, call_key
 
 _ELIDABLE_KINDS = (ASSISTANT, TOOL)
 
 
 def elide_oldest(draft: Draft, ledger: Ledger, target: int) -> Draft:
     """
-    Elide bulky outputs before the protected tail, oldest first, until ``target`` is saved.
+    Elide bulky outputs before the protected tail, stale ones first (``superseded``), then
+    oldest first, until ``target`` is saved.
 
     The message stays, with its tool calls and the id it answers, so every tool pair stays
-    valid by construction; only its bulky text is swapped for a fixed placeholder.
+    valid by construction; only its bulky text is swapped for a placeholder.
     """
-    return _elide_in(draft, ledger, range(_tail_start(ledger)), target)
+    start = _tail_start(ledger)
+    stale = sorted(index for index in superseded(ledger) if index < start)
+    order = [*stale, *(index for index in range(start) if index not in stale)]
+    return _elide_in(draft, ledger, order, target)
 
 
 def elide_tail(draft: Draft, ledger: Ledger, target: int) -> Draft:
@@ -56,6 +62,27 @@ def _elide_in(draft: Draft, ledger: Ledger, indices: Iterable[int], target: floa
     return draft.replaced(replacements, elided=tuple(sorted((*draft.elided, *replacements))))
 
 
+def superseded(ledger: Ledger) -> frozenset[int]:
+    """
+    The outputs a later call of the same tool with the same arguments made stale (a file read
+    again, a test run again): what they said was said again after them, so they go first.
+    """
+    fmt = ledger.format
+    latest: dict[CallKey, str] = {}
+    answers: dict[str, list[int]] = {}
+    for index, message in enumerate(ledger.messages):
+        for answered in fmt.answered_ids(message):
+            answers.setdefault(answered, []).append(index)
+    stale: set[int] = set()
+    for message in ledger.messages:
+        for call_id, name, arguments in fmt.calls(message):
+            key = call_key(name, arguments)
+            if key in latest:
+                stale.update(answers.get(latest[key], ()))
+            latest[key] = call_id
+    return frozenset(stale)
+
+
 def _tail_start(ledger: Ledger) -> int:
     return max(0, min(len(ledger.messages) - ledger.settings.protected_tail, ledger.final))
 
@@ -75,16 +102,15 @@ def _elision(ledger: Ledger) -> Elision:
     so its count follows from the original's without building it."""
     found = ledger.derived.elision
     if found is None:
-        threshold = ledger.settings.elide_min_tokens
         count_text = ledger.counter.count_text
         texts = ledger.format.texts
-        placeholders = {kind: count_text(placeholder_for(kind)) for kind in _ELIDABLE_KINDS}
         found = Elision([], [])
-        for message, kind, tokens in zip(ledger.messages, ledger.kinds, ledger.counts, strict=True):
-            sizes = map(count_text, texts(message)) if kind in placeholders else ()
-            bulky = [n for n in sizes if n > threshold]
+        for index, (message, kind, tokens) in enumerate(zip(ledger.messages, ledger.kinds, ledger.counts, strict=True)):
+            threshold = _threshold(ledger, index)
+            bulky = [text for text in texts(message) if count_text(text) > threshold] if kind in _ELIDABLE_KINDS else []
             found.bulky.append(bool(bulky))
-            found.tokens.append(tokens - sum(bulky) + placeholders[kind] * len(bulky) if bulky else tokens)
+            saved = sum(count_text(text) - count_text(_placeholder(ledger, kind, text)) for text in bulky)
+            found.tokens.append(tokens - saved)
         ledger.derived.elision = found
     return found
 
@@ -99,8 +125,43 @@ def elided_entry(ledger: Ledger, index: int) -> Entry:
 
 
 def _elided_copy(ledger: Ledger, index: int) -> Message:
-    placeholder = placeholder_for(ledger.kinds[index])
-    count_text, threshold = ledger.counter.count_text, ledger.settings.elide_min_tokens
+    kind = ledger.kinds[index]
+    count_text, threshold = ledger.counter.count_text, _threshold(ledger, index)
     return ledger.format.map_texts(
-        ledger.messages[index], lambda text: placeholder if count_text(text) > threshold else text
+        ledger.messages[index], lambda text: _placeholder(ledger, kind, text) if count_text(text) > threshold else text
     )
+
+
+def _threshold(ledger: Ledger, index: int) -> int:
+    """
+    The most tokens a text of the message at ``index`` may have and never be elided. The text
+    an assistant writes beside its tool calls goes sooner than outputs: the call says what was
+    done, and its arguments hold more of what the agent uses next than its reasoning does.
+    """
+    settings = ledger.settings
+    if index in _calling_steps(ledger):
+        return min(settings.elide_min_tokens, settings.elide_step_text_min_tokens)
+    return settings.elide_min_tokens
+
+
+def _calling_steps(ledger: Ledger) -> frozenset[int]:
+    """The assistant messages that open a step making tool calls (its calls may be items of their own)."""
+    found = ledger.derived.calling
+    if found is None:
+        kinds, calls = ledger.kinds, ledger.format.calls
+        opened: list[int] = []
+        for index, kind in enumerate(kinds):
+            if kind == ASSISTANT and calls(ledger.messages[index]):
+                opened.append(index)
+            elif kind == TOOL and calls(ledger.messages[index]):
+                opener = next((i for i in range(index - 1, -1, -1) if kinds[i] != TOOL), None)
+                if opener is not None and kinds[opener] == ASSISTANT:
+                    opened.append(opener)
+        found = ledger.derived.calling = frozenset(opened)
+    return found
+
+
+def _placeholder(ledger: Ledger, kind: str, text: str) -> str:
+    """The placeholder of ``text``: with digests on, it says what the text was (size, first and notable line)."""
+    limit = ledger.settings.digest_chars
+    return placeholder_for(kind, outcome_of([text], limit) if limit else None)

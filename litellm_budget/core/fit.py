@@ -18,6 +18,7 @@ from .ledger import NO_SUMMARIES, Draft, Ledger, SentEdits
 from .limits import limits_for, max_tokens_to_send
 from .policies import POLICIES
 from .report import BudgetReport, format_ranges, unsent
+from .rereads import rereads
 from .settings import BudgetSettings
 from .summary import summary_fields
 from .tokens import counter_for, counts_exactly
@@ -206,6 +207,7 @@ def _fitted(ledger: Ledger, draft: Draft, max_tokens: int | None, started: float
         cut_at=format_ranges(draft.cut),
         marker=draft.marker,
         edits_kept=kept_as_sent(ledger, draft),
+        rereads=rereads(ledger),
         **summary_fields(ledger, draft),
         first_changed_index=changed,
         max_tokens_sent=sent,

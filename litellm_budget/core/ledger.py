@@ -86,6 +86,8 @@ class Derived:
     elision: Elision | None = None
     elided: dict[int, Entry] = dataclasses.field(default_factory=dict)
     untouched: Draft | None = None
+    #: The assistant messages that open a step making tool calls (``elide.py``).
+    calling: frozenset[int] | None = None
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -2,32 +2,52 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .formats import ASSISTANT
 
-TOOL_PLACEHOLDER = (
-    "[litellm_budget: this tool output was elided by the gateway to fit the context window. "
-    "Call the tool again if you need its content.]"
+#: How every placeholder of an elided tool output begins, whatever it says of the output.
+TOOL_ELIDED = "[litellm_budget: this tool output was elided by the gateway to fit the context window"
+#: ... and of an elided assistant text.
+TEXT_ELIDED = (
+    "[litellm_budget: the text of this earlier assistant message was elided by the gateway to fit the context window"
 )
-ASSISTANT_PLACEHOLDER = (
-    "[litellm_budget: the text of this earlier assistant message was elided by the gateway to fit the context window.]"
-)
+#: The placeholders that say only that (``digest_chars: 0``).
+TOOL_PLACEHOLDER = f"{TOOL_ELIDED}. Call the tool again if you need its content.]"
+ASSISTANT_PLACEHOLDER = f"{TEXT_ELIDED}.]"
 NOTICE_PREFIX = "[litellm_budget:"
+#: How every marker ends.
+CONTINUES = " The conversation continues below.]"
 
 
-def placeholder_for(kind: str) -> str:
-    """The fixed placeholder for an elided message of ``kind`` (an assistant's, or a tool result)."""
-    return ASSISTANT_PLACEHOLDER if kind == ASSISTANT else TOOL_PLACEHOLDER
+def placeholder_for(kind: str, identified: str | None = None) -> str:
+    """
+    The placeholder for an elided message of ``kind`` (an assistant's, or a tool result); with
+    ``identified`` (``digest.outcome_of`` of the text), it says what the text was.
+    """
+    if identified is None:
+        return ASSISTANT_PLACEHOLDER if kind == ASSISTANT else TOOL_PLACEHOLDER
+    if kind == ASSISTANT:
+        return f"{TEXT_ELIDED}; it was {identified}.]"
+    return f"{TOOL_ELIDED}; it was {identified}. Call the tool again if you need its content.]"
 
 
-def omitted_note(messages: int, units: int) -> str:
-    """The marker's words: how much earlier conversation was dropped."""
+def omitted_note(messages: int, units: int, digest: Sequence[str] = (), unlisted: int = 0) -> str:
+    """
+    The marker's words: how much earlier conversation was dropped, and with a ``digest`` (one
+    line per dropped action, oldest first) what it did; ``unlisted`` older actions are counted.
+    """
     noun = "message was" if messages == 1 else "messages were"
     exchanges = "exchange" if units == 1 else "exchanges"
-    return (
+    head = (
         f"[litellm_budget: {messages} earlier {noun} omitted from this conversation "
-        f"({units} {exchanges}) by the gateway to fit the context window. "
-        "The conversation continues below.]"
+        f"({units} {exchanges}) by the gateway to fit the context window."
     )
+    if not digest:
+        return f"{head}{CONTINUES}"
+    older = f" ({unlisted} older not listed)" if unlisted else ""
+    lines = "\n".join(digest)
+    return f"{head} What was done in them, oldest first{older}:\n{lines}\n{CONTINUES.lstrip()}"
 
 
 def summary_note(summary: str, messages: int, units: int) -> str:

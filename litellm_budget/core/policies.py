@@ -10,7 +10,7 @@ from litellm_budget.typing import PolicyName
 
 from .conversation import with_state
 from .cut import cut_to_fit
-from .drop import drop_oldest, drop_units, units_worth
+from .drop import drop_oldest, drop_units, units_worth, without_digest
 from .elide import elide_oldest, elide_tail, settled_sizes
 from .formats import SYSTEM
 from .ledger import Draft, Ledger, Policy
@@ -28,9 +28,7 @@ def fit_plan(ledger: Ledger) -> Draft:
     """The ``plan`` policy: drop the oldest whole turns to the quantized target; cut the question last."""
     draft = Draft.of(ledger)
     draft = drop_oldest(draft, ledger, ledger.layout.turns, ledger.limits.target(draft.total))
-    if draft.total > ledger.limits.budget:
-        draft = cut_to_fit(draft, ledger)
-    return draft
+    return _cut_if_over(draft, ledger)
 
 
 def fit_auto(ledger: Ledger) -> Draft:
@@ -57,9 +55,15 @@ def fit_auto(ledger: Ledger) -> Draft:
         tokens = {entry.source: entry.tokens for entry in draft.entries}
         count += max(1, units_worth(steps[count:], tokens.__getitem__, limits.target(draft.total), ledger))
         draft = _drop_then_elide(ledger, steps[:count])
-    if draft.total > limits.budget:
-        draft = cut_to_fit(draft, ledger)
-    return draft
+    return _cut_if_over(draft, ledger)
+
+
+def _cut_if_over(draft: Draft, ledger: Ledger) -> Draft:
+    """The last resort, when the draft still overflows: the marker's digest first, then the cut."""
+    if draft.total <= ledger.limits.budget:
+        return draft
+    draft = without_digest(draft, ledger)
+    return cut_to_fit(draft, ledger) if draft.total > ledger.limits.budget else draft
 
 
 def _drop_then_elide(ledger: Ledger, units: Sequence[Unit]) -> Draft:

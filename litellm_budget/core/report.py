@@ -81,6 +81,9 @@ class BudgetReport:
     #: Whether the conversation's last edits were kept as they were (conversation state): the
     #: prompt continues the previous one, and its cached prefix holds.
     edits_kept: bool = False
+    #: Calls made since the conversation's last request that repeat (same tool, same arguments) a
+    #: call whose output that request elided or dropped: the model asking again for what it lost.
+    rereads: int = 0
     #: The first index where what was sent differs from what came in; ``None``: nothing.
     first_changed_index: int | None = None
     #: The client's ``max_tokens`` (or ``max_completion_tokens``).

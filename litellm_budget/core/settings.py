@@ -49,11 +49,20 @@ class BudgetSettings:
     #: what the learned ratio covers (a request of mostly tool schemas counts unlike one of prose).
     approximate_margin: float = 0.05
     #: Once trimming, aim at this share of the budget; the quantum is the rest.
-    watermark: float = 0.75
+    watermark: float = 0.7
     #: The last messages that are elided only under pressure (``auto``) or never (``elide``).
     protected_tail: int = 8
     #: Texts of at most this many tokens are never elided.
     elide_min_tokens: int = 500
+    #: The same for the text an assistant writes beside its tool calls: the calls say what was
+    #: done, so its reasoning goes before outputs do.
+    elide_step_text_min_tokens: int = 150
+    #: The most characters a digest quotes of one dropped call or elided output (its arguments,
+    #: its first and last or error line); 0: plain markers and placeholders that say only how much.
+    digest_chars: int = 160
+    #: The most of the budget a marker's digest of dropped steps may take; older steps beyond it
+    #: are counted, not listed.
+    digest_share: float = 0.15
     #: The fixed cost counted per image part.
     image_tokens: int = 765
     #: Provider tokens per counted token, by model name: where the count starts until
@@ -99,7 +108,10 @@ class BudgetSettings:
         _check(0 < self.watermark < 1, "watermark", "between 0 and 1 (exclusive)")
         _check(non_negative_int(self.protected_tail), "protected_tail", "an int >= 0")
         _check(non_negative_int(self.elide_min_tokens), "elide_min_tokens", "an int >= 0")
+        _check(non_negative_int(self.elide_step_text_min_tokens), "elide_step_text_min_tokens", "an int >= 0")
         _check(non_negative_int(self.image_tokens), "image_tokens", "an int >= 0")
+        _check(non_negative_int(self.digest_chars), "digest_chars", "an int >= 0")
+        _check(0 <= self.digest_share < 0.5, "digest_share", "between 0 and 0.5")
         _check(all(r > 0 for r in self.token_ratios.values()), "token_ratios", "positive ratios")
         _check(self.cache_lifetime > 0, "cache_lifetime", "a number of seconds > 0")
         _check(all(is_number(t) and t > 0 for t in self.cache_lifetimes.values()), "cache_lifetimes", "seconds > 0")

@@ -16,6 +16,8 @@ class Outcome:
     action: str
     elided: int = 0
     dropped: int = 0
+    #: Calls of this request repeating one whose output the last request hid (ours only: the report's).
+    rereads: int = 0
 
 
 #: A policy of ours, a baseline or a peer, as the replay runs it: a request in, its outcome out.

@@ -53,6 +53,8 @@ class Row:
     newest_dropped: bool = False
     #: How much of what the next answer learned from the request was sent (all 0 without answers).
     evidence: Recall = NO_RECALL
+    #: Its calls that repeat one whose output the last request hid (our policies' report says).
+    rereads: int = 0
 
 
 @dataclasses.dataclass(slots=True)
@@ -65,6 +67,7 @@ class Totals:
     overflow: int = 0
     invalid: int = 0
     newest_dropped: int = 0
+    rereads: int = 0
     sent_tokens: int = 0
     shared_tokens: int = 0
     new_tokens: int = 0
@@ -77,7 +80,7 @@ class Totals:
     later_needless_tokens: int = 0
     fill: float = 0.0
     ms: float = 0.0
-    #: Evidence of the requests sent; a rejected request's is not in it (``rejected`` counts those).
+    #: Evidence of every request; a rejected one sent none of its own.
     evidence: Recall = NO_RECALL
 
     def add(self, row: Row, window: int, previous: int, *, first: bool = False) -> None:
@@ -87,6 +90,8 @@ class Totals:
         """
         self.requests += 1
         self.ms += row.ms
+        # A rejected request sends nothing: none of its evidence reaches the model.
+        self.evidence = self.evidence.plus(row.evidence)
         if row.action == "rejected":
             self.rejected += 1
             return
@@ -94,6 +99,7 @@ class Totals:
         self.overflow += row.overflow
         self.invalid += row.invalid
         self.newest_dropped += row.newest_dropped
+        self.rereads += row.rereads
         self.sent_tokens += row.tokens_after
         self.shared_tokens += row.shared
         self.new_tokens += min(row.new, row.tokens_after)
@@ -104,7 +110,6 @@ class Totals:
             self.later_new_tokens += row.new
             self.later_needless_tokens += needless
         self.fill += row.tokens_after / window
-        self.evidence = self.evidence.plus(row.evidence)
 
     def add_session(self, rows: Iterable[Row], window: int) -> None:
         """Count one session's requests in order, each against the last prompt sent before it."""
@@ -133,6 +138,7 @@ class Totals:
             "overflow": self.overflow,
             "invalid_pairs": self.invalid,
             "newest_dropped": self.newest_dropped,
+            "rereads": self.rereads,
             "reuse": _ratio(self.shared_tokens, self.sent_tokens),
             "prefix_kept": _ratio(self.shared_tokens, self.previous_tokens),
             "reuse_ceiling": round(1 - self.new_tokens / self.sent_tokens, 4) if self.sent_tokens else 0.0,
@@ -171,7 +177,7 @@ def strategy_for(
             remembered.sent(messages, fitted)
             report = fitted.report
             sent = None if report.action == "rejected" else fitted.messages
-            return Outcome(sent, report.action, report.elided, report.dropped_messages)
+            return Outcome(sent, report.action, report.elided, report.dropped_messages, report.rereads)
 
         return policy
     if name in BASELINES:
@@ -229,6 +235,7 @@ def replay_session(  # noqa: PLR0913 - one keyword per thing a replay measures a
                 invalid=outcome.messages is not None and fmt.unsupported_reason(sent, None, None) is not None,
                 ms=ms,
                 newest_dropped=outcome.messages is not None and _newest_dropped(request, sent),
+                rereads=outcome.rereads,
                 evidence=recall_of(next(learned, Evidence()), outcome.messages),
             )
         )

@@ -30,6 +30,7 @@ COLUMNS = [
     "overflow",
     "invalid_pairs",
     "newest_dropped",
+    "rereads",
     "reuse",
     "reuse_ceiling",
     "prefix_kept",
@@ -178,11 +179,12 @@ def _print(
     print("\nreuse: share of each prompt that repeats the previous prompt's prefix (cacheable);")
     print("reuse_ceiling: the most any strategy sending these sizes could reuse (new messages are never cached);")
     print("newest_dropped: requests sent without their newest message (the tool result or question to answer);")
+    print("rereads: calls the recorded agent made again for an output the last request had hidden (ours only);")
     print("prefix_kept: share of the previous prompt still a prefix of the next (cache entries that stay valid);")
     print("needless_reprefill: re-prefilled tokens that were not new (per request: sent - reused - new, if > 0);")
     print("needless_per_new: needless re-prefill over the new tokens, after each session's first request;")
     print("evidence_recall: share of the paths, identifiers and ids the agent's next answer took from the")
-    print("  conversation (not its system prompt or task) that are in what was sent, over the requests sent;")
+    print("  conversation (not its system prompt or task) that are in what was sent (a rejected request sends none);")
     print("  old_: those held only by messages before the last 8; blank: nothing learned to recall;")
     print(f"input_cost: in dollars, at {prices}.")
     if peers:

@@ -92,7 +92,7 @@ class SummarizingStrategy:
         stats.summarized += report.summarized
         stats.summary_tokens += report.summary_tokens
         sent = None if report.action == "rejected" else fitted.messages
-        return Outcome(sent, report.action, report.elided, report.dropped_messages)
+        return Outcome(sent, report.action, report.elided, report.dropped_messages, report.rereads)
 
     def totals(self) -> dict[str, Any]:
         """Summary calls and tokens over every session, and per session."""

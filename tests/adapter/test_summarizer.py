@@ -188,7 +188,7 @@ class TestPrompt:
         rendered = render_block(block, fmt)
 
         assert "bash(" in rendered
-        assert '"command": "ls"' in rendered or '{"command": "ls"}' in rendered
+        assert '"command": "ls call_' in rendered
         assert "Fix the failing test." in rendered
 
     def test_long_tool_outputs_are_shortened(self) -> None:

@@ -19,12 +19,14 @@ from tests.support.fake_router import REPLY, FakeRouter
 
 pytestmark = pytest.mark.asyncio
 CHAT = format_named("chat")
-SETTINGS = BudgetSettings(summary_model="cheap", summary_max_tokens=200)
+# Plain markers: a digest of the dropped steps takes more room than a summary would, so beside a
+# digest no step is too heavy for a summary, and the heavy-step cases below need the plain marker.
+SETTINGS = BudgetSettings(summary_model="cheap", summary_max_tokens=200, digest_chars=0)
 HISTORY = agent_session(24, 400)
-#: The next step's output is light: the dropped block (messages 2-29) has room for a new summary ...
+#: The next step's output is light: the dropped block (messages 2-35) has room for a new summary ...
 LIGHT = [*HISTORY, *tool_step(1200, seed=3)]
 #: ... or heavy: the same block is dropped, but a summary of the most allowed size would not fit.
-HEAVY = [*HISTORY, *tool_step(1500, seed=3)]
+HEAVY = [*HISTORY, *tool_step(2650, seed=3)]
 
 
 def fit(messages: list[dict[str, Any]], summaries: dict[str, str] | None = None) -> Fitted:

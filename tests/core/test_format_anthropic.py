@@ -19,7 +19,7 @@ from litellm_budget.core.formats.anthropic import ANTHROPIC, JOINED_KEY, join_sy
 from litellm_budget.core.formats.anthropic_checks import unsupported_reason
 from litellm_budget.core.formats.anthropic_convert import from_chat
 from litellm_budget.core.formats.chat import CHAT
-from litellm_budget.core.notices import NOTICE_PREFIX, TOOL_PLACEHOLDER
+from litellm_budget.core.notices import NOTICE_PREFIX, TOOL_ELIDED
 from litellm_budget.core.tokens import counter_for
 from litellm_budget.core.units import layout_of
 from litellm_budget.tools.sessions import requests_of
@@ -321,7 +321,9 @@ class TestSeam:
 
         assert result.report.elided > 0
         elided = result.messages[2 + 1]
-        assert elided["content"] == [{"type": "tool_result", "tool_use_id": "toolu_1", "content": TOOL_PLACEHOLDER}]
+        (block,) = elided["content"]
+        assert (block["type"], block["tool_use_id"]) == ("tool_result", "toolu_1")
+        assert block["content"].startswith(TOOL_ELIDED)
         assert result.messages[2] is call
 
     def test_call_and_answered_ids(self) -> None:

@@ -15,7 +15,8 @@ class TestSettings:
         settings = BudgetSettings()
 
         assert (settings.policy, settings.protected_tail, settings.elide_min_tokens) == ("auto", 8, 500)
-        assert (settings.watermark, settings.safety_margin) == (0.75, 0.02)
+        assert (settings.watermark, settings.safety_margin) == (0.7, 0.02)
+        assert (settings.elide_step_text_min_tokens, settings.digest_chars, settings.digest_share) == (150, 160, 0.15)
         assert (settings.reserve_ratio, settings.reserve_floor, settings.reserve_cap) == (0.25, 256, 8192)
         assert settings.fail_closed is False
         assert settings.allow_request_overrides is False

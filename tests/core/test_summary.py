@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from litellm_budget import BudgetSettings
 from litellm_budget.core.fit import Fitted, fit_request
 from litellm_budget.core.formats import format_named
-from litellm_budget.core.notices import NOTICE_PREFIX, omitted_note
+from litellm_budget.core.notices import CONTINUES, NOTICE_PREFIX, omitted_note
 from litellm_budget.core.report import BudgetReport, parse_ranges, unsent
 from litellm_budget.core.summary import DIGEST_CHARS, block_digest, summary_job
 from litellm_budget.tools.cli import main
@@ -132,8 +132,8 @@ def test_without_a_summary_model_auto_and_plan_are_unchanged() -> None:
             None,
         )
         if report.dropped_messages:
-            marker = omitted_note(report.dropped_messages, report.dropped_units)
-            assert any(m.get("content") == marker for m in plain.messages)
+            head = omitted_note(report.dropped_messages, report.dropped_units).removesuffix(CONTINUES)
+            assert any(str(m.get("content")).startswith(head) for m in plain.messages)
 
 
 def test_summarize_without_a_model_says_so_and_sends_the_marker() -> None:
@@ -178,17 +178,17 @@ class TestDigests:
 
     def test_same_block_same_digest_and_one_more_unit_another(self) -> None:
         """The next request drops the same block: same digest; a block one unit longer: a new one."""
-        session = agent_session(60, 300)
-        now = fitted(session[:-6]).report
-        same = fitted(session[:-4]).report
-        later = next(
-            fitted(session[:end]).report for end in range(len(session) - 2, len(session) + 1, 2)
-            if fitted(session[:end]).report.dropped_at != now.dropped_at
-        )  # fmt: skip
+        session = agent_session(80, 300)
+        reports = [fitted(session[:end]).report for end in range(20, len(session) + 1, 2)]
+        blocks = [r for r in reports if r.summary_needed]
+        pairs = list(itertools.pairwise(blocks))
+        same = [(a, b) for a, b in pairs if a.dropped_at == b.dropped_at]
+        grown = [(a, b) for a, b in pairs if a.dropped_at != b.dropped_at]
 
-        assert same.dropped_at == now.dropped_at
-        assert same.summary_needed == now.summary_needed
-        assert later.summary_needed not in {None, now.summary_needed}
+        assert same
+        assert grown
+        assert all(a.summary_needed == b.summary_needed for a, b in same)
+        assert all(b.summary_needed not in {None, a.summary_needed} for a, b in grown)
 
     def test_a_longer_block_leads_with_the_shorter_ones_digest(self) -> None:
         """summary_job's leading digests hold the earlier block's, so its summary can be extended."""
@@ -324,7 +324,7 @@ class TestReplay:
 @pytest.mark.sessions
 @pytest.mark.parametrize("window", [8000, 16_000])
 def test_summaries_keep_the_prefix_reuse_of_markers(sessions: dict[str, list[dict[str, Any]]], window: int) -> None:
-    """On the real sessions, summarize reuses the prompt prefix within 0.01 of auto's markers."""
+    """On the real sessions, summarize reuses the prompt prefix at least as well as auto's markers, less 0.01."""
     reuse = {}
     for name in ("auto", "summarize"):
         totals = Totals()
@@ -337,4 +337,4 @@ def test_summaries_keep_the_prefix_reuse_of_markers(sessions: dict[str, list[dic
             )
         reuse[name] = totals.summary()["reuse"]
         assert totals.overflow == totals.invalid == totals.rejected == 0
-    assert abs(reuse["summarize"] - reuse["auto"]) <= 0.01
+    assert reuse["summarize"] >= reuse["auto"] - 0.01

@@ -240,10 +240,16 @@ def samples_for(group: str) -> dict[str, tuple[float, set[str]]]:
 
 
 def test_recording_creates_every_series_the_dashboard_queries(dashboard: dict[str, Any]) -> None:
-    """After the plugin records a trim, a rejection, a deferral and a re-sent rejection, every queried series grew."""
+    """After a trim with a re-read, a rejection, a deferral and a re-sent rejection are recorded, every series grew."""
     before = samples_for("g")
     trimmed = BudgetReport(
-        model="openai/gpt-4o", policy="auto", action="trimmed", tokens_before=9000, tokens_after=3000, duration_ms=2.5
+        model="openai/gpt-4o",
+        policy="auto",
+        action="trimmed",
+        tokens_before=9000,
+        tokens_after=3000,
+        duration_ms=2.5,
+        rereads=1,
     )
     rejected = BudgetReport(
         model="openai/gpt-4o", policy="auto", action="rejected", tokens_before=30_000, duration_ms=1.5

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 from typing import Any
 
 from litellm_budget.core.tokens import counter_for
@@ -30,10 +31,17 @@ def assistant(content: str | None = "Let me look.") -> dict[str, Any]:
     return {"role": "assistant", "content": content}
 
 
-def tool_step(output_tokens: int, *, thought: str = "Running a command.", seed: int = 0) -> list[dict[str, Any]]:
-    """One agent step: an assistant tool call and the tool's result of about ``output_tokens``."""
+def tool_step(
+    output_tokens: int, *, thought: str = "Running a command.", seed: int = 0, command: str | None = None
+) -> list[dict[str, Any]]:
+    """
+    One agent step: an assistant tool call and the tool's result of about ``output_tokens``.
+    Each step runs its own command (``ls <its call id>``) unless ``command`` says which: steps
+    with the same command repeat one call, and the earlier outputs are stale.
+    """
     call_id = f"call_{next(_ids)}"
-    call = {"id": call_id, "type": "function", "function": {"name": "bash", "arguments": '{"command": "ls"}'}}
+    arguments = json.dumps({"command": command if command is not None else f"ls {call_id}"})
+    call = {"id": call_id, "type": "function", "function": {"name": "bash", "arguments": arguments}}
     return [
         {"role": "assistant", "content": thought, "tool_calls": [call]},
         {"role": "tool", "tool_call_id": call_id, "content": text(output_tokens, seed)},

@@ -126,7 +126,15 @@ class AgentScript:
 
 
 def _tool_names(body: dict[str, Any]) -> list[str]:
-    return [tool["name"] for tool in body.get("tools") or [] if isinstance(tool, dict) and "name" in tool]
+    """The request's tool names: Anthropic's and Responses' ``name``, chat's ``function.name``."""
+    names = []
+    for tool in body.get("tools") or []:
+        if isinstance(tool, dict):
+            function = tool.get("function")
+            name = tool.get("name") or (function.get("name") if isinstance(function, dict) else None)
+            if isinstance(name, str):
+                names.append(name)
+    return names
 
 
 def _text_of(content: Any) -> str:
@@ -139,7 +147,10 @@ def _text_of(content: Any) -> str:
 
 
 def _newest_result(body: dict[str, Any], api: str) -> str | None:
-    """The text of the request's newest tool result (Anthropic ``tool_result``, Responses ``*_output``)."""
+    """The text of the newest tool result (chat ``tool``, Anthropic ``tool_result``, Responses ``*_output``)."""
+    if api == "chat":
+        results = [m for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "tool"]
+        return _text_of(results[-1].get("content")) if results else None
     if api == "anthropic":
         for message in reversed(body.get("messages") or []):
             content = message.get("content")
@@ -306,6 +317,15 @@ class _Handler(BaseHTTPRequestHandler):
         cid = f"chatcmpl-{uuid.uuid4().hex[:24]}"
         created = int(time.time())
         if not body.get("stream"):
+            # A script's tool call is answered on the plain path only (streamed chat stays text).
+            reply, call = upstream._turn(body, "chat")
+            message: dict[str, Any] = {"role": "assistant", "content": reply, "refusal": None}
+            if call is not None:
+                name, arguments = call
+                function = {"name": name, "arguments": json.dumps(arguments)}
+                message["tool_calls"] = [
+                    {"id": f"call_{uuid.uuid4().hex[:24]}", "type": "function", "function": function}
+                ]
             payload: dict[str, Any] = {
                 "id": cid,
                 "object": "chat.completion",
@@ -315,13 +335,9 @@ class _Handler(BaseHTTPRequestHandler):
                 "choices": [
                     {
                         "index": i,
-                        "message": {
-                            "role": "assistant",
-                            "content": upstream.reply,
-                            "refusal": None,
-                        },
+                        "message": message,
                         "logprobs": None,
-                        "finish_reason": "stop",
+                        "finish_reason": "stop" if call is None else "tool_calls",
                     }
                     for i in range(n)
                 ],

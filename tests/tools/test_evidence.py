@@ -215,8 +215,8 @@ class TestReplay:
         summary = self._summary(_everything, messages, with_evidence=False)
         assert (summary["evidence_recall"], summary["old_evidence_recall"]) == (None, None)
 
-    def test_totals_are_a_micro_average_over_the_requests_sent(self) -> None:
-        """Every string weighs the same (1 + 0 of 1 + 3 is 0.25, not 0.5); rejected requests are left out."""
+    def test_totals_are_a_micro_average_with_rejections_keeping_nothing(self) -> None:
+        """Every string weighs the same (1 + 0 + 0 of 1 + 3 + 5); a rejected request sends none of its evidence."""
         totals = Totals()
         totals.add_session(
             [
@@ -227,8 +227,8 @@ class TestReplay:
             4000,
         )
         summary = totals.summary()
-        assert (summary["evidence_recall"], summary["old_evidence_recall"]) == (0.25, 0.3333)
-        assert (summary["evidence_learned"], summary["old_evidence_learned"], summary["rejected"]) == (4, 3, 1)
+        assert (summary["evidence_recall"], summary["old_evidence_recall"]) == (0.1111, 0.125)
+        assert (summary["evidence_learned"], summary["old_evidence_learned"], summary["rejected"]) == (9, 8, 1)
 
 
 def _row(request: int, action: str, evidence: Recall) -> Row:

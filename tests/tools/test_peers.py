@@ -120,7 +120,8 @@ class TestClearToolUses:
         assert _results(cleared)[0] == _results(messages)[0]  # the excluded tool's use is kept
         assert _results(cleared)[1:4] == [CLEARED_RESULT] * 3
         arguments = [m["tool_calls"][0]["function"]["arguments"] for m in cleared if m.get("tool_calls")]
-        assert arguments == ['{"command": "ls"}', "{}", "{}", "{}", '{"command": "ls"}']
+        sent = [m["tool_calls"][0]["function"]["arguments"] for m in messages if m.get("tool_calls")]
+        assert arguments == [sent[0], "{}", "{}", "{}", sent[4]]
 
     @pytest.mark.parametrize("keep", [0, 2, 5])
     def test_clears_the_same_tool_uses_as_the_core_on_anthropic_messages(self, keep: int) -> None:
@@ -148,7 +149,7 @@ class TestClearToolUses:
     def test_the_peer_triggers_at_autos_budget_and_clears_at_least_its_quantum(self) -> None:
         window = 8000
         budget, quantum = prompt_budget(window), auto_quantum(window)
-        assert (budget, quantum) == (5840, 1460)  # 8000 - 2000 reserve - 160 margin; a quarter of it
+        assert (budget, quantum) == (5840, 1753)  # 8000 - 2000 reserve - 160 margin; 30% of it (the watermark 0.7)
         peer = clear_tool_uses_peer("gpt-4o", window)
         small = [system(), user(), *tool_step(300), *tool_step(300), *tool_step(300), *tool_step(300)]
         small += [user(text(budget - COUNT(small) + 10))]  # just over the budget: clearing one result frees ~300

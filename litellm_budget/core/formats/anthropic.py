@@ -77,6 +77,16 @@ class AnthropicFormat:
             return []
         return [block["id"] for block in _blocks(message) if _is_type(block, *CALL_TYPES)]
 
+    def calls(self, message: Message) -> Sequence[tuple[str, object, object]]:
+        """Each ``tool_use`` and ``server_tool_use`` block of an assistant, as ``(id, name, input)``."""
+        if message.get("role") != "assistant":
+            return []
+        return [
+            (str(block.get("id")), block.get("name"), block.get("input"))
+            for block in _blocks(message)
+            if _is_type(block, *CALL_TYPES)
+        ]
+
     def answered_ids(self, message: Message) -> Sequence[str]:
         """
         The ``tool_use_id`` of each of a user message's ``tool_result`` blocks; in an assistant

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from litellm_budget.core.checks import is_mapping
 from litellm_budget.typing import Message
 
 from .chat_checks import unsupported_reason
@@ -37,6 +38,15 @@ class ChatFormat:
     def call_ids(self, message: Message) -> Sequence[str]:
         """The ``id`` of each of the assistant's ``tool_calls``."""
         return [call["id"] for call in message.get("tool_calls") or ()]
+
+    def calls(self, message: Message) -> Sequence[tuple[str, object, object]]:
+        """Each of the assistant's ``tool_calls`` as ``(id, name, arguments)``."""
+        found = []
+        for call in message.get("tool_calls") or ():
+            function = call.get("function") if is_mapping(call) else None
+            if is_mapping(function):
+                found.append((str(call.get("id")), function.get("name"), function.get("arguments")))
+        return found
 
     def answered_ids(self, message: Message) -> Sequence[str]:
         """A ``tool`` message's ``tool_call_id``."""

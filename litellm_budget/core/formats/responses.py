@@ -91,6 +91,13 @@ class ResponsesFormat:
         """The ``call_id`` of a function or custom tool call."""
         return [message["call_id"]] if item_type(message) in CALL_TYPES else []
 
+    def calls(self, message: Message) -> Sequence[tuple[str, object, object]]:
+        """A function call as ``(call_id, name, arguments)``; a custom tool call with its ``input``."""
+        if item_type(message) not in CALL_TYPES:
+            return []
+        arguments = message.get("arguments") if "arguments" in message else message.get("input")
+        return [(str(message.get("call_id")), message.get("name"), arguments)]
+
     def answered_ids(self, message: Message) -> Sequence[str]:
         """The ``call_id`` an output answers."""
         return [message["call_id"]] if item_type(message) in OUTPUT_TYPES else []

@@ -47,6 +47,9 @@ class MessageFormat(Protocol):
     def answered_ids(self, message: Message) -> Sequence[str]:
         """The ids of the tool calls this message answers (one in chat, several in Anthropic's)."""
 
+    def calls(self, message: Message) -> Sequence[tuple[str, object, object]]:
+        """Each tool call the message makes, as ``(id, tool name, arguments)``: what a digest records."""
+
     def notice(self, text: str) -> Message:
         """A message that tells the model ``text``, in a place this format allows."""
 

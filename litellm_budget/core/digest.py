@@ -1,0 +1,144 @@
+"""
+Digests: what dropped steps did and what an elided output held, in a few words, with no model call.
+
+A marker that only counts what was dropped leaves the model without the paths, names and ids the
+dropped steps' calls and outputs held, and most of what an agent uses next lived there. So the
+marker records each dropped action (which tool, on what, what came of it) and a placeholder keeps
+what identifies its output (its size, its first line, its last or error line). Both are pure
+functions of the messages they stand for and the settings: the same dropped or elided content
+always reads the same bytes, and the prompt prefix stays stable for the provider's cache.
+
+Quoted content is JSON-escaped on one line and cut to ``digest_chars``, so it can neither close
+the notice nor start a line of its own: nothing in a digest can read as a new turn or role.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator, Sequence
+
+from litellm_budget.typing import Message
+
+from .formats import ASSISTANT, SYSTEM, USER, MessageFormat
+from .tool_calls import decoded_arguments
+
+#: Lines that report a failure or sum a run up: worth quoting when an output has one after its first line.
+_NOTABLE_LINE = re.compile(
+    r"error|exception|traceback|fail|denied|invalid|not found|passed|\bok\b|success|warning|exit (code|status)",
+    re.IGNORECASE,
+)
+#: Lines that are only markup and numbers (``<returncode>0</returncode>``): they identify nothing.
+_MARKUP_ONLY = re.compile(r"\s*(?:</?[\w.-]+(?:\s[^<>]*)?>\s*[\d.]*\s*)+")
+#: Sequences chat templates give a meaning to; quoted content never carries them as they are.
+_TEMPLATE_TOKENS = re.compile(r"<\|")
+#: How a cut quote ends.
+_CUT = "…"
+
+
+def quoted(text: str, limit: int) -> str:
+    """
+    ``text`` on one line, at most ``limit`` characters of it, JSON-escaped in double quotes:
+    a newline in it reads ``\\n``, and a chat template's special token cannot be formed.
+    """
+    shown = text if len(text) <= limit else text[: max(0, limit - 1)].rstrip() + _CUT
+    return json.dumps(_TEMPLATE_TOKENS.sub("<\\|", shown), ensure_ascii=False)
+
+
+def outcome_of(texts: Sequence[str], limit: int) -> str:
+    """
+    What an output said, identified: its size in lines, its first meaningful line, and its last
+    error or summary line when it has one after the first; ``no output`` when it had no text.
+    """
+    lines = [line for text in texts for line in text.splitlines()]
+    meaningful = [line.strip() for line in lines if line.strip() and not _MARKUP_ONLY.fullmatch(line)]
+    if not meaningful:
+        return "no output"
+    size = f"{len(lines)} lines" if len(lines) != 1 else "1 line"
+    first = meaningful[0]
+    notable = next((line for line in reversed(meaningful[1:]) if _NOTABLE_LINE.search(line)), None)
+    if notable is None or notable == first:
+        return f"{size}: {quoted(first, limit)}"
+    half = max(1, limit // 2)
+    return f"{size}: {quoted(first, half)} ... {quoted(notable, half)}"
+
+
+def call_text(name: object, arguments: object, limit: int) -> str:
+    """
+    A call as ``name(key="value", ...)``: its arguments decoded when they are JSON, each value
+    quoted, the whole kept within ``limit`` characters of quoted text.
+    """
+    decoded = decoded_arguments(arguments)
+    if isinstance(decoded, dict):
+        parts, left = [], limit
+        for key, value in decoded.items():
+            if left <= 0:
+                parts.append(_CUT)
+                break
+            text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+            parts.append(f"{key}={quoted(text, left)}")
+            left -= min(len(text), left) + len(str(key))
+        rendered = ", ".join(parts)
+    else:
+        rendered = quoted(decoded if isinstance(decoded, str) else json.dumps(decoded, default=str), limit)
+    return f"{name if isinstance(name, str) else 'tool'}({rendered})"
+
+
+def step_entries(fmt: MessageFormat, messages: Sequence[Message], kinds: Sequence[str], limit: int) -> list[str]:
+    """
+    One line per action of ``messages`` (the dropped ones, in order): each call with what came of
+    it, a message from the user, a reply of the assistant that made no call. The same messages
+    give the same lines however they were grouped into units.
+    """
+    outputs: dict[str, list[str]] = {}
+    for message in messages:
+        for answered in fmt.answered_ids(message):
+            outputs.setdefault(answered, []).extend(fmt.texts(message))
+    entries: list[str] = []
+    for group in _steps(kinds):
+        entries.extend(_entries_of(fmt, [messages[i] for i in group], kinds[group[0]], outputs, limit))
+    return entries
+
+
+def _steps(kinds: Sequence[str]) -> Iterator[list[int]]:
+    """Indices grouped as units open: at each user message or assistant step."""
+    group: list[int] = []
+    for index, kind in enumerate(kinds):
+        if group and kind in (USER, ASSISTANT, SYSTEM):
+            yield group
+            group = []
+        group.append(index)
+    if group:
+        yield group
+
+
+def _entries_of(
+    fmt: MessageFormat, step: Sequence[Message], opener: str, outputs: dict[str, list[str]], limit: int
+) -> Iterator[str]:
+    calls = [call for message in step for call in fmt.calls(message)]
+    for call_id, name, arguments in calls:
+        result = outputs.get(call_id)
+        came = outcome_of(result, limit) if result is not None else "no result"
+        yield f"- called {call_text(name, arguments, limit)} -> {came}"
+    if calls:
+        return
+    text = " ".join(t for message in step for t in fmt.texts(message)).strip()
+    if not text:
+        return
+    who = "the user wrote" if opener == USER else "the assistant replied"
+    yield f"- {who} {quoted(text, limit)}"
+
+
+def newest_within(entries: Sequence[str], cost: Callable[[str], int], cap: int) -> tuple[list[str], int]:
+    """
+    The newest ``entries`` whose costs add up to at most ``cap``, in their order, and how many
+    older ones are left out: the newest dropped steps are the ones the conversation builds on.
+    """
+    kept: list[str] = []
+    spent = 0
+    for entry in reversed(entries):
+        spent += cost(entry)
+        if spent > cap:
+            break
+        kept.append(entry)
+    return kept[::-1], len(entries) - len(kept)

@@ -1,0 +1,76 @@
+"""Re-reads: the model calling again, with the same arguments, for an output the gateway hid."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litellm_budget import BudgetSettings
+from litellm_budget.core.conversation import edits_sent
+from litellm_budget.core.fit import Fitted, fit_request
+from litellm_budget.core.report import parse_ranges
+from litellm_budget.core.tool_calls import call_key
+from tests.support.builders import system, text, tool_step, user
+
+SETTINGS = BudgetSettings(policy="elide")
+
+
+def step(command: str, tokens: int = 3000) -> list[dict[str, Any]]:
+    return tool_step(tokens, command=command, seed=len(command))
+
+
+def session() -> list[dict[str, Any]]:
+    """Ten reads of different files, the oldest ones bulky enough to be elided at 20k."""
+    messages = [system(), user("Fix it.")]
+    for number in range(10):
+        messages += step(f"cat file_{number}.py")
+    return messages
+
+
+def fitted_after(first: list[dict[str, Any]], more: list[dict[str, Any]], *, state: bool = True) -> Fitted:
+    """Fit ``first``, remember what was sent, then fit ``first`` with ``more`` appended."""
+    sent = fit_request(first, model="gpt-4o", window=20_000, settings=SETTINGS)
+    assert sent.report.action == "trimmed"
+    previous = edits_sent(first, sent.report) if state else None
+    return fit_request([*first, *more], model="gpt-4o", window=20_000, settings=SETTINGS, previous=previous)
+
+
+class TestRereads:
+    def test_repeating_an_elided_call_is_a_reread(self) -> None:
+        first = session()
+        elided = parse_ranges(fit_request(first, model="gpt-4o", window=20_000, settings=SETTINGS).report.elided_at)
+        assert 3 in elided  # the output of the first read
+
+        assert fitted_after(first, step("cat file_0.py", 50)).report.rereads == 1
+
+    def test_other_arguments_are_not(self) -> None:
+        assert fitted_after(session(), step("cat file_99.py", 50)).report.rereads == 0
+
+    def test_an_output_that_was_sent_is_not(self) -> None:
+        """The newest read's output was sent in full: reading it again says nothing about the gateway."""
+        assert fitted_after(session(), step("cat file_9.py", 50)).report.rereads == 0
+
+    def test_without_conversation_state_nothing_is_known(self) -> None:
+        assert fitted_after(session(), step("cat file_0.py", 50), state=False).report.rereads == 0
+
+    def test_a_dropped_step_read_again_is_a_reread(self) -> None:
+        """auto drops the oldest steps at a small window: calling one of them again counts."""
+        first = [system(), user("Fix it.")]
+        for number in range(30):
+            first += step(f"cat file_{number}.py", 400)
+        options = BudgetSettings()
+        sent = fit_request(first, model="gpt-4o", window=8000, settings=options)
+        assert 2 in parse_ranges(sent.report.dropped_at)
+        again = [*first, *step("cat file_0.py", 50), user(text(5))]
+
+        report = fit_request(
+            again, model="gpt-4o", window=8000, settings=options, previous=edits_sent(first, sent.report)
+        ).report
+
+        assert report.rereads == 1
+
+
+def test_a_call_is_its_name_and_decoded_arguments() -> None:
+    """Key order and spacing of JSON arguments do not make another call; other values do."""
+    assert call_key("bash", '{"a": 1, "b": 2}') == call_key("bash", '{"b":2,"a":1}')
+    assert call_key("bash", '{"a": 1}') != call_key("bash", '{"a": 2}')
+    assert call_key("bash", {"a": 1}) == call_key("bash", '{"a": 1}')
