@@ -12,7 +12,7 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from litellm_budget import BudgetSettings
-from litellm_budget.tools.replay import Totals, replay_session, strategy_for
+from litellm_budget.tools.replay import Session, Totals, replay_session, strategy_for
 from litellm_budget.tools.sessions import load_conversation, requests_of, session_files
 
 SESSIONS = Path(__file__).resolve().parents[2] / "shared" / "sessions"
@@ -34,7 +34,8 @@ def main() -> int:
         totals = Totals()
         for session, session_requests in requests.items():
             totals.add_session(
-                replay_session(session, session_requests, strategy, model="gpt-4o", window=args.window), args.window
+                replay_session(Session(session, session_requests), strategy, model="gpt-4o", window=args.window),
+                args.window,
             )
         summary = totals.summary(price=0.0, cached_share=0.1)
         print(f"{watermark:>9} " + " ".join(f"{summary[name]:>18,}" for name in MEASURES))

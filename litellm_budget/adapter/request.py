@@ -1,13 +1,11 @@
-"""Read a chat request out of LiteLLM's kwargs and write the fitted one back; nothing else."""
+"""What LiteLLM's kwargs hold for every call type: the call type, messages as dicts, answer length, metadata."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from litellm_budget.core.checks import is_mapping
-from litellm_budget.core.formats.parts import texts_of
 
 CHAT_CALL_TYPES = frozenset({"completion", "acompletion"})
 MAX_TOKENS_KEYS = ("max_completion_tokens", "max_tokens")
@@ -70,33 +68,7 @@ def read_metadata(request: Mapping[str, Any]) -> Mapping[str, Any]:
     return metadata if is_mapping(metadata) else {}
 
 
-def call_id_of(request: MutableMapping[str, Any]) -> str:
-    """
-    The request's ``litellm_call_id``, set to a new one when missing: a Router call made from
-    the SDK gets its id only after routing, and LiteLLM keeps one set before (as it keeps a
-    caller's own), so every hook of the request finds the same id.
-    """
-    call_id = request.get("litellm_call_id")
-    if not isinstance(call_id, str) or not call_id:
-        call_id = str(uuid.uuid4())
-        request["litellm_call_id"] = call_id
-    return call_id
-
-
-def provider_of(request: Mapping[str, Any]) -> str | None:
-    """The provider LiteLLM already resolved for this call, when the kwargs say."""
+def resolved_provider(request: Mapping[str, Any]) -> str | None:
+    """The provider LiteLLM already resolved for this call (``custom_llm_provider``), when the kwargs say."""
     provider = request.get("custom_llm_provider")
     return provider if isinstance(provider, str) and provider else None
-
-
-def fingerprint(messages: list[Any]) -> int:
-    """A cheap identity of a message list (roles and text sizes), to recognise it again after copies."""
-    return hash(tuple(map(_role_and_size, messages)))
-
-
-def _role_and_size(message: Any) -> tuple[Any, int]:
-    if not is_mapping(message):
-        return (type(message).__name__, 0)
-    content = message.get("content")
-    size = len(content) if isinstance(content, str) else sum(map(len, texts_of(content)))
-    return (message.get("role"), size)

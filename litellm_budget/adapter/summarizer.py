@@ -19,6 +19,7 @@ from typing import Any
 import structlog
 
 from litellm_budget.core.memo import BoundedDict, BoundedLRU
+from litellm_budget.core.report import BudgetReport
 from litellm_budget.core.settings import BudgetSettings
 from litellm_budget.core.summary import SummaryJob
 from litellm_budget.typing import Message
@@ -52,6 +53,44 @@ class SummaryOutcome:
     cost: float | None = None
     calls: int = 0
 
+    def charged(self, report: BudgetReport) -> BudgetReport:
+        """``report`` saying what the summary calls made for its request cost, and why a summary is missing."""
+        failed = self.failed or report.summary_failed
+        return dataclasses.replace(report, summary_calls=self.calls, summary_cost=self.cost, summary_failed=failed)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SummarySource:
+    """
+    Where summaries come from: ``router``, anything with LiteLLM's ``acompletion`` (the proxy's
+    ``llm_router``, a ``Router``, or the ``litellm`` module itself for SDK users: ``summary_model``
+    is then a model name); the shared ``cache`` (a ``DualCache`` or ``None``: memory only); and
+    the ``settings`` of the request they are made for.
+    """
+
+    router: Any
+    cache: Any
+    settings: BudgetSettings
+
+    @classmethod
+    def through(cls, router: Any, cache: Any, settings: BudgetSettings) -> SummarySource:
+        """The proxy's or the caller's Router; without one, LiteLLM itself."""
+        if router is None:
+            import litellm
+
+            router = litellm
+        return cls(router, cache, settings)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Block:
+    """A block to summarize: the digest that names it, its messages in format ``fmt``, the summary it extends."""
+
+    digest: str
+    messages: Sequence[Message]
+    fmt: str
+    previous: str | None = None
+
 
 def is_summary_call(data: Mapping[str, Any]) -> bool:
     """Whether a request is one of our summary calls, which is never fitted or summarized itself."""
@@ -67,11 +106,8 @@ def is_summary_call(data: Mapping[str, Any]) -> bool:
 
 class Summarizer:
     """
-    Summaries by block digest: memory, then the shared cache, then one call per block at a time.
-
-    ``router`` is anything with LiteLLM's ``acompletion``: the proxy's ``llm_router``, a
-    ``Router``, or the ``litellm`` module itself for SDK users (``summary_model`` is then a
-    model name). ``cache`` is a ``DualCache`` or ``None`` (memory only).
+    Summaries by block digest: memory, then the shared cache, then one call per block at a time,
+    from a ``SummarySource``.
     """
 
     def __init__(self, max_summaries: int = 4096) -> None:
@@ -83,45 +119,24 @@ class Summarizer:
         # request waits; the others go on with the marker at once.
         self._since: dict[str, float] = {}
 
-    async def summary_for(
-        self, router: Any, cache: Any, settings: BudgetSettings, job: SummaryJob, fmt_name: str
-    ) -> SummaryOutcome:
+    async def summary_for(self, source: SummarySource, job: SummaryJob, fmt_name: str) -> SummaryOutcome:
         """
         The summary of ``job``'s block: known, else the longest summarized leading block's
         summary extended by the messages after it, else a summary of the whole block.
         """
-        text = await self.cached(cache, job.digest)
+        text = await self.cached(source.cache, job.digest)
         if text is not None:
             return SummaryOutcome(text=text)
-        count, previous = await self.previous(cache, job.leading) or (0, None)
-        block = job.messages[count:]
-        return await self._made(
-            router, settings=settings, cache=cache, block=block, digest=job.digest, fmt=fmt_name, previous=previous
-        )
+        count, previous = await self.previous(source.cache, job.leading) or (0, None)
+        block = Block(digest=job.digest, messages=job.messages[count:], fmt=fmt_name, previous=previous)
+        return await self._made(source, block)
 
-    async def summary(  # noqa: PLR0913, PLR0917 - one argument per thing a summary call needs
-        self,
-        router: Any,
-        cache: Any,
-        settings: BudgetSettings,
-        block_messages: Sequence[Message],
-        digest: str,
-        fmt_name: str,
-        previous_summary: str | None = None,
-    ) -> SummaryOutcome:
-        """The summary of the block ``digest`` of ``block_messages`` (after ``previous_summary``)."""
-        text = await self.cached(cache, digest)
+    async def summary(self, source: SummarySource, block: Block) -> SummaryOutcome:
+        """The summary of ``block``: known, else made (after ``block.previous``, if any)."""
+        text = await self.cached(source.cache, block.digest)
         if text is not None:
             return SummaryOutcome(text=text)
-        return await self._made(
-            router,
-            settings=settings,
-            cache=cache,
-            block=block_messages,
-            digest=digest,
-            fmt=fmt_name,
-            previous=previous_summary,
-        )
+        return await self._made(source, block)
 
     async def cached(self, cache: Any, digest: str) -> str | None:
         """A known summary: memory first, then the shared cache (any cache error is a miss)."""
@@ -151,26 +166,15 @@ class Summarizer:
                 return count, text
         return None
 
-    async def _made(  # noqa: PLR0913
-        self,
-        router: Any,
-        *,
-        cache: Any,
-        settings: BudgetSettings,
-        block: Sequence[Message],
-        digest: str,
-        fmt: str,
-        previous: str | None,
-    ) -> SummaryOutcome:
-        """Join the call in flight for ``digest`` or start one; wait for it at most ``summary_timeout``."""
+    async def _made(self, source: SummarySource, block: Block) -> SummaryOutcome:
+        """Join the call in flight for the block or start one; wait for it at most ``summary_timeout``."""
+        settings, digest = source.settings, block.digest
         if settings.summary_model is None:
             return SummaryOutcome(failed="summary_model not configured")
         failure = self._failures.get(digest)
         if failure is not None and time.monotonic() - failure[0] < RETRY_SECONDS:
             return SummaryOutcome(failed=failure[1])
-        task, started = self._task_for(
-            digest, lambda: self._call(router, cache, settings, block, digest, fmt, previous)
-        )
+        task, started = self._task_for(digest, lambda: self._call(source, block))
         left = settings.summary_timeout - (time.monotonic() - self._since.get(digest, time.monotonic()))
         try:
             outcome = await asyncio.wait_for(asyncio.shield(task), timeout=max(0.0, left))
@@ -205,22 +209,13 @@ class Summarizer:
             del self._inflight[digest]
             self._since.pop(digest, None)
 
-    async def _call(  # noqa: PLR0913, PLR0917 - what the prompt is made of
-        self,
-        router: Any,
-        cache: Any,
-        settings: BudgetSettings,
-        block: Sequence[Message],
-        digest: str,
-        fmt: str,
-        previous: str | None,
-    ) -> SummaryOutcome:
+    async def _call(self, source: SummarySource, block: Block) -> SummaryOutcome:
         """One summary call; stores what it made, and returns a failure instead of raising."""
         started = time.perf_counter()
-        size = len(block)
+        settings, digest, size = source.settings, block.digest, len(block.messages)
         try:
-            prompt = summary_prompt(block, fmt, settings.summary_max_tokens, previous)
-            response = await router.acompletion(
+            prompt = summary_prompt(block.messages, block.fmt, settings.summary_max_tokens, block.previous)
+            response = await source.router.acompletion(
                 model=settings.summary_model,
                 messages=prompt,
                 max_tokens=settings.summary_max_tokens,
@@ -233,7 +228,7 @@ class Summarizer:
         if not text:
             return self._failed(digest, "error: empty reply", size, started)
         self._memory.put(digest, text)
-        await _write(cache, CACHE_PREFIX + digest, text)
+        await _write(source.cache, CACHE_PREFIX + digest, text)
         outcome = SummaryOutcome(text=text, tokens=usage_tokens(response), cost=reply_cost(response), calls=1)
         log.info("summary_made", digest=digest, messages=size, tokens=outcome.tokens, duration_ms=_ms(started))
         return outcome

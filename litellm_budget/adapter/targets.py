@@ -65,6 +65,17 @@ def group_target(group: str, deployments: Iterable[Mapping[str, Any]], settings:
     )
 
 
+def pre_call_target(request: Mapping[str, Any], settings: BudgetSettings, router: Any) -> Target | None:
+    """
+    What the proxy's pre-call hook fits against: the largest window of the request's model group
+    in ``router``, with the request's own overrides; ``None`` leaves the work to the deployment hook.
+    """
+    group = str(request.get("model"))
+    deployments = (router.get_model_list(model_name=group) if router is not None else None) or []
+    target = group_target(group, deployments, settings)
+    return None if target is None else with_request_overrides(target, read_metadata(request))
+
+
 def deployment_windows(
     group: str, deployments: Iterable[Mapping[str, Any]]
 ) -> list[tuple[int, Mapping[str, Any], str]]:

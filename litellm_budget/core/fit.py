@@ -43,7 +43,7 @@ class Fitted:
     report: BudgetReport
 
 
-def fit(  # noqa: PLR0913 - the public signature is fixed
+def fit(
     messages: Sequence[Message] | str,
     *,
     model: str,
@@ -96,7 +96,7 @@ def fit(  # noqa: PLR0913 - the public signature is fixed
     return dataclasses.replace(fitted, messages=unjoin(fitted.messages))
 
 
-def fit_request(  # noqa: PLR0913 - one keyword per thing a request has
+def fit_request(
     messages: Sequence[Message],
     *,
     model: str,
@@ -220,7 +220,7 @@ def _fitted(ledger: Ledger, draft: Draft, max_tokens: int | None, started: float
     return Fitted(messages=out, max_tokens=sent, report=report)
 
 
-def passed_through(  # noqa: PLR0913 - the report's fields
+def passed_through(
     messages: Any, *, model: str, settings: BudgetSettings, fmt: MessageFormat, max_tokens: Any, reason: str
 ) -> Fitted:
     """A request this plugin will not fit, forwarded untouched with a report saying why (``unsupported``)."""

@@ -43,7 +43,7 @@ class Limits:
         return math.ceil(counted * self.ratio)
 
 
-def limits_for(  # noqa: PLR0913 - what a request's limits depend on
+def limits_for(
     window: int,
     max_tokens: int | None,
     settings: BudgetSettings,

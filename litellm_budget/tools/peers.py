@@ -8,6 +8,7 @@ priming). None of them guarantees a fit: what each sends is measured, overflow i
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
@@ -54,17 +55,19 @@ def mask_observations(messages: list[Message], *, keep: int = MASK_KEEP) -> list
     return [_with_text(m, MASK_TEMPLATE.format(lines=_lines(m))) if i in older else m for i, m in enumerate(messages)]
 
 
-def clear_tool_uses(  # noqa: PLR0913 - the API's own knobs, one keyword each
-    messages: list[Message],
-    *,
-    count: Count,
-    trigger: int,
-    keep: int = DEFAULT_KEEP_TOOL_USES,
-    clear_at_least: int = 0,
-    clear_tool_inputs: bool = False,
-    exclude_tools: Collection[str] = (),
-    placeholder: str = CLEARED_RESULT,
-) -> list[Message]:
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ClearToolUses:
+    """The knobs of Anthropic's ``clear_tool_uses_20250919``, as the API names them."""
+
+    trigger: int
+    keep: int = DEFAULT_KEEP_TOOL_USES
+    clear_at_least: int = 0
+    clear_tool_inputs: bool = False
+    exclude_tools: Collection[str] = ()
+    placeholder: str = CLEARED_RESULT
+
+
+def clear_tool_uses(messages: list[Message], edit: ClearToolUses, count: Count) -> list[Message]:
     """
     Anthropic's ``clear_tool_uses_20250919`` on chat messages, the twin of
     ``core.context_edits.clear_tool_uses``: past ``trigger`` input tokens, the results of every
@@ -73,14 +76,15 @@ def clear_tool_uses(  # noqa: PLR0913 - the API's own knobs, one keyword each
     ``clear_at_least`` tokens.
     """
     before = count(messages)
-    if before <= trigger:
+    if before <= edit.trigger:
         return messages
     uses = _tool_uses(messages)
-    cleared = {call_id for call_id, name in uses[: max(0, len(uses) - keep)] if name not in exclude_tools}
+    kept = max(0, len(uses) - edit.keep)
+    cleared = {call_id for call_id, name in uses[:kept] if name not in edit.exclude_tools}
     if not cleared:
         return messages
-    edited = _cleared(messages, cleared, placeholder, inputs=cleared if clear_tool_inputs else set())
-    return edited if before - count(edited) >= clear_at_least else messages
+    edited = _cleared(messages, cleared, edit.placeholder, inputs=cleared if edit.clear_tool_inputs else set())
+    return edited if before - count(edited) >= edit.clear_at_least else messages
 
 
 def litellm_polyfill(
@@ -111,7 +115,8 @@ def masking_peer(model: str, window: int) -> Peer:  # noqa: ARG001 - masking kno
 def clear_tool_uses_peer(model: str, window: int) -> Peer:
     """``clear_tool_uses``: trigger = auto's budget, keep 3, clear_at_least = auto's quantum, inputs kept."""
     count, trigger, least = prompt_counter(model), prompt_budget(window), auto_quantum(window)
-    return lambda messages: clear_tool_uses(messages, count=count, trigger=trigger, clear_at_least=least)
+    edit = ClearToolUses(trigger=trigger, clear_at_least=least)
+    return lambda messages: clear_tool_uses(messages, edit, count)
 
 
 def litellm_polyfill_peer(model: str, window: int) -> Peer:

@@ -24,7 +24,7 @@ from .outcome import Outcome, Strategy
 from .prefix import anthropic_blocks, shared_prefix
 from .pricing import Prices
 from .remembered import Remembered
-from .summaries import summarizing_strategy
+from .replay_summaries import summarizing_strategy
 
 #: Columns of the per-request table shared by the demo and ``replay --rows``.
 ROW_HEADERS = ["request", "messages", "tokens before", "tokens after", "action", "elided", "dropped", "ms"]
@@ -190,20 +190,24 @@ def strategy_for(
     raise ValueError(msg)
 
 
-def replay_session(  # noqa: PLR0913 - one keyword per thing a replay measures against
-    name: str,
-    requests: Iterable[list[Message]],
-    strategy: Strategy,
-    *,
-    model: str,
-    window: int,
-    fmt: MessageFormat = CHAT,
-    evidence: Iterable[Evidence] | None = None,
+@dataclasses.dataclass(frozen=True, slots=True)
+class Session:
+    """A recorded session as a replay takes it: its name, its requests in order, what each answer learned."""
+
+    name: str
+    requests: Iterable[list[Message]]
+    #: Per request (``evidence.session_evidence``); ``None``: no answers to learn from.
+    evidence: Iterable[Evidence] | None = None
+
+
+def replay_session(
+    session: Session, strategy: Strategy, *, model: str, window: int, fmt: MessageFormat = CHAT
 ) -> list[Row]:
     """
-    Run ``strategy`` on each request in order, measuring the prefix shared with the last one sent
-    and how much of each request's ``evidence`` (``evidence.session_evidence``) was sent.
+    Run ``strategy`` on each request of ``session`` in order, measuring the prefix shared with
+    the last one sent and how much of each request's evidence was sent.
     """
+    name, requests, evidence = session.name, session.requests, session.evidence
     counter = counter_for(model)
     count = functools.partial(fmt.count_message, counter)
     blocks = anthropic_blocks(count) if fmt.name == "anthropic" else None

@@ -19,9 +19,9 @@ from .peers import describe
 from .plot import require_matplotlib
 from .pricing import prices_for
 from .progress import Progress
-from .replay import Row, Totals, format_rows, replay_session, strategy_for
+from .replay import Row, Session, Totals, format_rows, replay_session, strategy_for
+from .replay_summaries import OFFLINE_SUMMARY_NOTE, SummarizingStrategy, format_session_summaries
 from .sessions import load_conversation, requests_of, session_files
-from .summaries import OFFLINE_SUMMARY_NOTE, SummarizingStrategy, format_session_summaries
 
 COLUMNS = [
     "requests",
@@ -145,15 +145,8 @@ class _Replayer:
         for session, session_requests in self.requests.items():
             if isinstance(strategy, SummarizingStrategy):
                 strategy.start_session(session)
-            session_rows = replay_session(
-                session,
-                session_requests,
-                strategy,
-                model=model,
-                window=window,
-                fmt=self.fmt,
-                evidence=self.evidence[session],
-            )
+            replayed = Session(session, session_requests, self.evidence[session])
+            session_rows = replay_session(replayed, strategy, model=model, window=window, fmt=self.fmt)
             totals.add_session(session_rows, window)
             for _ in session_rows:
                 self.progress.step(f"{window} {run.label} {session}")

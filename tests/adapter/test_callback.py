@@ -14,6 +14,7 @@ from structlog.testing import capture_logs
 import litellm_budget
 from litellm_budget import BudgetSettings, ContextBudget
 from litellm_budget.adapter.callback import ContextBudget as DefinedHere
+from litellm_budget.adapter.failopen import HookFailedError
 from litellm_budget.adapter.publish import EVENTS
 from tests.support.builders import agent_session, system, text, user
 
@@ -120,7 +121,7 @@ class TestFailOpen:
         def broken(*args: Any, **kwargs: Any) -> None:
             raise RuntimeError("boom with a secret that must not be logged")
 
-        monkeypatch.setattr("litellm_budget.adapter.fitting.fit_request", broken)
+        monkeypatch.setattr("litellm_budget.adapter.hook_pass.fit_request", broken)
         messages = agent_session(20, 900)
         request = kwargs_for(messages)
 
@@ -132,22 +133,28 @@ class TestFailOpen:
         assert result is None
         assert request["messages"] is messages
         assert logs[-1]["event"] == "hook_failed"
+        assert (logs[-1]["hook"], logs[-1]["step"]) == ("async_pre_call_deployment_hook", "fit")
         assert logs[-1]["error_type"] == "RuntimeError"
         assert "secret" not in str(logs)
 
     @pytest.mark.asyncio
     async def test_fail_closed_raises(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        """With fail_closed the same bug fails the request instead."""
+        """With fail_closed the same bug refuses the request instead, with an error that says why (not what it held)."""
 
         def broken(*args: Any, **kwargs: Any) -> None:
             raise RuntimeError("boom")
 
-        monkeypatch.setattr("litellm_budget.adapter.fitting.fit_request", broken)
+        monkeypatch.setattr("litellm_budget.adapter.hook_pass.fit_request", broken)
 
-        with pytest.raises(RuntimeError, match="boom"):
+        with pytest.raises(
+            HookFailedError, match=r"at its fit step .*fail_closed is set, so the request is refused"
+        ) as caught:
             await ContextBudget(default_window=4000, fail_closed=True).async_pre_call_deployment_hook(
                 kwargs_for(agent_session(3)), CallTypes.acompletion
             )
+
+        assert isinstance(caught.value.__cause__, RuntimeError)
+        assert "boom" not in str(caught.value)
 
     @pytest.mark.asyncio
     async def test_rejection_is_not_a_failure(self) -> None:

@@ -8,7 +8,14 @@ from typing import Any
 import litellm
 import pytest
 
-from litellm_budget.adapter.summarizer import CACHE_PREFIX, SUMMARY_TAG, Summarizer, is_summary_call
+from litellm_budget.adapter.summarizer import (
+    CACHE_PREFIX,
+    SUMMARY_TAG,
+    Block,
+    Summarizer,
+    SummarySource,
+    is_summary_call,
+)
 from litellm_budget.adapter.summary_prompt import bounded_summary, max_words, render_block, summary_prompt
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.settings import BudgetSettings
@@ -47,7 +54,9 @@ async def test_a_miss_calls_the_summary_model_through_the_router_tagged() -> Non
     """One call to summary_model, tagged so the plugin leaves it alone, with its tokens and cost."""
     router = FakeRouter()
 
-    outcome = await Summarizer().summary(router, None, SETTINGS, BLOCK, DIGEST, "chat")
+    outcome = await Summarizer().summary(
+        SummarySource(router, None, SETTINGS), Block(digest=DIGEST, messages=BLOCK, fmt="chat")
+    )
 
     assert (outcome.text, outcome.failed, outcome.calls, outcome.tokens, outcome.cost) == (REPLY, None, 1, 940, 0.0021)
     (call,) = router.calls
@@ -61,9 +70,11 @@ async def test_a_miss_calls_the_summary_model_through_the_router_tagged() -> Non
 async def test_a_summary_made_once_is_served_from_memory() -> None:
     """The second request for a block gets the same text without a call."""
     router, summarizer = FakeRouter(), Summarizer()
-    await summarizer.summary(router, None, SETTINGS, BLOCK, DIGEST, "chat")
+    await summarizer.summary(SummarySource(router, None, SETTINGS), Block(digest=DIGEST, messages=BLOCK, fmt="chat"))
 
-    again = await summarizer.summary(router, None, SETTINGS, BLOCK, DIGEST, "chat")
+    again = await summarizer.summary(
+        SummarySource(router, None, SETTINGS), Block(digest=DIGEST, messages=BLOCK, fmt="chat")
+    )
 
     assert (again.text, again.calls, again.cost) == (REPLY, 0, None)
     assert len(router.calls) == 1
@@ -73,9 +84,14 @@ async def test_a_summary_made_once_is_served_from_memory() -> None:
 async def test_another_replica_finds_the_summary_in_the_dual_cache() -> None:
     """A summary one replica made is read by another from the shared DualCache, with no call."""
     shared, router = shared_cache(), FakeRouter()
-    await Summarizer().summary(router, shared, SETTINGS, BLOCK, DIGEST, "chat")
+    await Summarizer().summary(
+        SummarySource(router, shared, SETTINGS), Block(digest=DIGEST, messages=BLOCK, fmt="chat")
+    )
 
-    found = await Summarizer().summary(FakeRouter(error=RuntimeError()), shared, SETTINGS, BLOCK, DIGEST, "chat")
+    found = await Summarizer().summary(
+        SummarySource(FakeRouter(error=RuntimeError()), shared, SETTINGS),
+        Block(digest=DIGEST, messages=BLOCK, fmt="chat"),
+    )
 
     assert found.text == REPLY
     assert found.calls == 0
@@ -88,7 +104,12 @@ async def test_concurrent_requests_for_one_block_make_one_call() -> None:
     router, summarizer = FakeRouter(delay=0.05), Summarizer()
 
     outcomes = await asyncio.gather(
-        *(summarizer.summary(router, shared_cache(), SETTINGS, BLOCK, DIGEST, "chat") for _ in range(5))
+        *(
+            summarizer.summary(
+                SummarySource(router, shared_cache(), SETTINGS), Block(digest=DIGEST, messages=BLOCK, fmt="chat")
+            )
+            for _ in range(5)
+        )
     )
 
     assert len(router.calls) == 1
@@ -103,11 +124,15 @@ async def test_a_slow_summary_fails_the_wait_and_is_ready_for_the_next_request()
     shared, router, summarizer = shared_cache(), FakeRouter(delay=0.2), Summarizer()
     hasty = BudgetSettings(summary_model="cheap", summary_timeout=0.01)
 
-    late = await summarizer.summary(router, shared, hasty, BLOCK, DIGEST, "chat")
+    late = await summarizer.summary(
+        SummarySource(router, shared, hasty), Block(digest=DIGEST, messages=BLOCK, fmt="chat")
+    )
     assert (late.text, late.failed, late.calls) == (None, "timeout after 0.01s", 1)
 
     await asyncio.sleep(0.3)
-    ready = await summarizer.summary(router, None, hasty, BLOCK, DIGEST, "chat")
+    ready = await summarizer.summary(
+        SummarySource(router, None, hasty), Block(digest=DIGEST, messages=BLOCK, fmt="chat")
+    )
     assert (ready.text, ready.calls) == (REPLY, 0)
     assert await shared.async_get_cache(CACHE_PREFIX + DIGEST) == REPLY
     assert len(router.calls) == 1
@@ -126,8 +151,12 @@ async def test_a_failing_summarizer_never_raises_and_is_not_retried_at_once(rout
     """Any failure is a reason in the outcome; the block is not tried again right away."""
     summarizer = Summarizer()
 
-    failed = await summarizer.summary(router, None, SETTINGS, BLOCK, DIGEST, "chat")
-    again = await summarizer.summary(router, None, SETTINGS, BLOCK, DIGEST, "chat")
+    failed = await summarizer.summary(
+        SummarySource(router, None, SETTINGS), Block(digest=DIGEST, messages=BLOCK, fmt="chat")
+    )
+    again = await summarizer.summary(
+        SummarySource(router, None, SETTINGS), Block(digest=DIGEST, messages=BLOCK, fmt="chat")
+    )
 
     assert (failed.text, failed.failed, failed.calls) == (None, reason, 1)
     assert (again.failed, again.calls) == (reason, 0)
@@ -139,9 +168,15 @@ async def test_a_broken_cache_is_a_miss_and_no_model_is_a_reason() -> None:
     """Redis down: the summary is still made and kept in memory. No summary_model: a reason, no call."""
     router, summarizer = FakeRouter(), Summarizer()
 
-    made = await summarizer.summary(router, BrokenCache(), SETTINGS, BLOCK, DIGEST, "chat")
-    kept = await summarizer.summary(router, BrokenCache(), SETTINGS, BLOCK, DIGEST, "chat")
-    none = await Summarizer().summary(router, None, BudgetSettings(), BLOCK, DIGEST, "chat")
+    made = await summarizer.summary(
+        SummarySource(router, BrokenCache(), SETTINGS), Block(digest=DIGEST, messages=BLOCK, fmt="chat")
+    )
+    kept = await summarizer.summary(
+        SummarySource(router, BrokenCache(), SETTINGS), Block(digest=DIGEST, messages=BLOCK, fmt="chat")
+    )
+    none = await Summarizer().summary(
+        SummarySource(router, None, BudgetSettings()), Block(digest=DIGEST, messages=BLOCK, fmt="chat")
+    )
 
     assert (made.text, kept.text, kept.calls) == (REPLY, REPLY, 0)
     assert (none.text, none.failed, none.calls) == (None, "summary_model not configured", 0)
@@ -154,10 +189,13 @@ async def test_a_longer_block_extends_the_summary_of_the_block_it_starts_with() 
     session = agent_session(12, 200)
     earlier, later = session[2:10], session[2:16]
     shared, router = shared_cache(), FakeRouter()
-    await Summarizer().summary(FakeRouter("Earlier summary."), shared, SETTINGS, earlier, block_digest(earlier), "chat")
+    await Summarizer().summary(
+        SummarySource(FakeRouter("Earlier summary."), shared, SETTINGS),
+        Block(digest=block_digest(earlier), messages=earlier, fmt="chat"),
+    )
     job = summary_job(session, format_named("chat"), list(range(2, 16)))
 
-    outcome = await Summarizer().summary_for(router, shared, SETTINGS, job, "chat")
+    outcome = await Summarizer().summary_for(SummarySource(router, shared, SETTINGS), job, "chat")
 
     assert job.digest == block_digest(later)
     assert outcome.text == REPLY
@@ -218,7 +256,9 @@ async def test_a_real_router_serves_the_summary_call_and_prices_it() -> None:
 
     patient = BudgetSettings(summary_model="cheap", summary_timeout=30)  # a first Router call warms up for a while
 
-    outcome = await Summarizer().summary(router, shared_cache(), patient, BLOCK, DIGEST, "chat")
+    outcome = await Summarizer().summary(
+        SummarySource(router, shared_cache(), patient), Block(digest=DIGEST, messages=BLOCK, fmt="chat")
+    )
 
     assert (outcome.text, outcome.failed, outcome.calls) == (REPLY, None, 1)
     assert outcome.cost is not None

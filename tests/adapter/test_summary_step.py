@@ -1,4 +1,4 @@
-"""The hook's summary step (adapter/summarizing.py): what it asks the summarizer for, given a silent trial fit."""
+"""The hook's summary step (adapter/summary_step.py): what it asks the summarizer for, given a silent trial fit."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from litellm_budget import BudgetSettings
-from litellm_budget.adapter.summarizer import Summarizer
-from litellm_budget.adapter.summarizing import summary_ahead
+from litellm_budget.adapter.summarizer import Block, Summarizer, SummarySource
+from litellm_budget.adapter.summary_step import summary_ahead
 from litellm_budget.core.fit import Fitted, fit_request
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.summary import block_digest
@@ -37,7 +37,7 @@ async def test_a_needed_summary_is_made_and_offered_to_the_fit() -> None:
     router, summarizer = FakeRouter(), Summarizer()
     trial = fit(LIGHT)
 
-    summaries, outcome = await summary_ahead(summarizer, trial, LIGHT, CHAT, SETTINGS, router=router, cache=None)
+    summaries, outcome = await summary_ahead(summarizer, SummarySource(router, None, SETTINGS), trial, LIGHT, CHAT)
 
     assert summaries == {trial.report.summary_needed: REPLY}
     assert outcome is not None
@@ -52,11 +52,11 @@ async def test_a_heavy_step_gets_the_known_summary_of_its_block_without_a_call()
     """
     router, summarizer = FakeRouter(), Summarizer()
     light = fit(LIGHT)
-    await summary_ahead(summarizer, light, LIGHT, CHAT, SETTINGS, router=router, cache=None)
+    await summary_ahead(summarizer, SummarySource(router, None, SETTINGS), light, LIGHT, CHAT)
     trial = fit(HEAVY)
     assert (trial.report.dropped_at, trial.report.summary_failed) == (light.report.dropped_at, "no room for a summary")
 
-    summaries, outcome = await summary_ahead(summarizer, trial, HEAVY, CHAT, SETTINGS, router=router, cache=None)
+    summaries, outcome = await summary_ahead(summarizer, SummarySource(router, None, SETTINGS), trial, HEAVY, CHAT)
     sent = fit(HEAVY, summaries)
 
     assert summaries == {light.report.summary_needed: REPLY}
@@ -70,7 +70,9 @@ async def test_a_heavy_step_gets_the_known_summary_of_its_block_without_a_call()
 async def test_a_heavy_step_with_no_known_summary_makes_no_call() -> None:
     router = FakeRouter()
 
-    summaries, outcome = await summary_ahead(Summarizer(), fit(HEAVY), HEAVY, CHAT, SETTINGS, router=router, cache=None)
+    summaries, outcome = await summary_ahead(
+        Summarizer(), SummarySource(router, None, SETTINGS), fit(HEAVY), HEAVY, CHAT
+    )
 
     assert (summaries, outcome, router.calls) == (None, None, [])
     assert fit(HEAVY).report.summary_failed == "no room for a summary"
@@ -83,12 +85,18 @@ async def test_a_hanging_summary_model_delays_only_the_first_request() -> None:
     block = HISTORY[2:10]
     digest = block_digest(block)
 
-    first = await summarizer.summary(router, None, hasty, block, digest, "chat")
+    first = await summarizer.summary(
+        SummarySource(router, None, hasty), Block(digest=digest, messages=block, fmt="chat")
+    )
     started = time.monotonic()
-    second = await summarizer.summary(router, None, hasty, block, digest, "chat")
+    second = await summarizer.summary(
+        SummarySource(router, None, hasty), Block(digest=digest, messages=block, fmt="chat")
+    )
     waited = time.monotonic() - started
     await asyncio.sleep(0.6)
-    third = await summarizer.summary(router, None, hasty, block, digest, "chat")
+    third = await summarizer.summary(
+        SummarySource(router, None, hasty), Block(digest=digest, messages=block, fmt="chat")
+    )
 
     assert (first.failed, first.calls) == ("timeout after 0.2s", 1)
     assert (second.failed, second.calls) == ("timeout after 0.2s", 0)

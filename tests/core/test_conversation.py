@@ -187,13 +187,13 @@ class TestConversationKey:
     @pytest.mark.parametrize("messages", [[{"content": "no role"}], ["not a dict"], [{"role": "user"}, 7]])
     def test_a_malformed_request_has_no_conversation(self, messages: list[Any]) -> None:
         """The core reports it as unsupported; naming its conversation must not raise first."""
-        from litellm_budget.adapter.conversations import conversation_key
+        from litellm_budget.adapter.conversation_state import conversation_key
         from litellm_budget.core.formats.chat import CHAT
 
         assert conversation_key("gpt-4o", CHAT, messages) is None
 
     def test_the_key_names_model_system_and_task(self) -> None:
-        from litellm_budget.adapter.conversations import conversation_key
+        from litellm_budget.adapter.conversation_state import conversation_key
         from litellm_budget.core.formats.chat import CHAT
 
         session = agent_session(3)

@@ -21,9 +21,9 @@ from litellm_budget.core.report import BudgetReport, parse_ranges, unsent
 from litellm_budget.core.summary import DIGEST_CHARS, block_digest, summary_job
 from litellm_budget.tools.cli import main
 from litellm_budget.tools.convert import converted
-from litellm_budget.tools.replay import Totals, replay_session, strategy_for
+from litellm_budget.tools.replay import Session, Totals, replay_session, strategy_for
+from litellm_budget.tools.replay_summaries import SummarizingStrategy, offline_summary
 from litellm_budget.tools.sessions import requests_of
-from litellm_budget.tools.summaries import SummarizingStrategy, offline_summary
 from tests.support.builders import agent_session, chat_session, text, tokens_of
 from tests.support.strategies import conversations
 
@@ -295,7 +295,7 @@ class TestReplay:
         assert isinstance(strategy, SummarizingStrategy)
         strategy.start_session("one")
 
-        rows = replay_session("one", requests_of(agent_session(40, 400)), strategy, model=MODEL, window=6000)
+        rows = replay_session(Session("one", requests_of(agent_session(40, 400))), strategy, model=MODEL, window=6000)
 
         stats = strategy.totals()
         (session,) = stats["summary_sessions"]
@@ -333,7 +333,7 @@ def test_summaries_keep_the_prefix_reuse_of_markers(sessions: dict[str, list[dic
             if isinstance(strategy, SummarizingStrategy):
                 strategy.start_session(session)
             totals.add_session(
-                replay_session(session, requests_of(messages), strategy, model=MODEL, window=window), window
+                replay_session(Session(session, requests_of(messages)), strategy, model=MODEL, window=window), window
             )
         reuse[name] = totals.summary()["reuse"]
         assert totals.overflow == totals.invalid == totals.rejected == 0

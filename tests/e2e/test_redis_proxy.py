@@ -27,7 +27,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -198,17 +198,28 @@ def learn_on(replica: Replica, group: str, requests: int, seed: int) -> None:
         wait_for_count(replica.spy_log, before + 1)
 
 
-def poll(read: Callable[[], Any], timeout: float = 3.0) -> Any:
-    """The first non-None value ``read`` returns within ``timeout`` seconds, else None."""
-    deadline = time.monotonic() + timeout
-    while (value := read()) is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return value
-
-
 def shared_ratio(redis: RedisServer, group: str) -> float | None:
     value = redis.command("GET", RATIO_KEY + GROUPS[group])
     return None if value is None else float(json.loads(value))
+
+
+def settled_ratio(redis: RedisServer, group: str, quiet: float = 1.5, timeout: float = 15.0) -> float | None:
+    """
+    The ratio Redis holds for ``group`` once the replica teaching it has settled: unchanged for
+    ``quiet`` seconds. A replica learns from each success after its answer went out (and the spy
+    logged it), and writes again whenever its ratio moved: the first value Redis holds may not be
+    the one another replica reads a moment later.
+    """
+    deadline = time.monotonic() + timeout
+    last, since = shared_ratio(redis, group), time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+        value = shared_ratio(redis, group)
+        if value != last:
+            last, since = value, time.monotonic()
+        elif value is not None and time.monotonic() - since >= quiet:
+            return value
+    return None
 
 
 def first_report_on(replica: Replica, group: str, tokens: int = 1500, seed: int = 900) -> dict[str, Any]:
@@ -244,8 +255,8 @@ def test_a_ratio_learned_on_one_replica_is_adopted_by_the_other(rig: Rig) -> Non
     if learned <= 1.05:
         pytest.fail(f"replica a did not learn the inflated usage: ratio {learned}")
 
-    shared = poll(lambda: shared_ratio(rig.redis, "learn"))
-    assert shared is not None, f"nothing under {RATIO_KEY}{GROUPS['learn']} in Redis: {rig.redis.command('KEYS', '*')}"
+    shared = settled_ratio(rig.redis, "learn")
+    assert shared is not None, f"nothing settled under {RATIO_KEY}{GROUPS['learn']}: {rig.redis.command('KEYS', '*')}"
     adopted = first_report_on(rig.b, "learn")["token_ratio"]
     assert adopted == pytest.approx(shared)
     assert adopted > 1.05
@@ -329,8 +340,8 @@ def test_sharing_resumes_when_redis_returns(rig: Rig, outage: Outage) -> None:
             pytest.fail(f"replica {replica.name} failed after Redis returned")
 
     learn_on(rig.a, "resume", requests=5, seed=100)
-    written = poll(lambda: shared_ratio(rig.redis, "resume"))
-    assert written is not None, f"nothing under {RATIO_KEY}{GROUPS['resume']} in Redis after it returned"
+    written = settled_ratio(rig.redis, "resume")
+    assert written is not None, f"nothing settled under {RATIO_KEY}{GROUPS['resume']} in Redis after it returned"
     adopted = first_report_on(rig.b, "resume")["token_ratio"]
     assert adopted == pytest.approx(written)
     assert adopted > 1.05

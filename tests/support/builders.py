@@ -70,3 +70,30 @@ def tokens_of(messages: list[dict[str, Any]], model: str = "gpt-4o") -> int:
     """What fit() counts for ``messages``: every message plus the reply priming."""
     counter = counter_for(model)
     return sum(counter.count_message(m) for m in messages) + counter.count_tools(None)
+
+
+#: Anthropic's ``compact_20260112`` edit, as a client asks for it in ``context_management``.
+COMPACT_EDIT = "compact_20260112"
+#: Another context edit, left as asked when the compaction is served.
+CLEAR_TOOL_USES_EDIT = {"type": "clear_tool_uses_20250919"}
+
+
+def compact_asked(trigger: int | None = None, **extra: Any) -> dict[str, Any]:
+    """A client's compaction edit, with an ``input_tokens`` trigger when given."""
+    edit: dict[str, Any] = {"type": COMPACT_EDIT, **extra}
+    if trigger is not None:
+        edit["trigger"] = {"type": "input_tokens", "value": trigger}
+    return edit
+
+
+def anthropic_history(steps: int = 12) -> list[dict[str, Any]]:
+    """Anthropic messages of an agent's tool history: about 300 tokens a step."""
+    from litellm_budget.core.formats.anthropic_convert import from_chat
+
+    return from_chat(agent_session(steps, 300))[1]
+
+
+def text_of(message: dict[str, Any]) -> str:
+    """A message's texts, joined: a string content, or its text blocks."""
+    content = message["content"]
+    return content if isinstance(content, str) else " ".join(b.get("text", "") for b in content)

@@ -21,7 +21,7 @@ from litellm_budget.tools.evidence import (
     session_evidence,
 )
 from litellm_budget.tools.outcome import Outcome
-from litellm_budget.tools.replay import Row, Totals, replay_session
+from litellm_budget.tools.replay import Row, Session, Totals, replay_session
 from litellm_budget.tools.sessions import requests_of
 from tests.support.builders import text
 
@@ -191,7 +191,7 @@ def _last_only(messages: Messages) -> Outcome:
 class TestReplay:
     def _summary(self, strategy: Any, messages: Messages, *, with_evidence: bool = True) -> dict[str, Any]:
         evidence = session_evidence(messages) if with_evidence else None
-        rows = replay_session("s", requests_of(messages), strategy, model="gpt-4o", window=100_000, evidence=evidence)
+        rows = replay_session(Session("s", requests_of(messages), evidence), strategy, model="gpt-4o", window=100_000)
         totals = Totals()
         totals.add_session(rows, 100_000)
         return totals.summary()
@@ -210,7 +210,7 @@ class TestReplay:
     def test_without_answers_there_is_no_recall(self) -> None:
         """No evidence given: every row counts nothing and the recall is None, not a made-up 0.0."""
         messages = _session()
-        rows = replay_session("s", requests_of(messages), _everything, model="gpt-4o", window=100_000)
+        rows = replay_session(Session("s", requests_of(messages)), _everything, model="gpt-4o", window=100_000)
         assert {row.evidence for row in rows} == {NO_RECALL}
         summary = self._summary(_everything, messages, with_evidence=False)
         assert (summary["evidence_recall"], summary["old_evidence_recall"]) == (None, None)

@@ -18,6 +18,7 @@ from litellm_budget.tools.baselines import BASELINES
 from litellm_budget.tools.peers import (
     MASK_TEMPLATE,
     POLYFILL_PLACEHOLDER,
+    ClearToolUses,
     auto_quantum,
     clear_tool_uses,
     clear_tool_uses_peer,
@@ -27,7 +28,7 @@ from litellm_budget.tools.peers import (
     prompt_counter,
 )
 from litellm_budget.tools.pricing import FALLBACK_PER_TOKEN, prices_for
-from litellm_budget.tools.replay import Row, Totals, replay_session, strategy_for
+from litellm_budget.tools.replay import Row, Session, Totals, replay_session, strategy_for
 from litellm_budget.tools.sessions import requests_of
 from tests.support.builders import agent_session, chat_session, system, text, tool_step, user
 
@@ -83,13 +84,13 @@ class TestMasking:
 class TestClearToolUses:
     def test_under_the_trigger_nothing_changes(self) -> None:
         messages = agent_session(6, 100)
-        assert clear_tool_uses(messages, count=COUNT, trigger=COUNT(messages)) is messages
+        assert clear_tool_uses(messages, ClearToolUses(trigger=COUNT(messages)), COUNT) is messages
 
     def test_over_the_trigger_the_oldest_results_are_cleared_keeping_the_last_n(self) -> None:
         messages = agent_session(6, 100)
         before = copy.deepcopy(messages)
 
-        cleared = clear_tool_uses(messages, count=COUNT, trigger=COUNT(messages) - 1, keep=3)
+        cleared = clear_tool_uses(messages, ClearToolUses(trigger=COUNT(messages) - 1, keep=3), COUNT)
 
         assert messages == before
         assert _results(cleared) == [CLEARED_RESULT] * 3 + _results(messages)[3:]
@@ -100,12 +101,12 @@ class TestClearToolUses:
     def test_clear_at_least_clears_all_or_nothing(self) -> None:
         """Nothing when the clearing would free fewer tokens than clear_at_least; all of it when it frees enough."""
         messages = agent_session(6, 100)
-        freed = COUNT(messages) - COUNT(clear_tool_uses(messages, count=COUNT, trigger=0))
+        freed = COUNT(messages) - COUNT(clear_tool_uses(messages, ClearToolUses(trigger=0), COUNT))
         assert freed > 0
 
-        assert clear_tool_uses(messages, count=COUNT, trigger=0, clear_at_least=freed + 1) is messages
+        assert clear_tool_uses(messages, ClearToolUses(trigger=0, clear_at_least=freed + 1), COUNT) is messages
         assert (
-            _results(clear_tool_uses(messages, count=COUNT, trigger=0, clear_at_least=freed))[:3]
+            _results(clear_tool_uses(messages, ClearToolUses(trigger=0, clear_at_least=freed), COUNT))[:3]
             == [CLEARED_RESULT] * 3
         )
 
@@ -114,7 +115,7 @@ class TestClearToolUses:
         messages[2]["tool_calls"][0]["function"]["name"] = "memory"
 
         cleared = clear_tool_uses(
-            messages, count=COUNT, trigger=0, keep=1, exclude_tools={"memory"}, clear_tool_inputs=True
+            messages, ClearToolUses(trigger=0, keep=1, exclude_tools={"memory"}, clear_tool_inputs=True), COUNT
         )
 
         assert _results(cleared)[0] == _results(messages)[0]  # the excluded tool's use is kept
@@ -135,7 +136,7 @@ class TestClearToolUses:
         }
 
         core, _ = core_clear_tool_uses(converted, edit, lambda m: len(str(m)))
-        ours = clear_tool_uses(messages, count=COUNT, trigger=0, keep=keep)
+        ours = clear_tool_uses(messages, ClearToolUses(trigger=0, keep=keep), COUNT)
 
         core_ids = [
             block["tool_use_id"]
@@ -175,7 +176,7 @@ class TestLiteLLMPolyfill:
             cleared_requests += 1
             assert _results(edited) == [POLYFILL_PLACEHOLDER] * (uses - 3) + _results(request)[uses - 3 :]
             # Anthropic's semantics with a clear_at_least above what one request frees would clear none of them.
-            assert clear_tool_uses(request, count=COUNT, trigger=trigger, clear_at_least=10**6) is request
+            assert clear_tool_uses(request, ClearToolUses(trigger=trigger, clear_at_least=10**6), COUNT) is request
         assert cleared_requests >= 4
 
     def test_never_clears_the_latest_tool_result(self) -> None:
@@ -213,7 +214,9 @@ class TestLangChainTrim:
         requests = list(requests_of(agent_session(20, 300)))
         dropped = {}
         for name in ("auto", "langchain_trim"):
-            rows = replay_session("s", requests, strategy_for(name, "gpt-4o", 4000), model="gpt-4o", window=4000)
+            rows = replay_session(
+                Session("s", requests), strategy_for(name, "gpt-4o", 4000), model="gpt-4o", window=4000
+            )
             dropped[name] = sum(row.newest_dropped for row in rows)
         assert dropped["auto"] == 0
         assert dropped["langchain_trim"] > 0
@@ -281,7 +284,9 @@ def test_needless_reprefill_counts_what_was_sent_again_without_being_new() -> No
     results = {}
     for name in ("auto", "masking"):
         totals = Totals()
-        rows = replay_session("s", requests, strategy_for(name, "gpt-4o", window), model="gpt-4o", window=window)
+        rows = replay_session(
+            Session("s", requests), strategy_for(name, "gpt-4o", window), model="gpt-4o", window=window
+        )
         totals.add_session(rows, window)
         results[name] = totals.summary(prices_for("gpt-4o"))
         for row in rows:

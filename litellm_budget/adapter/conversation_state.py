@@ -1,6 +1,7 @@
 """
-Conversation state in the adapter: the edits sent last per conversation, in this process and
-in LiteLLM's DualCache (Redis where the proxy has one), so every replica keeps them.
+Conversation state in the adapter (the core's ``conversation.py`` applies it): the edits sent
+last per conversation, in this process and in LiteLLM's DualCache (Redis where the proxy has
+one), so every replica keeps them.
 """
 
 from __future__ import annotations
@@ -12,13 +13,15 @@ from typing import Any, NamedTuple
 import structlog
 
 from litellm_budget.core.canonical import digest
-from litellm_budget.core.conversation import history_digest
+from litellm_budget.core.conversation import edits_sent, history_digest
 from litellm_budget.core.formats import SYSTEM, USER, MessageFormat
 from litellm_budget.core.ledger import SentEdits
 from litellm_budget.core.memo import BoundedDict, BoundedLRU
+from litellm_budget.core.report import BudgetReport
 from litellm_budget.typing import Message
 
 from .shared import shared_get, shared_set, shared_store
+from .targets import Target
 
 log = structlog.get_logger("litellm_budget")
 
@@ -79,6 +82,17 @@ class Conversations:
         if time.monotonic() > expires or history_digest(messages, edits.messages) != edits.digest:
             return None
         return edits
+
+    def keep(
+        self, target: Target, fmt: MessageFormat, messages: object, report: BudgetReport, *, key: str | None = None
+    ) -> None:
+        """A trimmed request that is sent (``messages``: what it was fitted from) becomes its conversation's state."""
+        if not target.settings.conversation_state or report.action != "trimmed" or not isinstance(messages, list):
+            return
+        key = key or conversation_key(target.model, fmt, messages)
+        edits = edits_sent(messages, report)
+        if key and edits is not None:
+            self.remember(key, edits, target.settings.lifetime_for(target.model))
 
     def remember(self, key: str, edits: SentEdits, lifetime: float) -> None:
         """Keep ``edits`` for ``lifetime`` seconds, here now and in the shared cache on the next flush."""

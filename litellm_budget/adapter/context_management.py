@@ -1,6 +1,12 @@
 """
-Anthropic's ``compact_20260112``, asked in a client's ``context_management`` on the proxy's
-``/v1/messages``: served here for every upstream, with the summary model (``summary_model``).
+A client's Anthropic ``context_management``, served here where the upstream would not serve it,
+and what the response says of it (``applied_edits``, as Anthropic's own responses do).
+
+Its edits (``clear_tool_uses``, ``clear_thinking``) are applied for upstreams other than
+Anthropic (which applies them itself: never twice), by ``apply_client_edits``.
+
+Its ``compact_20260112``, asked on the proxy's ``/v1/messages``, is served for every upstream with
+the summary model (``summary_model``), by ``serve_compaction``.
 
 Past the edit's trigger (input tokens, counted here), the conversation is summarized once and the
 response starts with a ``compaction`` block holding the summary, as the API returns it. The request
@@ -28,6 +34,7 @@ from litellm_budget.core.compaction import (
     compaction_note,
     without_compact_edit,
 )
+from litellm_budget.core.context_edits import apply_context_edits
 from litellm_budget.core.errors import provider_of
 from litellm_budget.core.formats import SYSTEM
 from litellm_budget.core.formats.anthropic import ANTHROPIC
@@ -35,8 +42,7 @@ from litellm_budget.core.summary import summary_job
 from litellm_budget.core.tokens import counter_for
 
 from .shapes import ANTHROPIC_SHAPE
-from .summarizer import Summarizer
-from .summarizing import caller_of
+from .summarizer import Summarizer, SummarySource
 from .targets import Target
 
 log = structlog.get_logger("litellm_budget")
@@ -75,7 +81,7 @@ async def serve_compaction(
         return [_skipped(target, "summary_model not configured", tokens, trigger)]
     indices = [index for index, kind in enumerate(ANTHROPIC.kinds(messages)) if kind != SYSTEM]
     job = summary_job(messages, ANTHROPIC, indices)
-    outcome = await summarizer.summary_for(caller_of(router), cache, settings, job, ANTHROPIC.name)
+    outcome = await summarizer.summary_for(SummarySource.through(router, cache, settings), job, ANTHROPIC.name)
     if not outcome.text:
         return [_skipped(target, outcome.failed or "no summary", tokens, trigger)]
     note = {"role": "user", "content": [{"type": "text", "text": compaction_note(outcome.text)}]}
@@ -84,6 +90,31 @@ async def serve_compaction(
         "compaction_served", model=target.model, input_tokens=tokens, trigger=trigger, cleared_input_tokens=cleared
     )
     return [{"type": COMPACTION_BLOCK, "content": outcome.text}, {"type": COMPACT, "cleared_input_tokens": cleared}]
+
+
+def apply_client_edits(request: MutableMapping[str, Any], model: str) -> list[dict[str, Any]] | None:
+    """
+    Apply the request's ``context_management`` edits to its messages when ``model``'s provider is
+    not Anthropic (which applies them itself: never twice), and take the field out once every
+    edit in it was applied. Returns the applied edits as the API reports them; ``None`` when
+    nothing was asked or it is the provider's to do.
+    """
+    asked = request.get("context_management")
+    if not asked or provider_of(model) == "anthropic":
+        return None
+    count = functools.partial(ANTHROPIC.count_message, counter_for(model))
+    edited = apply_context_edits(request["messages"], asked, count)
+    request["messages"] = edited.messages
+    if not edited.unknown:
+        request.pop("context_management", None)
+    log.info(
+        "context_edits_applied",
+        model=model,
+        applied=[edit["type"] for edit in edited.applied],
+        unknown=edited.unknown,
+        cleared_input_tokens=sum(edit["cleared_input_tokens"] for edit in edited.applied),
+    )
+    return edited.applied
 
 
 def respond_with_edits(response: Any, applied: list[dict[str, Any]] | None) -> Any:

@@ -1,0 +1,185 @@
+"""One record per call: which later sight of a call is skipped, refitted again or new; lent lists given back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litellm_budget.adapter.calls import Calls, FitRecord, Lent, call_id_of, record_of
+from litellm_budget.core.report import BudgetReport
+
+INPUT = FitRecord(8000, "auto", 41, 0)
+OUTPUT = FitRecord(8000, "auto", 42, 0)
+REPORT = BudgetReport(model="gpt-4o", policy="auto", action="trimmed", window=4000)
+
+
+def _fitted(call_id: str = "call") -> Calls:
+    calls = Calls()
+    calls.remember_fit(call_id, INPUT, OUTPUT, REPORT)
+    return calls
+
+
+class TestFits:
+    def test_only_a_fitted_output_is_skipped(self) -> None:
+        """The fit's output needs no work at this or a bigger window; the input it came from does."""
+        record = _fitted().get("call")
+
+        assert record.already_fitted(OUTPUT)
+        assert record.already_fitted(OUTPUT._replace(window=16_000))
+        assert record.already_fitted(OUTPUT._replace(window=0))
+        assert not record.already_fitted(OUTPUT._replace(window=4000))
+        assert not record.already_fitted(INPUT)
+
+    def test_the_same_input_at_the_same_window_was_reported(self) -> None:
+        """A retry from the caller's messages is refitted, but it was already reported."""
+        calls = _fitted()
+
+        assert calls.get("call").already_reported(INPUT)
+        assert not calls.get("call").already_reported(INPUT._replace(window=4000))
+        assert not calls.get("other").already_reported(INPUT)
+
+    def test_other_messages_policy_or_requests_are_new(self) -> None:
+        """Different messages, policy, max_tokens or request are new work."""
+        calls = _fitted()
+
+        assert not calls.get("call").already_fitted(OUTPUT._replace(fingerprint=43))
+        assert not calls.get("call").already_fitted(OUTPUT._replace(policy="plan"))
+        assert not calls.get("call").already_fitted(OUTPUT._replace(max_tokens_hash=1))
+        assert not calls.get("other").already_fitted(OUTPUT)
+
+    def test_requests_without_a_call_id_are_not_remembered(self) -> None:
+        """Without litellm_call_id nothing identifies the request, so nothing is skipped."""
+        calls = _fitted("")
+
+        assert not calls.get("").already_fitted(OUTPUT)
+        assert calls.get("").served is None
+
+
+class TestOutcomes:
+    def test_a_fit_sent_is_what_the_call_served(self) -> None:
+        """The headers of a call report its latest fit; a rejection clears it and is told once when re-sent."""
+        calls = _fitted()
+        assert calls.get("call").served == REPORT
+
+        calls.reject("call", REPORT, "group")
+
+        assert calls.get("call").served is None
+        assert calls.resent_after_rejection("call") == (REPORT, "group")
+        assert calls.resent_after_rejection("call") is None
+
+    def test_a_rejection_served_since_is_not_a_resend(self) -> None:
+        """A fallback that served the call after the rejection is no re-send past the hooks."""
+        calls = Calls()
+        calls.reject("call", REPORT, "group")
+        calls.serve("call", REPORT)
+
+        assert calls.resent_after_rejection("call") is None
+
+    def test_client_edits_are_taken_once_and_an_empty_list_is_still_said(self) -> None:
+        """Edits applied over two hooks add up; a call that applied none still answers ``applied_edits: []``."""
+        calls = Calls()
+        calls.record_edits("call", [{"type": "a"}])
+        calls.record_edits("call", [{"type": "b"}])
+        calls.record_edits("none", [])
+
+        assert calls.take_edits("call") == [{"type": "a"}, {"type": "b"}]
+        assert calls.take_edits("call") is None
+        assert calls.take_edits("none") == []
+        assert calls.take_edits("unknown") is None
+
+    def test_one_bounded_store(self) -> None:
+        """Every record lives in one store of a fixed size: the calls touched last are kept."""
+        calls = Calls(max_calls=8)
+        for number in range(20):
+            calls.serve(f"call-{number}", REPORT)
+
+        assert calls.get("call-19").served == REPORT
+        assert calls.get("call-0").served is None
+
+
+class TestCallId:
+    def test_read_and_minted_in_one_place(self) -> None:
+        """The call id is read as LiteLLM set it; minted (and set) only when asked and missing."""
+        request: dict[str, Any] = {"litellm_call_id": "abc"}
+        bare: dict[str, Any] = {"litellm_call_id": None}
+
+        assert call_id_of(request) == call_id_of(request, mint=True) == "abc"
+        assert call_id_of(bare) == ""
+        minted = call_id_of(bare, mint=True)
+        assert minted
+        assert bare["litellm_call_id"] == minted == call_id_of(bare)
+
+
+def _lent(calls: Calls, call_id: str) -> tuple[list[Any], list[Any]]:
+    caller: list[Any] = [{"role": "user", "content": "long " * 50}]
+    original = list(caller)
+    fitted = [{"role": "user", "content": "short"}]
+    lent = Lent(
+        caller=caller,
+        original=original,
+        fitted_input=record_of(4000, "auto", original, None),
+        output=record_of(4000, "auto", fitted, None),
+        report=REPORT,
+    )
+    calls.lend(call_id, fitted, lent)
+    return caller, original
+
+
+class TestLending:
+    def test_lending_trims_the_callers_list_in_place(self) -> None:
+        """The Router's window check sees the caller's own list, trimmed."""
+        caller, original = _lent(Calls(), "call-1")
+
+        assert caller == [{"role": "user", "content": "short"}]
+        assert caller != original
+
+    def test_the_same_request_gets_its_list_back_and_the_report(self) -> None:
+        """The deployment hook of the request restores the caller's list and gets the fit's report."""
+        calls = Calls()
+        caller, original = _lent(calls, "call-1")
+        copy_sent = list(caller)
+
+        lent = calls.give_back("call-1", copy_sent, record_of(4000, "auto", copy_sent, None))
+
+        assert lent is not None
+        assert lent.report == REPORT
+        assert caller == original
+        assert calls.get("call-1").lent is None
+
+    def test_another_request_never_takes_a_stale_entry(self) -> None:
+        """A record left by a failed request is found only by its own call id."""
+        calls = Calls()
+        caller, _ = _lent(calls, "call-1")
+        trimmed = list(caller)
+
+        taken = calls.give_back("call-2", trimmed, record_of(4000, "auto", trimmed, None))
+
+        assert taken is None
+        assert caller == trimmed
+
+    def test_a_smaller_window_is_fitted_again(self) -> None:
+        """Messages trimmed for 4k are not enough for a 2k deployment: the list comes back, the hook refits."""
+        calls = Calls()
+        caller, original = _lent(calls, "call-1")
+        copy_sent = list(caller)
+
+        lent = calls.give_back("call-1", copy_sent, record_of(2000, "auto", copy_sent, None))
+
+        assert lent is None
+        assert caller == original
+
+    def test_without_a_call_id_nothing_is_given_back(self) -> None:
+        """An empty id matches nothing."""
+        calls = Calls()
+        caller, _ = _lent(calls, "")
+
+        assert calls.give_back("", list(caller), record_of(4000, "auto", caller, None)) is None
+
+    def test_at_most_max_lent_lists_are_kept_and_the_oldest_goes_first(self) -> None:
+        """A call that failed between the filter and deployment hooks never gives its list back: forgotten first."""
+        calls = Calls(max_lent=2)
+        for number in range(3):
+            _lent(calls, f"call-{number}")
+
+        assert calls.get("call-0").lent is None
+        assert calls.get("call-1").lent is not None
+        assert calls.get("call-2").lent is not None
