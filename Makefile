@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: install demo test test-fast fuzz lint bench clean
+.PHONY: install demo test test-slow test-fast fuzz lint bench clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,8 +20,13 @@ install: $(BIN)/.installed
 demo: install
 	$(BIN)/litellm-budget demo --config examples/config.yaml
 
+# The default run: everything but the few slow end-to-end cases (marked `slow`).
 test: install
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -m "not slow"
+
+# The slow end-to-end cases the default run leaves out; CI (.ci/run) runs them after `make test`.
+test-slow: install
+	$(BIN)/python -m pytest -m slow
 
 # The inner loop (under a minute): everything but the real proxy, subprocesses and session replays.
 test-fast: install

@@ -37,7 +37,8 @@ from tests.support.jsonl import complete_records, wait_for_records
 from tests.support.paths import SUPPORT
 from tests.support.proxy_process import REPO_ROOT, ProxyProcess, start_proxy
 
-pytestmark = [pytest.mark.proxy, pytest.mark.clis]
+# Slow (20 s on two cores): `make test-slow` runs it, after `make test`, in CI.
+pytestmark = [pytest.mark.proxy, pytest.mark.clis, pytest.mark.slow]
 
 CLAUDE_CODE = "@anthropic-ai/claude-code@2.1.197"
 CODEX = "@openai/codex@0.171.0"

@@ -15,7 +15,8 @@ from tests.support.fake_upstream import FakeUpstream
 from tests.support.proxy_process import post_chat, start_proxy
 from tests.support.sdk_support import only_callbacks
 
-pytestmark = pytest.mark.sessions
+# Slow (21 s on two cores): `make test-slow` runs it, after `make test`, in CI.
+pytestmark = [pytest.mark.sessions, pytest.mark.slow]
 WINDOW = 16_000
 
 

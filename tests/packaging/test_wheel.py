@@ -29,7 +29,8 @@ NOT_CLONED = shutil.ignore_patterns(
     ".git", ".venv", "dist", "build", "*.egg-info", "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache"
 )
 
-pytestmark = pytest.mark.subprocess
+# Slow (12 s on two cores): `make test-slow` runs it, after `make test`, in CI (which installs the wheel too).
+pytestmark = [pytest.mark.subprocess, pytest.mark.slow]
 
 
 def readme_commands() -> list[str]:
