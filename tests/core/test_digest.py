@@ -7,6 +7,7 @@ import json
 import re
 from typing import Any
 
+import litellm
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -219,20 +220,36 @@ class TestPlaceholder:
 def test_a_digest_is_a_bounded_record_of_actions(messages: list[dict[str, Any]], window: int, chars: int) -> None:
     """
     Whatever was dropped: every digest line is a record of an action, never a role or a turn of
-    its own; each quote stays within digest_chars; no chat template token forms; and the same
-    request gives the same bytes (tool pairs and the budget: ``test_properties``).
+    its own; each quote stays within digest_chars and all lines within digest_share; no chat
+    template token forms; and the same dropped content reads the same bytes in the next request,
+    unless what may not be dropped left room for the digest in only one of the two (the digest goes
+    first, before the last resort cuts the question; tool pairs and the budget: ``test_properties``).
     """
     options = BudgetSettings(digest_chars=chars)
     try:
         fitted = fit(messages, model="gpt-4o", window=window, settings=options)
-    except Exception:  # noqa: BLE001 - a rejection has no digest to check
-        return
+    except litellm.ContextWindowExceededError:
+        return  # a rejection sends no digest
     marker = marker_of(fitted.messages)
     if marker is None or not fitted.report.dropped_units:
         return
     lines = digest_lines(marker)
+    report = fitted.report
+    assert report.window is not None
 
     assert all(ENTRY.fullmatch(line) for line in lines)
     assert all(len(json.loads(q)) <= chars for line in lines for q in QUOTE.findall(line))
+    count = counter_for("gpt-4o").count_text
+    assert sum(count(line) + 1 for line in lines) <= (report.window - report.reserve - report.margin) * 0.15
     assert "<|" not in marker
-    assert fit(messages, model="gpt-4o", window=window, settings=options).messages == fitted.messages
+    later = [*messages, user("and then?")] if messages[-1]["role"] != "user" else [*messages[:-1], user("and then?")]
+    try:
+        next_fit = fit(later, model="gpt-4o", window=window, settings=options)
+    except litellm.ContextWindowExceededError:
+        return
+    same_drops = (next_fit.report.dropped_at, next_fit.report.dropped_units) == (
+        report.dropped_at,
+        report.dropped_units,
+    )
+    if same_drops and not (report.cut or next_fit.report.cut):
+        assert marker_of(next_fit.messages) == marker

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from litellm_budget import BudgetSettings
 from litellm_budget.core.conversation import edits_sent
 from litellm_budget.core.fit import Fitted, fit_request
+from litellm_budget.core.formats import format_named
 from litellm_budget.core.report import parse_ranges
 from litellm_budget.core.tool_calls import call_key
+from litellm_budget.tools.convert import converted
 from tests.support.builders import system, text, tool_step, user
 
 SETTINGS = BudgetSettings(policy="elide")
@@ -67,6 +71,25 @@ class TestRereads:
         ).report
 
         assert report.rereads == 1
+
+
+@pytest.mark.parametrize("fmt", ["anthropic", "responses"])
+def test_every_format_counts_its_rereads(fmt: str) -> None:
+    """Anthropic's tool_use blocks and Responses' function_call items are read as chat's calls are."""
+    first, more = session(), step("cat file_0.py", 50)
+    options = BudgetSettings(policy="elide")
+
+    def fitted_in(messages: list[dict[str, Any]], previous: Any = None) -> Fitted:
+        items = converted(messages, fmt)
+        return fit_request(
+            items, model="gpt-4o", window=20_000, settings=options, fmt=format_named(fmt), previous=previous
+        )
+
+    sent = fitted_in(first)
+    previous = edits_sent(converted(first, fmt), sent.report)
+
+    assert fitted_in([*first, *more], previous).report.rereads == 1
+    assert fitted_in([*first, *step("cat file_77.py", 50)], previous).report.rereads == 0
 
 
 def test_a_call_is_its_name_and_decoded_arguments() -> None:
