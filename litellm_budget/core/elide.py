@@ -14,6 +14,10 @@ from .notices import placeholder_for
 from .tool_calls import CallKey, call_key
 
 _ELIDABLE_KINDS = (ASSISTANT, TOOL)
+#: With ``elide_min_tokens: None``: texts above this share of the budget are bulky ...
+ELIDE_MIN_SHARE = 0.09
+#: ... up to this size, from an 8k window up.
+ELIDE_MIN_TOKENS = 500
 
 
 def elide_oldest(draft: Draft, ledger: Ledger, target: int) -> Draft:
@@ -139,9 +143,13 @@ def _threshold(ledger: Ledger, index: int) -> int:
     done, and its arguments hold more of what the agent uses next than its reasoning does.
     """
     settings = ledger.settings
+    base = settings.elide_min_tokens
+    if base is None:
+        # A small window elides smaller outputs: at 4k a 440-token output is a sixth of the budget.
+        base = min(ELIDE_MIN_TOKENS, round(ledger.limits.budget * ELIDE_MIN_SHARE))
     if index in _calling_steps(ledger):
-        return min(settings.elide_min_tokens, settings.elide_step_text_min_tokens)
-    return settings.elide_min_tokens
+        return min(base, settings.elide_step_text_min_tokens)
+    return base
 
 
 def _calling_steps(ledger: Ledger) -> frozenset[int]:

@@ -10,6 +10,7 @@ from typing import Any, get_args
 from litellm_budget.typing import PolicyName
 
 from .checks import candidate_names, is_int, is_number, non_negative_int, positive_int
+from .formats.placement import PLACEMENTS
 
 _POLICIES = frozenset(get_args(PolicyName))
 #: Where a model family's ratio starts, by a word of its name: Claude's own tokenizer counts
@@ -52,8 +53,9 @@ class BudgetSettings:
     watermark: float = 0.7
     #: The last messages that are elided only under pressure (``auto``) or never (``elide``).
     protected_tail: int = 8
-    #: Texts of at most this many tokens are never elided.
-    elide_min_tokens: int = 500
+    #: Texts of at most this many tokens are never elided; ``None``: 9% of the budget, at most 500
+    #: (500 from an 8k window up; 262 at 4k, where outputs of a few hundred tokens are a lot).
+    elide_min_tokens: int | None = None
     #: The same for the text an assistant writes beside its tool calls: the calls say what was
     #: done, so its reasoning goes before outputs do.
     elide_step_text_min_tokens: int = 150
@@ -63,6 +65,10 @@ class BudgetSettings:
     #: The most of the budget a marker's digest of dropped steps may take; older steps beyond it
     #: are counted, not listed.
     digest_share: float = 0.15
+    #: Where a marker or summary goes: ``user_note`` (merged into the user message next to it, so
+    #: strict chat templates of local models accept it), ``system_message`` (a system message where
+    #: it stands, which OpenAI accepts anywhere) or ``leading_system`` (the leading system text).
+    marker_placement: str = "user_note"
     #: The fixed cost counted per image part.
     image_tokens: int = 765
     #: Provider tokens per counted token, by model name: where the count starts until
@@ -107,11 +113,13 @@ class BudgetSettings:
         _check(0 <= self.approximate_margin < 0.5, "approximate_margin", "between 0 and 0.5")
         _check(0 < self.watermark < 1, "watermark", "between 0 and 1 (exclusive)")
         _check(non_negative_int(self.protected_tail), "protected_tail", "an int >= 0")
-        _check(non_negative_int(self.elide_min_tokens), "elide_min_tokens", "an int >= 0")
+        elide = self.elide_min_tokens
+        _check(elide is None or non_negative_int(elide), "elide_min_tokens", "an int >= 0 or None")
         _check(non_negative_int(self.elide_step_text_min_tokens), "elide_step_text_min_tokens", "an int >= 0")
         _check(non_negative_int(self.image_tokens), "image_tokens", "an int >= 0")
         _check(non_negative_int(self.digest_chars), "digest_chars", "an int >= 0")
         _check(0 <= self.digest_share < 0.5, "digest_share", "between 0 and 0.5")
+        _check(self.marker_placement in PLACEMENTS, "marker_placement", f"one of {list(PLACEMENTS)}")
         _check(all(r > 0 for r in self.token_ratios.values()), "token_ratios", "positive ratios")
         _check(self.cache_lifetime > 0, "cache_lifetime", "a number of seconds > 0")
         _check(all(is_number(t) and t > 0 for t in self.cache_lifetimes.values()), "cache_lifetimes", "seconds > 0")
@@ -162,7 +170,7 @@ def _coerce(key: str, current: object, value: object) -> object:
     """Accept the value if it has the field's type; ints stand in for floats."""
     if key == "calibration_bounds" and isinstance(value, list | tuple) and len(value) == 2:
         return (float(value[0]), float(value[1]))
-    if key in {"default_window", "response_reserve"} and (value is None or is_int(value)):
+    if key in {"default_window", "response_reserve", "elide_min_tokens"} and (value is None or is_int(value)):
         return value
     if key == "summary_model" and (value is None or isinstance(value, str)):
         return value
