@@ -94,7 +94,8 @@ class HookPass:
         context: Context,
         guard: Guard,
     ) -> _Pass:
-        """The pass over ``request``, read once."""
+        """The pass over ``request``, read once; the settings its target left out are logged (once)."""
+        context.memory.invalid.note(target.invalid)
         parts, call_id = shape.read(request), call_id_of(request)
         return cls(
             request=request, shape=shape, target=target, call_id=call_id, context=context, guard=guard, parts=parts

@@ -10,20 +10,25 @@ from __future__ import annotations
 from .calibration import Calibration
 from .calls import Calls
 from .conversation_state import Conversations
+from .invalid_settings import InvalidSettings
 from .summarizer import Summarizer
 from .targets import Target
 
 
 class Memory:
-    """The plugin's one memory of calls, ratios, conversations and summaries; every store in it is bounded."""
+    """
+    The plugin's one memory of calls, ratios, conversations, summaries and the invalid settings
+    requests showed; every store in it is bounded.
+    """
 
-    __slots__ = ("calibration", "calls", "conversations", "summarizer")
+    __slots__ = ("calibration", "calls", "conversations", "invalid", "summarizer")
 
     def __init__(self) -> None:
         self.calls = Calls()
         self.calibration = Calibration()
         self.conversations = Conversations()
         self.summarizer = Summarizer()
+        self.invalid = InvalidSettings()
 
     def ratio(self, target: Target) -> float | None:
         """The learned token ratio to apply for ``target``; ``None``: the configured or prior one."""

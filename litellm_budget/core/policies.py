@@ -15,6 +15,7 @@ from .elide import elide_oldest, elide_tail, settled_sizes
 from .formats import SYSTEM
 from .ledger import Draft, Ledger, Policy
 from .summary import with_summaries
+from .tokens import REPLY_PRIMING
 from .units import Unit
 
 
@@ -99,8 +100,13 @@ def _explain_dropping(ledger: Ledger) -> str:
     need = ledger.tools_and_priming + sum(ledger.counts[i] for i in kept)
     name = ledger.settings.policy
     if need > ledger.limits.budget:
-        tools = ledger.tools_and_priming
-        return f"{name}: the system messages and the tools schema alone need {need} tokens ({tools} for the tools)"
+        # Every request pays the reply priming; only a request with tools has a schema to blame.
+        tools = max(ledger.tools_and_priming - REPLY_PRIMING, 0)
+        priming = f"{REPLY_PRIMING} of reply priming"
+        if not tools:
+            return f"{name}: the system messages alone need {need} tokens ({priming} included)"
+        what = "the system messages and the tools schema alone need" if kept else "the tools schema alone needs"
+        return f"{name}: {what} {need} tokens ({tools} for the tools schema, {priming})"
     return f"{name}: what may not be dropped (system, question, final step) still overflows after cutting"
 
 

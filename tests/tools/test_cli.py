@@ -370,9 +370,9 @@ class TestReplay:
         assert "unknown policy or baseline" in capsys.readouterr().err
 
     def test_bad_window_is_an_argument_error(self, session_dir: Path) -> None:
-        """--window must be positive integers."""
+        """--window must be positive numbers of tokens (16k is one: tests/tools/test_cli_errors.py)."""
         with pytest.raises(SystemExit) as exit_info:
-            main(["replay", str(session_dir), "--model", "gpt-4o", "--window", "8k"])
+            main(["replay", str(session_dir), "--model", "gpt-4o", "--window", "8x"])
         assert exit_info.value.code == 2
 
     def test_plot_writes_a_png_of_every_window(
