@@ -12,6 +12,7 @@ from litellm.integrations.custom_logger import CustomLogger
 from litellm_budget.core.settings import BudgetSettings
 from litellm_budget.core.tokens import preload_counters
 
+from .cache_observed import observe_success
 from .calls import call_id_of
 from .config import ConfiguredSettings
 from .context_management import respond_with_edits
@@ -138,13 +139,16 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
     async def async_log_success_event(
         self, kwargs: dict[str, Any], response_obj: Any, start_time: Any, end_time: Any
     ) -> None:
-        """Learn the provider's token ratio from the usage it reported; never raises."""
-        settings = self.settings
-        if settings is not None and settings.calibrate:
-            calibration, cache = self._memory.calibration, self._shared_cache
-            await Guard("async_log_success_event").run_async(
-                "calibration", lambda: calibration.learn_from(kwargs, response_obj, settings, cache)
-            )
+        """From the usage a provider reported: what its prompt cache did, and its token ratio; never raises."""
+        settings, memory = self.settings, self._memory
+        if settings is None:
+            return
+        guard = Guard("async_log_success_event")
+        observe = functools.partial(observe_success, memory.prompts, memory.calls, kwargs, response_obj, settings)
+        guard.run("cache_truth", observe, ends_pass=False)
+        if settings.calibrate:
+            calibration, cache = memory.calibration, self._shared_cache
+            await guard.run_async("calibration", lambda: calibration.learn_from(kwargs, response_obj, settings, cache))
 
     def log_pre_api_call(self, model: Any, messages: Any, kwargs: dict[str, Any]) -> None:
         """Every call, just before it goes out: a request rejected here is being re-sent past the hooks."""

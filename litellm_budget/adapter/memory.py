@@ -7,6 +7,7 @@ the proxy has one, and written after it (``hook_pass.py``).
 
 from __future__ import annotations
 
+from .cache_observed import PromptHistory
 from .calibration import Calibration
 from .calls import Calls
 from .conversation_state import Conversations
@@ -15,14 +16,15 @@ from .targets import Target
 
 
 class Memory:
-    """The plugin's one memory of calls, ratios, conversations and summaries; every store in it is bounded."""
+    """The plugin's one memory of calls, ratios, conversations, prompts and summaries; every store in it is bounded."""
 
-    __slots__ = ("calibration", "calls", "conversations", "summarizer")
+    __slots__ = ("calibration", "calls", "conversations", "prompts", "summarizer")
 
     def __init__(self) -> None:
         self.calls = Calls()
         self.calibration = Calibration()
         self.conversations = Conversations()
+        self.prompts = PromptHistory()
         self.summarizer = Summarizer()
 
     def ratio(self, target: Target) -> float | None:
