@@ -12,6 +12,7 @@ from litellm.integrations.custom_logger import CustomLogger
 from litellm_budget.core.settings import BudgetSettings
 from litellm_budget.core.tokens import preload_counters
 
+from .cache_hints import hint_cache
 from .cache_observed import observe_success
 from .calls import call_id_of
 from .config import ConfiguredSettings
@@ -108,10 +109,11 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         fitted = one.fit()
         refusal = one.write(fitted)
         written = fitted is not None and not one.guard.failed
+        hinted = refusal is None and bool(one.guard.run("cache_hints", functools.partial(self._hint, one)))
         await one.after()
         if refusal is not None:
             raise refusal
-        return kwargs if written else None
+        return kwargs if written or hinted else None
 
     async def async_post_call_response_headers_hook(
         self,
@@ -181,6 +183,10 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         if settings is None or shape is None or is_summary_call(kwargs):
             return None
         return DeploymentPass.reading(kwargs, shape, deployment_target(kwargs, settings), self._context(), guard)
+
+    def _hint(self, one: DeploymentPass) -> bool:
+        """The cache hints the settings ask for, in the request this deployment is about to get."""
+        return hint_cache(one.request, one.shape, one.target, self._memory.calls.get(one.call_id))
 
     def _context(self) -> Context:
         return Context(self._memory, self._router_in_use(), self._shared_cache)

@@ -149,10 +149,12 @@ def moved_by(previous: SentPrompt, current: SentPrompt, at: int) -> str:
     """
     Who changed entry ``at``, the first that differs from the previous request: the plugin (its
     marker, or an edit it made to one request and not the other) or the client (the same message,
-    edited alike in both, says something else); ``unknown`` when the edits do not add up.
+    edited alike in both, says something else). Where the edits do not add up to what was sent
+    (Anthropic merges the marker into the user message before it), only a change of the drops is
+    known to move the prefix near its start; anything else is ``unknown``.
     """
     if not previous.origins or not current.origins:
-        return "unknown"
+        return "plugin_drop" if previous.dropped != current.dropped else "unknown"
     before = previous.origins[at] if at < len(previous.origins) else TOOLS
     now = current.origins[at] if at < len(current.origins) else TOOLS
     if before is MARKER or now is MARKER:

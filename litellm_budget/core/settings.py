@@ -87,6 +87,11 @@ class BudgetSettings:
     cache_min_tokens: int = 1024
     #: ``cache_min_tokens`` per provider or model name, where it differs (Claude Haiku: 2048).
     cache_min_tokens_by: Mapping[str, int] = dataclasses.field(default_factory=dict)
+    #: Anthropic: add ``cache_control`` breakpoints (within the API's four, the client's kept)
+    #: where the prompt stays stable: after the last edit, after the marker, at the end.
+    cache_breakpoints: bool = False
+    #: OpenAI: send the conversation key as ``prompt_cache_key`` where the client sent none.
+    prompt_cache_key: bool = False
     #: Learn each model's ratio of reported ``usage.prompt_tokens`` to our count.
     calibrate: bool = True
     #: The learned ratio is clamped to ``(low, high)``.
