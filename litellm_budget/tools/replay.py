@@ -8,7 +8,6 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from litellm_budget.core.checks import bare_model
 from litellm_budget.core.fit import fit_request
 from litellm_budget.core.formats import MessageFormat
 from litellm_budget.core.formats.chat import CHAT
@@ -20,7 +19,7 @@ from litellm_budget.typing import Message
 from . import table
 from .baselines import BASELINES
 from .evidence import NO_RECALL, Evidence, Recall, ratio, recall_of
-from .outcome import Outcome, Strategy
+from .outcome import Outcome, Strategy, baseline_outcome, newest_dropped, overflows
 from .prefix import anthropic_blocks, shared_prefix
 from .pricing import Prices
 from .remembered import Remembered
@@ -28,8 +27,6 @@ from .replay_summaries import summarizing_strategy
 
 #: Columns of the per-request table shared by the demo and ``replay --rows``.
 ROW_HEADERS = ["request", "messages", "tokens before", "tokens after", "action", "elided", "dropped", "ms"]
-#: Our count is within 1% of LiteLLM's; below this share of the window no overflow is possible.
-_SURE_FIT = 0.95
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -185,7 +182,7 @@ def strategy_for(
             msg = f"the baseline {name!r} takes chat messages only; replay it with --format chat"
             raise ValueError(msg)
         baseline = BASELINES[name](model, window)
-        return lambda messages: _baseline_outcome(messages, baseline(messages))
+        return lambda messages: baseline_outcome(messages, baseline(messages))
     msg = f"unknown policy or baseline {name!r}; choose from {sorted([*POLICIES, *BASELINES])}"
     raise ValueError(msg)
 
@@ -235,10 +232,10 @@ def replay_session(
                 dropped=outcome.dropped,
                 shared=shared_prefix(previous, sent, sizes, blocks),
                 new=before - seen,
-                overflow=outcome.messages is not None and _overflows(sent, after, model, window, fmt),
+                overflow=outcome.messages is not None and overflows(sent, after, model, window, fmt),
                 invalid=outcome.messages is not None and fmt.unsupported_reason(sent, None, None) is not None,
                 ms=ms,
-                newest_dropped=outcome.messages is not None and _newest_dropped(request, sent),
+                newest_dropped=outcome.messages is not None and newest_dropped(request, sent),
                 rereads=outcome.rereads,
                 evidence=recall_of(next(learned, Evidence()), outcome.messages),
             )
@@ -247,40 +244,6 @@ def replay_session(
         if outcome.messages is not None:
             previous = sent
     return rows
-
-
-def _newest_dropped(request: Sequence[Message], sent: Sequence[Message]) -> bool:
-    """Whether the last message sent is not the request's last (a visible cut of it still counts as sent)."""
-    if not request:
-        return False
-    if not sent:
-        return True
-    return any(request[-1].get(key) != sent[-1].get(key) for key in _IDENTITY)
-
-
-#: What identifies a message or item whatever its text: a cut leaves these as they were.
-_IDENTITY = ("role", "type", "tool_call_id", "call_id")
-
-
-def _overflows(messages: list[Message], counted: int, model: str, window: int, fmt: MessageFormat) -> bool:
-    """Judged by ``litellm.token_counter``, asked only when our own count comes close (other
-    formats than chat, which it cannot read, by our own count)."""
-    if fmt is not CHAT:
-        return counted > window
-    if counted < window * _SURE_FIT:
-        return False
-    import litellm
-
-    return int(litellm.token_counter(model=bare_model(model), messages=messages)) > window
-
-
-def _baseline_outcome(before: list[Message], after: list[Message]) -> Outcome:
-    changed = after != before
-    # Peers that edit in place (masking, clearing) keep every message: count those they changed.
-    edited = (
-        sum(1 for b, a in zip(before, after, strict=True) if b is not a and b != a) if len(after) == len(before) else 0
-    )
-    return Outcome(after, "trimmed" if changed else "passthrough", edited, max(0, len(before) - len(after)))
 
 
 def format_rows(rows: Sequence[Row], *, reused: bool = False, why: Sequence[str] | None = None) -> str:
