@@ -45,17 +45,17 @@ def hint_cache(request: MutableMapping[str, Any], shape: Shape, target: Target, 
     provider = resolved_provider(request) or provider_of(target.model)
     changed = False
     if settings.cache_breakpoints and provider == "anthropic" and shape in (ANTHROPIC_SHAPE, CHAT_SHAPE):
-        changed = _add_breakpoints(request, shape)
+        changed = _add_breakpoints(request, shape, edited=served.action == "trimmed")
     if settings.prompt_cache_key and provider in OPENAI_PROVIDERS and shape in (CHAT_SHAPE, RESPONSES_SHAPE):
         changed = _add_key(request, shape, target, record) or changed
     return changed
 
 
-def _add_breakpoints(request: MutableMapping[str, Any], shape: Shape) -> bool:
+def _add_breakpoints(request: MutableMapping[str, Any], shape: Shape, *, edited: bool) -> bool:
     parts = shape.read(request)
     if parts.unsupported is not None:
         return False
-    ends = stable_ends(parts.messages, shape.format)
+    ends = stable_ends(parts.messages, shape.format, edited=edited)
     messages, marked = with_breakpoints(parts.messages, ends, tools=parts.tools)
     if not marked:
         return False

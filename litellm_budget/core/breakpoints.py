@@ -31,22 +31,31 @@ def breakpoints_in(messages: Sequence[Message], tools: object = None) -> int:
     found = sum(1 for tool in tools if _marked(tool)) if isinstance(tools, list) else 0
     for message in messages:
         content = message.get("content")
-        blocks = content if isinstance(content, list) else []
-        found += sum(1 for block in blocks if _marked(block)) + _marked(message)
+        found += _marked(message) + (sum(1 for block in content if _marked(block)) if isinstance(content, list) else 0)
     return found
 
 
-def stable_ends(messages: Sequence[Message], fmt: MessageFormat) -> list[int]:
+def stable_ends(messages: Sequence[Message], fmt: MessageFormat, *, edited: bool = True) -> list[int]:
     """
     The indices (in ``messages``, the core's list as sent) that end a prefix worth a breakpoint,
     most worth first: the last message the plugin edited, the first (its marker, or its first
     placeholder), the last leading system message, the last message. The plugin's edits are
-    found by their words (``notices.py``), which every format keeps, merged or not.
+    found by their words (``notices.py``), which every format keeps, merged or not; ``edited``
+    ``False`` (the request went untrimmed) skips looking for them.
     """
-    edited = [i for i, message in enumerate(messages) if any(t.startswith(NOTICE_PREFIX) for t in fmt.texts(message))]
+
+    def has_notice(index: int) -> bool:
+        content = messages[index].get("content")
+        if isinstance(content, str) or content is None:  # most messages: no walk over blocks
+            return content is not None and content.startswith(NOTICE_PREFIX)
+        return any(text.startswith(NOTICE_PREFIX) for text in fmt.texts(messages[index]))
+
+    indices = range(len(messages))
+    last = next((i for i in reversed(indices) if has_notice(i)), None) if edited else None
+    first = next(i for i in indices if has_notice(i)) if last is not None else None
     kinds = fmt.kinds(messages)
     leading = next((i for i, kind in enumerate(kinds) if kind != SYSTEM), len(kinds))
-    ends = [*edited[-1:], *edited[:1], *([leading - 1] if leading else []), *([len(messages) - 1] if messages else [])]
+    ends = [*(() if last is None else (last, first)), *([leading - 1] if leading else []), *indices[-1:]]
     return list(dict.fromkeys(ends))
 
 
@@ -106,4 +115,7 @@ def _markable(block: Any) -> bool:
 
 
 def _marked(value: Any) -> bool:
+    # dict first: the request's own JSON, where a Mapping check would cost most of the scan.
+    if isinstance(value, dict):
+        return "cache_control" in value and isinstance(value["cache_control"], Mapping)
     return isinstance(value, Mapping) and isinstance(value.get("cache_control"), Mapping)

@@ -7,8 +7,6 @@ first difference is, which of the client's messages each entry was, and where th
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -27,9 +25,9 @@ class SentPrompt:
     then each message of the core's list (the system part first). Hashes and sizes only.
     """
 
-    #: A stable hash of each entry's JSON, breakpoints left out (they do not change the prefix).
+    #: This process's hash of each entry, breakpoints left out (they do not change the prefix).
     digests: tuple[int, ...]
-    #: Each entry's JSON size, in characters: the provider's tokens are shared out by it.
+    #: Each entry's size, the characters of its keys and values: the provider's tokens are shared out by it.
     sizes: tuple[int, ...]
     #: Content blocks in each entry (Anthropic looks back for cached prefixes in blocks).
     blocks: tuple[int, ...]
@@ -77,9 +75,9 @@ def sent_prompt(
     lead = len(entries) - len(messages)
     digests, sizes, blocks, marks = [], [], [], []
     for index, entry in enumerate(entries):
-        text, count, marked = _entry(entry, tools=index < lead)
-        digests.append(int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big"))
-        sizes.append(len(text))
+        (frozen, size), count, marked = _entry(entry, tools=index < lead)
+        digests.append(hash(frozen))
+        sizes.append(size)
         blocks.append(count)
         marks += [(index, block) for block in marked]
     fields = _edits_of(report)
@@ -126,18 +124,18 @@ def _edits_of(report: BudgetReport | Mapping[str, Any] | None) -> dict[str, Any]
     }
 
 
-def _entry(entry: Any, *, tools: bool) -> tuple[str, int, list[int]]:
-    """An entry's JSON without its breakpoints, its number of blocks, and the blocks that carry one."""
+def _entry(entry: Any, *, tools: bool) -> tuple[tuple[object, int], int, list[int]]:
+    """An entry frozen without its breakpoints (and its size), its number of blocks, and the blocks that carry one."""
     if tools:
         parts = list(entry) if isinstance(entry, list) else [entry]
         marked = [i for i, part in enumerate(parts) if _has_breakpoint(part)]
-        return _json([_unmarked(part) for part in parts]), max(1, len(parts)), marked
+        return _frozen(parts), max(1, len(parts)), marked
     if not isinstance(entry, Mapping):
-        return _json(entry), 1, []
+        return _frozen(entry), 1, []
     content = entry.get("content")
     if not isinstance(content, list):
         marked = [0] if _has_breakpoint(entry) else []
-        return _json(_unmarked(entry)), 1, marked
+        return _frozen(entry), 1, marked
     marked = [i for i, part in enumerate(content) if _has_breakpoint(part)]
     if _has_breakpoint(entry):
         marked = marked or [len(content) - 1]
@@ -147,7 +145,7 @@ def _entry(entry: Any, *, tools: bool) -> tuple[str, int, list[int]]:
     alone = len(parts) == 1 and _is_plain_text(parts[0])
     if marked or alone:
         entry = {**_unmarked(entry), "content": parts[0]["text"] if alone else parts}
-    return _json(entry), max(1, len(content)), marked
+    return _frozen(entry), max(1, len(content)), marked
 
 
 def _is_plain_text(part: Any) -> bool:
@@ -164,5 +162,25 @@ def _unmarked(value: Any) -> Any:
     return value
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, default=str, ensure_ascii=False, separators=(",", ":"))
+def _frozen(value: Any) -> tuple[object, int]:
+    """
+    ``value`` as nested tuples that hash alike exactly when the JSON would read alike (breakpoints
+    left out), and its size; a fraction of the cost of serialising it, after the response.
+    """
+    if isinstance(value, str):
+        return value, len(value)
+    if isinstance(value, Mapping):
+        items, size = [], 0
+        for key, item in value.items():
+            if key != "cache_control":
+                frozen, inner = _frozen(item)
+                items.append((key, frozen))
+                size += len(str(key)) + inner + 4
+        return ("{", *items), size + 2
+    if isinstance(value, list | tuple):
+        frozen_items = [_frozen(item) for item in value]
+        return ("[", *(frozen for frozen, _ in frozen_items)), sum(size + 1 for _, size in frozen_items) + 2
+    if value is None or isinstance(value, bool | int | float):
+        return value, len(str(value))
+    text = str(value)
+    return text, len(text)
