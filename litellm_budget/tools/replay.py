@@ -18,6 +18,7 @@ from litellm_budget.typing import Message
 
 from . import table
 from .baselines import BASELINES
+from .cache_model import CacheModel, CacheSetup, cache_cost
 from .evidence import NO_RECALL, Evidence, Recall, ratio, recall_of
 from .outcome import Outcome, Strategy, baseline_outcome, newest_dropped, overflows
 from .prefix import anthropic_blocks, shared_prefix
@@ -52,6 +53,9 @@ class Row:
     evidence: Recall = NO_RECALL
     #: Its calls that repeat one whose output the last request hid (our policies' report says).
     rereads: int = 0
+    #: What a provider's cache (``cache_model.py``) would read of it and write, in counted tokens.
+    cache_read: int = 0
+    cache_written: int = 0
 
 
 @dataclasses.dataclass(slots=True)
@@ -75,6 +79,8 @@ class Totals:
     #: re-prefilled in those requests.
     later_new_tokens: int = 0
     later_needless_tokens: int = 0
+    cache_read: int = 0
+    cache_written: int = 0
     fill: float = 0.0
     ms: float = 0.0
     #: Evidence of every request; a rejected one sent none of its own.
@@ -97,6 +103,8 @@ class Totals:
         self.invalid += row.invalid
         self.newest_dropped += row.newest_dropped
         self.rereads += row.rereads
+        self.cache_read += row.cache_read
+        self.cache_written += row.cache_written
         self.sent_tokens += row.tokens_after
         self.shared_tokens += row.shared
         self.new_tokens += min(row.new, row.tokens_after)
@@ -148,6 +156,10 @@ class Totals:
             "evidence_learned": self.evidence.learned,
             "old_evidence_learned": self.evidence.old_learned,
             "input_cost": round(prices.cost(reused=self.shared_tokens, reprefilled=reprefill), 4),
+            "cache_hit_ratio": _ratio(self.cache_read, self.sent_tokens),
+            "cache_cost": round(
+                cache_cost(prices, sent=self.sent_tokens, read=self.cache_read, written=self.cache_written), 4
+            ),
             "ms_per_request": round(self.ms / self.requests, 3) if self.requests else 0.0,
         }
 
@@ -195,6 +207,8 @@ class Session:
     requests: Iterable[list[Message]]
     #: Per request (``evidence.session_evidence``); ``None``: no answers to learn from.
     evidence: Iterable[Evidence] | None = None
+    #: The prompt cache of the provider its prompts go to; ``None``: none modelled.
+    cache: CacheSetup | None = None
 
 
 def replay_session(
@@ -202,7 +216,8 @@ def replay_session(
 ) -> list[Row]:
     """
     Run ``strategy`` on each request of ``session`` in order, measuring the prefix shared with
-    the last one sent and how much of each request's evidence was sent.
+    the last one sent, what the session's provider cache would read of it, and how much of each
+    request's evidence was sent.
     """
     name, requests, evidence = session.name, session.requests, session.evidence
     counter = counter_for(model)
@@ -212,6 +227,7 @@ def replay_session(
     previous: list[Message] = []
     seen = 0
     learned = iter(evidence or [])
+    provider = CacheModel(session.cache, fmt) if session.cache is not None else None
     for number, request in enumerate(requests, start=1):
         started = time.perf_counter()
         outcome = strategy(request)
@@ -220,6 +236,7 @@ def replay_session(
         sizes = [count(m) for m in sent]
         after = sum(sizes) + counter.count_tools(None) if outcome.messages is not None else 0
         before = sum(map(count, request)) + counter.count_tools(None)
+        read, written = provider.serve(sent, sizes) if provider and outcome.messages is not None else (0, 0)
         rows.append(
             Row(
                 session=name,
@@ -238,6 +255,8 @@ def replay_session(
                 newest_dropped=outcome.messages is not None and newest_dropped(request, sent),
                 rereads=outcome.rereads,
                 evidence=recall_of(next(learned, Evidence()), outcome.messages),
+                cache_read=read,
+                cache_written=written,
             )
         )
         seen = before
