@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable, MutableMapping
+from collections.abc import AsyncIterator, Callable, MutableMapping
 from typing import Any, TypeVar, final
 
 from litellm.integrations.custom_logger import CustomLogger
@@ -24,6 +24,7 @@ from .metrics import prepare_metrics
 from .publish import headers_for, report_in, warn_resent
 from .request import read_metadata
 from .shapes import CHAT_SHAPE, shape_for
+from .stream_edits import streamed_with_edits
 from .summarizer import is_summary_call
 from .targets import deployment_target, group_target, pre_call_target
 
@@ -133,6 +134,15 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         guard = Guard("async_post_call_success_hook")
         answered = guard.run("client_edits", lambda: self._with_edits(data, response))
         return response if answered is None else answered
+
+    async def async_post_call_streaming_iterator_hook(
+        self, user_api_key_dict: Any, response: Any, request_data: dict[str, Any]
+    ) -> AsyncIterator[Any]:
+        """Proxy, streams: the same for a streamed answer, in its events (``stream_edits.py``)."""
+        guard = Guard("async_post_call_streaming_iterator_hook")
+        applied = guard.run("client_edits", lambda: self._memory.calls.take_edits(call_id_of(request_data)))
+        async for chunk in streamed_with_edits(response, applied, lambda work: guard.run("stream_edits", work)):
+            yield chunk
 
     async def async_post_call_success_deployment_hook(self, request_data: Any, response: Any, call_type: Any) -> Any:
         """SDK and Router (``litellm.anthropic.messages.acreate``): the same, where no proxy hook runs."""
