@@ -27,6 +27,7 @@ from .shapes import CHAT_SHAPE, shape_for
 from .stream_edits import streamed_with_edits
 from .summarizer import is_summary_call
 from .targets import deployment_target, group_target, pre_call_target
+from .unfitted import report_unfitted
 
 _T = TypeVar("_T")
 
@@ -161,6 +162,14 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         if settings.calibrate:
             calibration, cache = memory.calibration, self._shared_cache
             await guard.run_async("calibration", lambda: calibration.learn_from(kwargs, response_obj, settings, cache))
+
+    async def async_log_failure_event(
+        self, kwargs: dict[str, Any], response_obj: Any, start_time: Any, end_time: Any
+    ) -> None:
+        """A request LiteLLM's own pre-call checks refused before the plugin fitted it: what it would have sent."""
+        settings, router = self.settings, self._router_in_use()
+        if settings is not None:
+            Guard("async_log_failure_event").run("unfitted", lambda: report_unfitted(kwargs, settings, router))
 
     def log_pre_api_call(self, model: Any, messages: Any, kwargs: dict[str, Any]) -> None:
         """Every call, just before it goes out: a request rejected here is being re-sent past the hooks."""
