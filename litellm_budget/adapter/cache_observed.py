@@ -6,8 +6,9 @@ why it read less (``core/cache_truth.py``).
 The request's report goes out before there is a response, so this is a second, later record
 of the same call: a ``cache_observed`` event, the ``litellm_budget_cache`` entry of the logging
 payload's ``spend_logs_metadata`` (for the callbacks LiteLLM calls after this one), and the cache
-metrics. Everything is read from the success callback's kwargs and response, off the request's
-path; the one thing the hooks leave for it is the conversation key they had read anyway.
+metrics; the request's ``litellm_params.metadata`` gets the entry too, for a spend-log row built
+after this callback. Everything is read from the success callback's kwargs and response, off the
+request's path; the one thing the hooks leave for it is the conversation key they had read anyway.
 """
 
 from __future__ import annotations
@@ -92,7 +93,10 @@ def observe_success(
     report = history.observe(key, current, usage, rules)
     fields = report.as_dict()
     log.info("cache_observed", model_group=group, model=model, format=fmt, litellm_call_id=call_id or None, **fields)
-    _record_in_payload(payload, fields)
+    params = kwargs.get("litellm_params")
+    params = params if is_mapping(params) else {}
+    for metadata in (payload.get("metadata"), params.get("metadata"), params.get("litellm_metadata")):
+        _record_in(metadata, fields)
     record_cache(report, group)
     return report
 
@@ -149,9 +153,11 @@ def _anthropic_cache(kwargs: Mapping[str, Any], model: str) -> bool:
     return provider == "anthropic" or "claude" in model.lower()
 
 
-def _record_in_payload(payload: Mapping[str, Any], fields: dict[str, Any]) -> None:
-    """Put the cache report in the payload's ``spend_logs_metadata``, for the loggers LiteLLM calls after this one."""
-    metadata = payload.get("metadata")
+def _record_in(metadata: object, fields: dict[str, Any]) -> None:
+    """
+    Merge the cache report into a ``spend_logs_metadata``: the logging payload's, for the loggers
+    LiteLLM calls after this one, and the request's, from which its spend-log row is built.
+    """
     if not isinstance(metadata, MutableMapping):
         return
     spend = metadata.get("spend_logs_metadata")

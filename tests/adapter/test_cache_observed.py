@@ -84,6 +84,7 @@ def _kwargs(messages: list[dict[str, Any]], call_id: str, usage: dict[str, Any],
         "messages": messages,
         "standard_logging_object": payload,
         "call_type": "acompletion",
+        "litellm_params": {"metadata": {"spend_logs_metadata": {"from_client": "yes"}}},
     }
 
 
@@ -118,6 +119,8 @@ def test_two_requests_of_a_conversation_make_a_report_each() -> None:
     assert spend[CACHE_KEY] == report.as_dict()
     assert spend[f"{CACHE_KEY}_miss"] == "none"
     assert spend["litellm_budget"] == {"action": "passthrough"}  # the request's own report is left as it was
+    request_spend = second["litellm_params"]["metadata"]["spend_logs_metadata"]
+    assert request_spend == {"from_client": "yes", CACHE_KEY: report.as_dict(), f"{CACHE_KEY}_miss": "none"}
 
 
 @pytest.mark.parametrize("action", ["rejected", "deferred"])

@@ -187,7 +187,9 @@ def test_breakpoints_make_the_cache_read_a_trimmed_session(rig: Rig) -> None:
     dropped past its window, reads most of each prompt, and the reads are the ones predicted.
     """
     plain = _grow(rig, "claude", "plain-session", 16)
+    before = len(rig.claude_up.cache.uses)  # type: ignore[union-attr]
     hinted = _grow(rig, "claude-hinted", "hinted-session", 16)
+    uses = rig.claude_up.cache.uses[before:]  # type: ignore[union-attr]
 
     def ratio(reports: list[dict[str, Any]]) -> float:
         return sum(r["cache_read_tokens"] for r in reports) / sum(r["input_tokens"] for r in reports)
@@ -196,6 +198,10 @@ def test_breakpoints_make_the_cache_read_a_trimmed_session(rig: Rig) -> None:
     assert {r["cache_miss"] for r in plain[1:]} <= {"no_breakpoint", "plugin_drop", "plugin_elision", "unknown"}
     assert "no_breakpoint" in {r["cache_miss"] for r in plain}
     assert ratio(hinted) > 0.5
+    # What the plugin reports is what the provider said, read, written and in all.
+    assert [(r["cache_read_tokens"], r["cache_write_tokens"], r["input_tokens"]) for r in hinted] == [
+        (use.read, use.written, use.prompt) for use in uses
+    ]
     assert sum(r["cache_write_tokens"] for r in hinted) > 0
     for report in hinted[1:]:
         if report["cache_miss"] is None:
