@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable, MutableMapping
+from collections.abc import AsyncIterator, Callable, MutableMapping
 from typing import Any, TypeVar, final
 
 from litellm.integrations.custom_logger import CustomLogger
@@ -12,6 +12,8 @@ from litellm.integrations.custom_logger import CustomLogger
 from litellm_budget.core.settings import BudgetSettings
 from litellm_budget.core.tokens import preload_counters
 
+from .cache_hints import hint_cache
+from .cache_observed import observe_success
 from .calls import call_id_of
 from .config import ConfiguredSettings
 from .context_management import respond_with_edits
@@ -23,8 +25,10 @@ from .metrics import prepare_metrics
 from .publish import headers_for, report_in, warn_resent
 from .request import read_metadata
 from .shapes import CHAT_SHAPE, shape_for
+from .stream_edits import streamed_with_edits
 from .summarizer import is_summary_call
 from .targets import deployment_target, group_target, pre_call_target
+from .unfitted import report_unfitted
 
 _T = TypeVar("_T")
 
@@ -114,10 +118,11 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         fitted = one.fit()
         refusal = one.write(fitted)
         written = fitted is not None and not one.guard.failed
+        hinted = refusal is None and bool(one.guard.run("cache_hints", functools.partial(self._hint, one)))
         await one.after()
         if refusal is not None:
             raise refusal
-        return kwargs if written else None
+        return kwargs if written or hinted else None
 
     async def async_post_call_response_headers_hook(
         self,
@@ -138,6 +143,15 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         answered = guard.run("client_edits", lambda: self._with_edits(data, response))
         return response if answered is None else answered
 
+    async def async_post_call_streaming_iterator_hook(
+        self, user_api_key_dict: Any, response: Any, request_data: dict[str, Any]
+    ) -> AsyncIterator[Any]:
+        """Proxy, streams: the same for a streamed answer, in its events (``stream_edits.py``)."""
+        guard = Guard("async_post_call_streaming_iterator_hook")
+        applied = guard.run("client_edits", lambda: self._memory.calls.take_edits(call_id_of(request_data)))
+        async for chunk in streamed_with_edits(response, applied, lambda work: guard.run("stream_edits", work)):
+            yield chunk
+
     async def async_post_call_success_deployment_hook(self, request_data: Any, response: Any, call_type: Any) -> Any:
         """SDK and Router (``litellm.anthropic.messages.acreate``): the same, where no proxy hook runs."""
         return await self.async_post_call_success_hook(request_data, None, response)
@@ -145,13 +159,21 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
     async def async_log_success_event(
         self, kwargs: dict[str, Any], response_obj: Any, start_time: Any, end_time: Any
     ) -> None:
-        """Learn the provider's token ratio from the usage it reported; never raises."""
-        settings = self.settings
-        if settings is not None and settings.calibrate:
-            calibration, cache = self._memory.calibration, self._shared_cache
-            await Guard("async_log_success_event").run_async(
-                "calibration", lambda: calibration.learn_from(kwargs, response_obj, settings, cache)
-            )
+        """From the usage a provider reported: what its prompt cache did, and its token ratio; never raises."""
+        settings, memory = self.settings, self._memory
+        guard = Guard("async_log_success_event")
+        observe = functools.partial(observe_success, memory.prompts, memory.calls, kwargs, response_obj, settings)
+        guard.run("cache_truth", observe, ends_pass=False)
+        if settings.calibrate:
+            calibration, cache = memory.calibration, self._shared_cache
+            await guard.run_async("calibration", lambda: calibration.learn_from(kwargs, response_obj, settings, cache))
+
+    async def async_log_failure_event(
+        self, kwargs: dict[str, Any], response_obj: Any, start_time: Any, end_time: Any
+    ) -> None:
+        """A request LiteLLM's own pre-call checks refused before the plugin fitted it: what it would have sent."""
+        settings, router = self.settings, self._router_in_use()
+        Guard("async_log_failure_event").run("unfitted", lambda: report_unfitted(kwargs, settings, router))
 
     def log_pre_api_call(self, model: Any, messages: Any, kwargs: dict[str, Any]) -> None:
         """Every call, just before it goes out: a request rejected here is being re-sent past the hooks."""
@@ -185,6 +207,10 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
             return None
         target = deployment_target(kwargs, settings)
         return DeploymentPass.reading(kwargs, shape, target, self._context(settings), guard)
+
+    def _hint(self, one: DeploymentPass) -> bool:
+        """The cache hints the settings ask for, in the request this deployment is about to get."""
+        return hint_cache(one.request, one.shape, one.target, self._memory.calls.get(one.call_id))
 
     def _context(self, settings: BudgetSettings) -> Context:
         """What a pass works with; a router first met here (the proxy's) has its deployments' settings checked."""

@@ -133,6 +133,8 @@ class CallRecord:
     #: The client's ``context_management`` edits served here, for its response to report (``()``:
     #: none applied, which the response says too; ``None``: nothing was asked of this plugin).
     client_edits: tuple[dict[str, Any], ...] | None = None
+    #: The conversation key the fit read (conversation state), for cache truth after the response.
+    conversation: str | None = None
 
     def already_fitted(self, wanted: FitRecord) -> bool:
         """These messages are the output of a fit of this call for a window no larger than wanted."""
@@ -189,6 +191,11 @@ class Calls:
             return None
         self.update(call_id, lambda r: dataclasses.replace(r, rejected=None))
         return record.rejected if record.served is None else None
+
+    def note_conversation(self, call_id: str, key: str | None) -> None:
+        """The fit of ``call_id`` read its conversation's key: cache truth finds the conversation by it."""
+        if key and self.get(call_id).conversation != key:
+            self.update(call_id, lambda r: dataclasses.replace(r, conversation=key))
 
     def not_chat(self, call_id: str) -> None:
         """The proxy saw this call as another call type than chat."""

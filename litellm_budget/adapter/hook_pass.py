@@ -204,6 +204,7 @@ class HookPass:
         fitted = self._fitted(key)
         if self.silent:
             return fitted  # not sent (yet): whoever sends it keeps the state
+        calls.note_conversation(self.call_id, key)
         report = fitted.report
         bigger = bigger_window is not None and (report.window or 0) < bigger_window
         if bigger and report.action in {"trimmed", "rejected"}:

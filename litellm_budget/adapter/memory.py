@@ -7,6 +7,7 @@ the proxy has one, and written after it (``hook_pass.py``).
 
 from __future__ import annotations
 
+from .cache_observed import PromptHistory
 from .calibration import Calibration
 from .calls import Calls
 from .conversation_state import Conversations
@@ -17,16 +18,17 @@ from .targets import Target
 
 class Memory:
     """
-    The plugin's one memory of calls, ratios, conversations, summaries and the invalid settings
-    requests showed; every store in it is bounded.
+    The plugin's one memory of calls, ratios, conversations, prompts, summaries and the invalid
+    settings requests showed; every store in it is bounded.
     """
 
-    __slots__ = ("calibration", "calls", "conversations", "invalid", "summarizer")
+    __slots__ = ("calibration", "calls", "conversations", "invalid", "prompts", "summarizer")
 
     def __init__(self) -> None:
         self.calls = Calls()
         self.calibration = Calibration()
         self.conversations = Conversations()
+        self.prompts = PromptHistory()
         self.summarizer = Summarizer()
         self.invalid = InvalidSettings()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from litellm_budget.core.cache_truth import CacheReport
 from litellm_budget.core.report import BudgetReport
 
 #: Seconds buckets of the fit's duration: a warm fit takes about a millisecond, a cold 10 MB one 0.4 s.
@@ -44,6 +45,24 @@ METRICS: dict[str, tuple[str, str, tuple[str, ...], str]] = {
         ("model_group",),
         "counter",
     ),
+    "input_tokens": (
+        "litellm_budget_input_tokens_total",
+        "Prompt tokens providers reported, by what their cache did with them: read, written or fresh (neither).",
+        ("model_group", "cache"),
+        "counter",
+    ),
+    "cache_predicted": (
+        "litellm_budget_cache_predicted_tokens_total",
+        "Prompt tokens the plugin expected providers' caches to read (the prefix shared with the previous request).",
+        ("model_group",),
+        "counter",
+    ),
+    "cache_misses": (
+        "litellm_budget_cache_misses_total",
+        "Requests whose cache read less than the shared prefix allowed, or whose prefix moved, by reason.",
+        ("model_group", "reason"),
+        "counter",
+    ),
     "fit_seconds": (
         "litellm_budget_fit_seconds",
         "Time the plugin took to measure and fit a request.",
@@ -74,6 +93,21 @@ def record_metrics(report: BudgetReport, model_group: str) -> None:
         metrics["rejections"].labels(model_group, report.policy).inc()
     elif report.action == "deferred":
         record_deferred(model_group)
+
+
+def record_cache(report: CacheReport, model_group: str) -> None:
+    """Count what a provider's cache did with one request; a no-op without prometheus_client."""
+    metrics = _metrics()
+    if not metrics or report.cache_read_tokens is None:
+        return
+    read, written = report.cache_read_tokens, report.cache_write_tokens
+    tokens = metrics["input_tokens"]
+    tokens.labels(model_group, "read").inc(read)
+    tokens.labels(model_group, "written").inc(written)
+    tokens.labels(model_group, "fresh").inc(max(0, report.input_tokens - read - written))
+    metrics["cache_predicted"].labels(model_group).inc(report.predicted_tokens)
+    if report.cache_miss is not None:
+        metrics["cache_misses"].labels(model_group, report.cache_miss).inc()
 
 
 def record_deferred(model_group: str) -> None:

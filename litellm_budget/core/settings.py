@@ -88,6 +88,16 @@ class BudgetSettings:
     cache_lifetime: float = 300.0
     #: ``cache_lifetime`` per provider (``anthropic``) or model name, where it differs.
     cache_lifetimes: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    #: The fewest tokens a provider caches (OpenAI's and Anthropic's 1024): a shorter shared
+    #: prefix that is not read is no miss of anyone's (``cache_miss: below_minimum``).
+    cache_min_tokens: int = 1024
+    #: ``cache_min_tokens`` per provider or model name, where it differs (Claude Haiku: 2048).
+    cache_min_tokens_by: Mapping[str, int] = dataclasses.field(default_factory=dict)
+    #: Anthropic: add ``cache_control`` breakpoints (within the API's four, the client's kept)
+    #: where the prompt stays stable: after the last edit, after the marker, at the end.
+    cache_breakpoints: bool = False
+    #: OpenAI: send the conversation key as ``prompt_cache_key`` where the client sent none.
+    prompt_cache_key: bool = False
     #: Learn each model's ratio of reported ``usage.prompt_tokens`` to our count.
     calibrate: bool = True
     #: The learned ratio is clamped to ``(low, high)``.
@@ -124,6 +134,8 @@ class BudgetSettings:
         _check(all(is_number(r) and r > 0 for r in self.token_ratios.values()), "token_ratios", "positive ratios")
         _check(self.cache_lifetime > 0, "cache_lifetime", "a number of seconds > 0")
         _check(all(is_number(t) and t > 0 for t in self.cache_lifetimes.values()), "cache_lifetimes", "seconds > 0")
+        _check(non_negative_int(self.cache_min_tokens), "cache_min_tokens", "an int >= 0")
+        _check(all(map(non_negative_int, self.cache_min_tokens_by.values())), "cache_min_tokens_by", "ints >= 0")
         low, high = self.calibration_bounds
         _check(0 < low <= 1 <= high, "calibration_bounds", "(low <= 1 <= high), both positive")
         _check(0 < self.calibration_weight <= 1, "calibration_weight", "in (0, 1]")
@@ -133,6 +145,7 @@ class BudgetSettings:
         _check(positive_int(self.summary_max_tokens) is not None, "summary_max_tokens", "an int > 0")
         object.__setattr__(self, "token_ratios", MappingProxyType(dict(self.token_ratios)))
         object.__setattr__(self, "cache_lifetimes", MappingProxyType(dict(self.cache_lifetimes)))
+        object.__setattr__(self, "cache_min_tokens_by", MappingProxyType(dict(self.cache_min_tokens_by)))
 
     def updated(self, overrides: Mapping[str, Any]) -> BudgetSettings:
         """
@@ -158,10 +171,11 @@ class BudgetSettings:
 
     def lifetime_for(self, model: str) -> float:
         """The prompt-cache lifetime of ``model``: by name (full first), then its provider prefix."""
-        for name in (*candidate_names(model), model.partition("/")[0]):
-            if name in self.cache_lifetimes:
-                return float(self.cache_lifetimes[name])
-        return self.cache_lifetime
+        return float(_by_model(self.cache_lifetimes, model, self.cache_lifetime))
+
+    def min_tokens_for(self, model: str) -> int:
+        """The fewest tokens ``model``'s provider caches, looked up as ``lifetime_for`` does."""
+        return int(_by_model(self.cache_min_tokens_by, model, self.cache_min_tokens))
 
     def ratio_for(self, model: str) -> float:
         """The configured token ratio of ``model`` by its ``candidate_names`` (full name first), else its prior."""
@@ -185,6 +199,14 @@ class SettingError(ValueError):
 SETTING_NAMES = frozenset(field.name for field in dataclasses.fields(BudgetSettings))
 
 
+def _by_model(values: Mapping[str, float], model: str, default: float) -> float:
+    """``values`` of ``model`` by name (full first), then by its provider prefix; else ``default``."""
+    for name in (*candidate_names(model), model.partition("/")[0]):
+        if name in values:
+            return values[name]
+    return default
+
+
 def _coerce(key: str, current: object, value: object) -> object:
     """Accept the value if it has the field's type; ints stand in for floats."""
     if key == "calibration_bounds" and isinstance(value, list | tuple) and len(value) == 2:
@@ -195,7 +217,7 @@ def _coerce(key: str, current: object, value: object) -> object:
         return value
     if key == "summary_model" and (value is None or isinstance(value, str)):
         return value
-    if key in {"token_ratios", "cache_lifetimes"} and isinstance(value, Mapping):
+    if key in {"token_ratios", "cache_lifetimes", "cache_min_tokens_by"} and isinstance(value, Mapping):
         return dict(value)
     if isinstance(current, bool):
         ok = isinstance(value, bool)

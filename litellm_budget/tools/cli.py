@@ -12,6 +12,7 @@ from importlib import resources
 from pathlib import Path
 
 from litellm_budget.core.policies import POLICIES
+from litellm_budget.tools.cache_model import CACHE_KINDS, CLIENT_BREAKPOINTS
 from litellm_budget.tools.convert import FORMATS
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -90,6 +91,21 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="fit every request afresh, as the plugin does with conversation_state: false",
     )
+    replay.add_argument(
+        "--cache",
+        choices=CACHE_KINDS,
+        help="the provider's prompt cache to model (default: anthropic for --format anthropic or a Claude model)",
+    )
+    replay.add_argument(
+        "--client-breakpoints",
+        choices=CLIENT_BREAKPOINTS,
+        default="last",
+        help="Anthropic: the client's own breakpoints, on the system prompt and the last message, or none",
+    )
+    replay.add_argument(
+        "--cache-breakpoints", action="store_true", help="Anthropic: add the plugin's (as cache_breakpoints: true)"
+    )
+    replay.add_argument("--cache-min-tokens", type=_positive, default=1024, help="the fewest tokens cached")
     replay.add_argument("--rows", action="store_true", help="also print every request")
     replay.add_argument("--json", action="store_true", help="machine-readable output")
     replay.add_argument("--plot", type=Path, help="write a PNG of tokens per request (needs matplotlib)")

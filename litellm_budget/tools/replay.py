@@ -8,7 +8,6 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from litellm_budget.core.checks import bare_model
 from litellm_budget.core.fit import fit_request
 from litellm_budget.core.formats import MessageFormat
 from litellm_budget.core.formats.chat import CHAT
@@ -19,8 +18,9 @@ from litellm_budget.typing import Message
 
 from . import table
 from .baselines import BASELINES
+from .cache_model import CacheModel, CacheSetup, cache_cost
 from .evidence import NO_RECALL, Evidence, Recall, ratio, recall_of
-from .outcome import Outcome, Strategy
+from .outcome import Outcome, Strategy, baseline_outcome, newest_dropped, overflows
 from .prefix import anthropic_blocks, shared_prefix, text_heads
 from .pricing import Prices
 from .remembered import Remembered
@@ -28,8 +28,6 @@ from .replay_summaries import summarizing_strategy
 
 #: Columns of the per-request table shared by the demo and ``replay --rows``.
 ROW_HEADERS = ["request", "messages", "tokens before", "tokens after", "action", "elided", "dropped", "ms"]
-#: Our count is within 1% of LiteLLM's; below this share of the window no overflow is possible.
-_SURE_FIT = 0.95
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,6 +53,9 @@ class Row:
     evidence: Recall = NO_RECALL
     #: Its calls that repeat one whose output the last request hid (our policies' report says).
     rereads: int = 0
+    #: What a provider's cache (``cache_model.py``) would read of it and write, in counted tokens.
+    cache_read: int = 0
+    cache_written: int = 0
 
 
 @dataclasses.dataclass(slots=True)
@@ -78,6 +79,8 @@ class Totals:
     #: re-prefilled in those requests.
     later_new_tokens: int = 0
     later_needless_tokens: int = 0
+    cache_read: int = 0
+    cache_written: int = 0
     fill: float = 0.0
     ms: float = 0.0
     #: Evidence of every request; a rejected one sent none of its own.
@@ -100,6 +103,8 @@ class Totals:
         self.invalid += row.invalid
         self.newest_dropped += row.newest_dropped
         self.rereads += row.rereads
+        self.cache_read += row.cache_read
+        self.cache_written += row.cache_written
         self.sent_tokens += row.tokens_after
         self.shared_tokens += row.shared
         self.new_tokens += min(row.new, row.tokens_after)
@@ -151,6 +156,10 @@ class Totals:
             "evidence_learned": self.evidence.learned,
             "old_evidence_learned": self.evidence.old_learned,
             "input_cost": round(prices.cost(reused=self.shared_tokens, reprefilled=reprefill), 4),
+            "cache_hit_ratio": _ratio(self.cache_read, self.sent_tokens),
+            "cache_cost": round(
+                cache_cost(prices, sent=self.sent_tokens, read=self.cache_read, written=self.cache_written), 4
+            ),
             "ms_per_request": round(self.ms / self.requests, 3) if self.requests else 0.0,
         }
 
@@ -185,7 +194,7 @@ def strategy_for(
             msg = f"the baseline {name!r} takes chat messages only; replay it with --format chat"
             raise ValueError(msg)
         baseline = BASELINES[name](model, window)
-        return lambda messages: _baseline_outcome(messages, baseline(messages))
+        return lambda messages: baseline_outcome(messages, baseline(messages))
     msg = f"unknown policy or baseline {name!r}; choose from {sorted([*POLICIES, *BASELINES])}"
     raise ValueError(msg)
 
@@ -198,6 +207,8 @@ class Session:
     requests: Iterable[list[Message]]
     #: Per request (``evidence.session_evidence``); ``None``: no answers to learn from.
     evidence: Iterable[Evidence] | None = None
+    #: The prompt cache of the provider its prompts go to; ``None``: none modelled.
+    cache: CacheSetup | None = None
 
 
 def replay_session(
@@ -205,7 +216,8 @@ def replay_session(
 ) -> list[Row]:
     """
     Run ``strategy`` on each request of ``session`` in order, measuring the prefix shared with
-    the last one sent and how much of each request's evidence was sent.
+    the last one sent, what the session's provider cache would read of it, and how much of each
+    request's evidence was sent.
     """
     name, requests, evidence = session.name, session.requests, session.evidence
     counter = counter_for(model)
@@ -215,6 +227,7 @@ def replay_session(
     previous: list[Message] = []
     seen = 0
     learned = iter(evidence or [])
+    provider = CacheModel(session.cache, fmt) if session.cache is not None else None
     for number, request in enumerate(requests, start=1):
         started = time.perf_counter()
         outcome = strategy(request)
@@ -223,6 +236,7 @@ def replay_session(
         sizes = [count(m) for m in sent]
         after = sum(sizes) + counter.count_tools(None) if outcome.messages is not None else 0
         before = sum(map(count, request)) + counter.count_tools(None)
+        read, written = provider.serve(sent, sizes) if provider and outcome.messages is not None else (0, 0)
         rows.append(
             Row(
                 session=name,
@@ -235,52 +249,20 @@ def replay_session(
                 dropped=outcome.dropped,
                 shared=shared_prefix(previous, sent, sizes, blocks),
                 new=before - seen,
-                overflow=outcome.messages is not None and _overflows(sent, after, model, window, fmt),
+                overflow=outcome.messages is not None and overflows(sent, after, model, window, fmt),
                 invalid=outcome.messages is not None and fmt.unsupported_reason(sent, None, None) is not None,
                 ms=ms,
-                newest_dropped=outcome.messages is not None and _newest_dropped(request, sent),
+                newest_dropped=outcome.messages is not None and newest_dropped(request, sent),
                 rereads=outcome.rereads,
                 evidence=recall_of(next(learned, Evidence()), outcome.messages),
+                cache_read=read,
+                cache_written=written,
             )
         )
         seen = before
         if outcome.messages is not None:
             previous = sent
     return rows
-
-
-def _newest_dropped(request: Sequence[Message], sent: Sequence[Message]) -> bool:
-    """Whether the last message sent is not the request's last (a visible cut of it still counts as sent)."""
-    if not request:
-        return False
-    if not sent:
-        return True
-    return any(request[-1].get(key) != sent[-1].get(key) for key in _IDENTITY)
-
-
-#: What identifies a message or item whatever its text: a cut leaves these as they were.
-_IDENTITY = ("role", "type", "tool_call_id", "call_id")
-
-
-def _overflows(messages: list[Message], counted: int, model: str, window: int, fmt: MessageFormat) -> bool:
-    """Judged by ``litellm.token_counter``, asked only when our own count comes close (other
-    formats than chat, which it cannot read, by our own count)."""
-    if fmt is not CHAT:
-        return counted > window
-    if counted < window * _SURE_FIT:
-        return False
-    import litellm
-
-    return int(litellm.token_counter(model=bare_model(model), messages=messages)) > window
-
-
-def _baseline_outcome(before: list[Message], after: list[Message]) -> Outcome:
-    changed = after != before
-    # Peers that edit in place (masking, clearing) keep every message: count those they changed.
-    edited = (
-        sum(1 for b, a in zip(before, after, strict=True) if b is not a and b != a) if len(after) == len(before) else 0
-    )
-    return Outcome(after, "trimmed" if changed else "passthrough", edited, max(0, len(before) - len(after)))
 
 
 def format_rows(rows: Sequence[Row], *, reused: bool = False, why: Sequence[str] | None = None) -> str:

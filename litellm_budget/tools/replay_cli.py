@@ -13,6 +13,7 @@ from litellm_budget.core.policies import POLICIES
 from litellm_budget.core.settings import BudgetSettings
 
 from . import table
+from .cache_model import CacheSetup
 from .convert import converted
 from .evidence import Evidence, session_evidence
 from .peers import describe
@@ -41,6 +42,8 @@ COLUMNS = [
     "evidence_recall",
     "old_evidence_recall",
     "input_cost",
+    "cache_hit_ratio",
+    "cache_cost",
     "ms_per_request",
 ]
 
@@ -91,7 +94,7 @@ def run_replay(args: argparse.Namespace) -> int:
         sum(map(len, requests.values())) * len(runs) * len(args.window),
         enabled=None if not args.no_progress else False,
     )
-    replayer = _Replayer(args, requests, evidence, fmt, progress)
+    replayer = _Replayer(args, requests, evidence, fmt, progress, cache_setup(args))
     results: list[dict[str, Any]] = []
     all_rows: dict[tuple[int, str], list[Row]] = {}
     for window in args.window:
@@ -105,7 +108,7 @@ def run_replay(args: argparse.Namespace) -> int:
                 results[-1].update(strategy.totals())
     progress.close()
     peers = {name: describe(name, args.model, args.window) for name in args.baseline}
-    _print(args, results, all_rows, prices.source, peers)
+    _print(args, results, all_rows, {"prices": prices.source, "cache": replayer.cache.describe()}, peers)
     if args.plot:
         _plot(args, all_rows)
     if args.plot_cost:
@@ -126,6 +129,19 @@ def _runs(args: argparse.Namespace) -> list[Run]:
     return runs
 
 
+def cache_setup(args: argparse.Namespace) -> CacheSetup:
+    """The provider cache the replay models: ``--cache``, else Anthropic's for its format or a Claude model."""
+    kind = getattr(args, "cache", None) or (
+        "anthropic" if args.format == "anthropic" or "claude" in args.model.lower() else "openai"
+    )
+    return CacheSetup(
+        kind=kind,
+        client=getattr(args, "client_breakpoints", "last"),
+        plugin=bool(getattr(args, "cache_breakpoints", False)),
+        minimum=getattr(args, "cache_min_tokens", 1024),
+    )
+
+
 def _default_watermark(name: str) -> float | None:
     return BudgetSettings().watermark if name in POLICIES else None
 
@@ -140,6 +156,7 @@ class _Replayer:
     evidence: dict[str, list[Evidence]]
     fmt: MessageFormat
     progress: Progress
+    cache: CacheSetup
     #: Each run's strategy by (window, label), for what the summarizing ones counted.
     strategies: dict[tuple[int, str], Any] = dataclasses.field(default_factory=dict)
 
@@ -152,7 +169,7 @@ class _Replayer:
         for session, session_requests in self.requests.items():
             if isinstance(strategy, SummarizingStrategy):
                 strategy.start_session(session)
-            replayed = Session(session, session_requests, self.evidence[session])
+            replayed = Session(session, session_requests, self.evidence[session], self.cache)
             session_rows = replay_session(replayed, strategy, model=model, window=window, fmt=self.fmt)
             totals.add_session(session_rows, window)
             for _ in session_rows:
@@ -165,11 +182,13 @@ def _print(
     args: argparse.Namespace,
     results: list[dict[str, Any]],
     rows: dict[tuple[int, str], list[Row]],
-    prices: str,
+    notes: dict[str, str],
     peers: dict[str, str],
 ) -> None:
+    """The totals table (or JSON) with what each column means; ``notes``: the prices and the cache modelled."""
+    prices = notes["prices"]
     if args.json:
-        print(json.dumps({"model": args.model, "prices": prices, "peers": peers, "results": results}, indent=2))
+        print(json.dumps({"model": args.model, **notes, "peers": peers, "results": results}, indent=2))
         return
     print(
         table.render(
@@ -186,6 +205,9 @@ def _print(
     print("evidence_recall: share of the paths, identifiers and ids the agent's next answer took from the")
     print("  conversation (not its system prompt or task) that are in what was sent (a rejected request sends none);")
     print("  old_: those held only by messages before the last 8; blank: nothing learned to recall;")
+    print(f"cache_hit_ratio: share of the prompts sent that {notes['cache']} would read,")
+    print("  as the plugin's cache_observed reports it in production; cache_cost: those prompts at the prices below,")
+    print("  reads at the cache-read price, writes at the cache-write price, the rest at the input price;")
     print(f"input_cost: in dollars, at {prices}.")
     if peers:
         print("\nbaselines and peers (thresholds per window):")

@@ -218,6 +218,37 @@ def test_a_clients_context_management_is_applied_for_an_openai_upstream(
     assert "context_management" not in upstream.requests[-1]
 
 
+def test_a_streamed_answer_carries_the_applied_edits(client: anthropic.Anthropic, upstream: FakeUpstream) -> None:
+    """The same edits on a stream: the anthropic SDK's final message has them, from the message_delta event."""
+    edits = {
+        "edits": [
+            {
+                "type": "clear_tool_uses_20250919",
+                "trigger": {"type": "tool_uses", "value": 2},
+                "keep": {"type": "tool_uses", "value": 1},
+            }
+        ]
+    }
+    _, messages = from_chat(agent_session(4, 100))
+
+    with client.beta.messages.stream(
+        model="gpt-bridge",
+        max_tokens=256,
+        messages=messages,  # type: ignore[arg-type]
+        context_management=edits,  # type: ignore[arg-type]
+        betas=["context-management-2025-06-27"],
+    ) as stream:
+        final = stream.get_final_message()
+    plain = client.messages.create(model="gpt-bridge", max_tokens=256, messages=messages)  # type: ignore[arg-type]
+
+    assert final.context_management is not None
+    [applied] = final.context_management.applied_edits
+    assert (applied.type, applied.cleared_tool_uses) == ("clear_tool_uses_20250919", 3)  # type: ignore[union-attr]
+    assert [block.type for block in final.content] == ["text"]
+    assert "context_management" not in upstream.requests[-2]
+    assert getattr(plain, "context_management", None) is None  # nothing asked, nothing said
+
+
 def test_an_anthropic_upstream_applies_the_clients_edits_itself(
     client: anthropic.Anthropic, upstream: FakeUpstream
 ) -> None:

@@ -423,3 +423,32 @@ def test_compaction_is_served_for_an_anthropic_and_then_an_openai_upstream(rig: 
     assert block["content"] in json.dumps(sent_second["input"][0])
     assert "function_call_output" not in json.dumps(sent_second["input"])  # the tool history is gone
     assert "context_management" not in sent_second
+
+
+def test_a_streamed_compaction_starts_with_the_block(rig: Rig) -> None:
+    """Streamed from an Anthropic upstream: the SDK's final message starts with the compaction block, says the edit."""
+    asked = {"edits": [{"type": COMPACT, "trigger": {"type": "input_tokens", "value": 2000}}]}
+    _, messages = from_chat(agent_session(12, 300, question="Compact this stream."))
+    with (
+        anthropic_client(rig.a.proxy) as client,
+        client.beta.messages.stream(
+            model="claude",
+            max_tokens=256,
+            messages=messages,  # type: ignore[arg-type]
+            context_management=asked,  # type: ignore[arg-type]
+            betas=["compact-2026-01-12"],
+        ) as stream,
+    ):
+        events = [event.type for event in stream]
+        final = stream.get_final_message()
+    sent = [r["body"] for r in rig.agent.records if r["path"].endswith("/messages")][-1]
+
+    block, text = final.content
+    assert block.type == "compaction"
+    assert (block.content or "").endswith(SUMMARY)  # type: ignore[union-attr]
+    assert (text.type, getattr(text, "text", None)) == ("text", "ok")
+    assert final.context_management is not None
+    [edit] = final.context_management.applied_edits
+    assert edit.type == COMPACT
+    assert events.count("message_delta") == 1
+    assert "context_management" not in sent

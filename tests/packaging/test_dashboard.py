@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from prometheus_client import REGISTRY
 
-from litellm_budget.adapter.metrics import METRICS, record_deferred, record_metrics, record_resent
+from litellm_budget.adapter.metrics import METRICS, record_cache, record_deferred, record_metrics, record_resent
+from litellm_budget.core.cache_truth import CacheReport
 from litellm_budget.core.report import BudgetReport
 from tests.support.paths import EXAMPLES
 
@@ -227,6 +228,16 @@ class TestDashboard:
         assert any(e.startswith("histogram_quantile(0.95,") for e in latency)
         assert "by (model_group, policy)" in exprs["Trims by policy"][0]
 
+    def test_the_cache_panels_are_there(self, dashboard: dict[str, Any]) -> None:
+        """Hit ratio over time (observed and expected), misses by reason, prompt tokens by cache use."""
+        exprs = {panel["title"]: [t["expr"] for t in panel["targets"]] for panel in panels_of(dashboard)}
+
+        observed, expected = exprs["Prompt cache hit ratio"]
+        assert 'cache="read"' in observed
+        assert "litellm_budget_cache_predicted_tokens_total" in expected
+        assert "by (model_group, reason)" in exprs["Cache misses by reason"][0]
+        assert "by (model_group, cache)" in exprs["Prompt tokens by cache use"][0]
+
 
 def samples_for(group: str) -> dict[str, tuple[float, set[str]]]:
     """The default registry's series of one model group: total value and label names, by sample name."""
@@ -240,7 +251,7 @@ def samples_for(group: str) -> dict[str, tuple[float, set[str]]]:
 
 
 def test_recording_creates_every_series_the_dashboard_queries(dashboard: dict[str, Any]) -> None:
-    """After a trim with a re-read, a rejection, a deferral and a re-sent rejection are recorded, every series grew."""
+    """After a trim with a re-read, a rejection, a deferral, a re-sent rejection and a cache miss, every series grew."""
     before = samples_for("g")
     trimmed = BudgetReport(
         model="openai/gpt-4o",
@@ -259,6 +270,8 @@ def test_recording_creates_every_series_the_dashboard_queries(dashboard: dict[st
     record_metrics(rejected, "g")
     record_deferred("g")
     record_resent("g")
+    miss = CacheReport(input_tokens=4000, cache_read_tokens=1000, cache_write_tokens=500, predicted_tokens=3000)
+    record_cache(dataclasses.replace(miss, cache_miss="plugin_drop"), "g")
 
     after = samples_for("g")
     for metric, labels in used_metrics(dashboard).items():

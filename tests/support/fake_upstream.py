@@ -19,6 +19,11 @@ end in ``/v1``):
 tokenizer-free estimate (``len(json.dumps(messages)) // 4``) so a test can predict it exactly
 and simulate a provider that over- or under-reports usage.
 
+With a :class:`~tests.support.fake_cache.PrefixCache` it behaves like a provider's prompt cache
+and says so in ``usage`` as each API does: chat ``prompt_tokens_details.cached_tokens``,
+Responses ``input_tokens_details.cached_tokens``, Anthropic ``cache_read_input_tokens`` and
+``cache_creation_input_tokens`` (its ``input_tokens`` then counts only the rest, as Anthropic's does).
+
 A request whose message content contains :data:`CWE_MARKER`, or whose estimate exceeds
 ``max_context_tokens``, gets the provider's real "context length exceeded" 400, so tests can
 prove an overflow *would* have reached the provider.
@@ -53,6 +58,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
+
+try:
+    from tests.support.fake_cache import CacheUse, PrefixCache, anthropic_blocks, openai_blocks
+except ModuleNotFoundError:  # run as a script (``python tests/support/fake_upstream.py``): its folder is on sys.path
+    from fake_cache import CacheUse, PrefixCache, anthropic_blocks, openai_blocks  # type: ignore[no-redef]
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -314,6 +324,9 @@ class _Handler(BaseHTTPRequestHandler):
         n = max(1, int(body.get("n") or 1))
         model = body.get("model", "fake")
         usage = upstream._usage(messages, n, body)
+        if usage is not None and upstream.cache is not None:
+            use = upstream._cache_use(openai_blocks([body.get("tools"), *messages]), usage)
+            usage["prompt_tokens_details"] = {"cached_tokens": use.read}
         cid = f"chatcmpl-{uuid.uuid4().hex[:24]}"
         created = int(time.time())
         if not body.get("stream"):
@@ -415,6 +428,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(400, _context_error(*overflow))
             return
         usage = upstream._usage(counted, 1, body)
+        cached = 0
+        if usage is not None and upstream.cache is not None:
+            items = body.get("input")
+            parts = [body.get("instructions"), body.get("tools"), *(items if isinstance(items, list) else [items])]
+            cached = upstream._cache_use(openai_blocks(parts), usage).read
         text, call = upstream._turn(body, "responses")
         output = [_responses_message(text)]
         if call is not None:
@@ -435,7 +453,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "input_tokens": usage["prompt_tokens"],
                 "output_tokens": usage["completion_tokens"],
                 "total_tokens": usage["total_tokens"],
-                "input_tokens_details": {"cached_tokens": 0},
+                "input_tokens_details": {"cached_tokens": cached},
                 "output_tokens_details": {"reasoning_tokens": 0},
             }
         if not body.get("stream"):
@@ -467,6 +485,11 @@ class _Handler(BaseHTTPRequestHandler):
         usage = upstream._usage(counted, 1, body)
         in_tok = usage["prompt_tokens"] if usage else 0
         out_tok = usage["completion_tokens"] if usage else 0
+        cache_usage: dict[str, int] = {}
+        if usage is not None and upstream.cache is not None:
+            use = upstream._cache_use(anthropic_blocks(body), usage)
+            in_tok -= use.read + use.written
+            cache_usage = {"cache_read_input_tokens": use.read, "cache_creation_input_tokens": use.written}
         text, call = upstream._turn(body, "anthropic")
         content: list[dict[str, Any]] = [{"type": "text", "text": text}]
         if call is not None:
@@ -488,7 +511,7 @@ class _Handler(BaseHTTPRequestHandler):
                     "content": content,
                     "stop_reason": stop_reason,
                     "stop_sequence": None,
-                    "usage": {"input_tokens": in_tok, "output_tokens": out_tok},
+                    "usage": {"input_tokens": in_tok, "output_tokens": out_tok, **cache_usage},
                 },
             )
             return
@@ -501,7 +524,7 @@ class _Handler(BaseHTTPRequestHandler):
             "content": [],
             "stop_reason": None,
             "stop_sequence": None,
-            "usage": {"input_tokens": in_tok, "output_tokens": 1},
+            "usage": {"input_tokens": in_tok, "output_tokens": 1, **cache_usage},
         }
         self._sse({"type": "message_start", "message": start}, event="message_start")
         for index, block in enumerate(content):
@@ -627,7 +650,8 @@ class FakeUpstream:
     real tokenizer's count without this module importing one. ``delay`` makes every POST wait
     that many seconds before it is answered (a slow provider), and ``error_status`` answers
     every POST with that status and an OpenAI-style error (a provider that is down); both are
-    recorded first, like every request.
+    recorded first, like every request. ``cache`` makes it a provider's prompt cache (see
+    :mod:`tests.support.fake_cache`); its ``uses`` say what each request read and wrote.
     """
 
     def __init__(
@@ -644,8 +668,10 @@ class FakeUpstream:
         prompt_counter: Callable[[dict[str, Any]], int] | None = None,
         delay: float = 0.0,
         error_status: int | None = None,
+        cache: PrefixCache | None = None,
     ) -> None:
         self.host = host
+        self.cache = cache
         self.delay = delay
         self.error_status = error_status
         self.script = script
@@ -779,7 +805,12 @@ class FakeUpstream:
             return self.reply, None
         return self.script.turn(tools, _newest_result(body, api))
 
-    def _usage(self, counted: Any, n: int, body: dict[str, Any]) -> dict[str, int] | None:
+    def _cache_use(self, blocks: list[tuple[str, bool]], usage: dict[str, Any]) -> CacheUse:
+        """Serve the prompt from the cache (there is one): what it read and wrote, in ``usage``'s tokens."""
+        assert self.cache is not None  # callers check
+        return self.cache.serve(blocks, int(usage["prompt_tokens"]))
+
+    def _usage(self, counted: Any, n: int, body: dict[str, Any]) -> dict[str, Any] | None:
         if not self.report_usage:
             return None
         prompt = int(self._prompt_tokens(counted, body) * self.usage_ratio)

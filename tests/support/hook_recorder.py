@@ -88,6 +88,25 @@ def _shape(data: Mapping[str, Any]) -> dict[str, Any]:
     return shape
 
 
+def _plain(value: Any) -> Any:
+    dump = getattr(value, "model_dump", None)
+    return dump() if callable(dump) else value
+
+
+def _usage_counts(usage: Any) -> dict[str, Any] | None:
+    """The prompt-cache counts of a usage object (LiteLLM's normalized one): numbers only."""
+    if not isinstance(usage, Mapping):
+        return None
+    details = usage.get("prompt_tokens_details")
+    details = details if isinstance(details, Mapping) else {}
+    return {
+        "prompt_tokens": usage.get("prompt_tokens"),
+        "cached_tokens": details.get("cached_tokens"),
+        "cache_read_input_tokens": usage.get("cache_read_input_tokens"),
+        "cache_creation_input_tokens": usage.get("cache_creation_input_tokens"),
+    }
+
+
 def _metadata_target(data: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
     """LiteLLM's own metadata dict in ``data``: ``litellm_metadata`` if present, else ``metadata``."""
     for key in ("litellm_metadata", "metadata"):
@@ -313,6 +332,10 @@ class HookRecorder(CustomLogger):  # type: ignore[misc]
             slo_status=payload.get("status"),
             slo_model_group=payload.get("model_group"),
             slo_spend_logs_metadata=metadata.get("spend_logs_metadata"),
+            slo_model_id=payload.get("model_id"),
+            slo_usage=_usage_counts(metadata.get("usage_object")),
+            response_usage=_usage_counts(_plain(getattr(response_obj, "usage", None))),
+            sent={key: _type_name(kwargs.get(key)) for key in ("messages", "system", "input", "instructions")},
         )
 
     def log_success_event(self, kwargs: dict[str, Any], response_obj: Any, start_time: Any, end_time: Any) -> None:

@@ -1,0 +1,186 @@
+"""
+What one request put in front of the provider's prompt cache, in hashes and sizes only: enough to
+tell, against the conversation's previous request, how long a prefix the two share, where the
+first difference is, which of the client's messages each entry was, and where the breakpoints are.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .report import BudgetReport, parse_ranges
+
+#: The entry that stands for the tools schema, which every provider caches ahead of the messages.
+TOOLS = -1
+#: The entry of a marker (or summary) the plugin put where dropped messages were.
+MARKER = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class SentPrompt:
+    """
+    One request as it reached the provider, in entries: the tools schema (when there is one),
+    then each message of the core's list (the system part first). Hashes and sizes only.
+    """
+
+    #: This process's hash of each entry, breakpoints left out (they do not change the prefix).
+    digests: tuple[int, ...]
+    #: Each entry's size, the characters of its keys and values: the provider's tokens are shared out by it.
+    sizes: tuple[int, ...]
+    #: Content blocks in each entry (Anthropic looks back for cached prefixes in blocks).
+    blocks: tuple[int, ...]
+    #: The breakpoints (``cache_control``) sent, as (entry, block within it).
+    marks: tuple[tuple[int, int], ...] = ()
+    #: What each entry was: ``TOOLS``, a message's index in what the client sent, or ``MARKER``;
+    #: empty when the report's edits do not add up to what was sent.
+    origins: tuple[int | None, ...] = ()
+    #: The client's messages the plugin elided, dropped and cut, by their index.
+    elided: frozenset[int] = frozenset()
+    dropped: frozenset[int] = frozenset()
+    cut: frozenset[int] = frozenset()
+    #: The deployment that served it (LiteLLM's model id, else its address).
+    deployment: str = ""
+    #: When it was served, in seconds of the adapter's clock.
+    at: float = 0.0
+
+    def size_before(self, entries: int) -> int:
+        """Characters of the first ``entries`` entries."""
+        return sum(self.sizes[:entries])
+
+    def shared_with(self, other: SentPrompt) -> int:
+        """How many leading entries this prompt and ``other`` have in common."""
+        shared = 0
+        for mine, theirs in zip(self.digests, other.digests, strict=False):
+            if mine != theirs:
+                break
+            shared += 1
+        return shared
+
+
+def sent_prompt(
+    messages: Sequence[Any],
+    *,
+    tools: object = None,
+    report: BudgetReport | Mapping[str, Any] | None = None,
+    deployment: str = "",
+    at: float = 0.0,
+) -> SentPrompt:
+    """
+    The ``SentPrompt`` of ``messages`` (the core's list, as sent) and ``tools``; ``report`` (the
+    fit's, or its ``as_dict()``) says which of the client's messages each one was.
+    """
+    entries = ([tools] if tools else []) + list(messages)
+    lead = len(entries) - len(messages)
+    digests, sizes, blocks, marks = [], [], [], []
+    for index, entry in enumerate(entries):
+        (frozen, size), count, marked = _entry(entry, tools=index < lead)
+        digests.append(hash(frozen))
+        sizes.append(size)
+        blocks.append(count)
+        marks += [(index, block) for block in marked]
+    fields = _edits_of(report)
+    layout = origins(len(messages), fields) if report is not None else tuple(range(len(messages)))
+    return SentPrompt(
+        digests=tuple(digests),
+        sizes=tuple(sizes),
+        blocks=tuple(blocks),
+        marks=tuple(marks),
+        origins=(TOOLS,) * lead + layout if layout else (),
+        elided=frozenset(parse_ranges(fields["elided_at"])),
+        dropped=frozenset(parse_ranges(fields["dropped_at"])),
+        cut=frozenset(parse_ranges(fields["cut_at"])),
+        deployment=deployment,
+        at=at,
+    )
+
+
+def origins(sent: int, fields: Mapping[str, Any]) -> tuple[int | None, ...]:
+    """
+    Which of the client's messages each sent message was: the received ones in order, the
+    dropped left out and one ``MARKER`` where the first of them was (``drop.py`` puts it
+    there); ``()`` when that does not add up to ``sent`` messages.
+    """
+    received = int(fields.get("messages_before") or 0)
+    dropped = set(parse_ranges(str(fields.get("dropped_at") or "")))
+    marker = bool(fields.get("marker"))
+    layout: list[int | None] = []
+    for index in range(received):
+        if index not in dropped:
+            layout.append(index)
+        elif marker and index == min(dropped):
+            layout.append(MARKER)
+    return tuple(layout) if len(layout) == sent else ()
+
+
+def _edits_of(report: BudgetReport | Mapping[str, Any] | None) -> dict[str, Any]:
+    if report is None:
+        return {"elided_at": "", "dropped_at": "", "cut_at": ""}
+    fields = report.as_dict() if isinstance(report, BudgetReport) else report
+    return {key: fields.get(key) or "" for key in ("elided_at", "dropped_at", "cut_at")} | {
+        "messages_before": fields.get("messages_before"),
+        "marker": fields.get("marker"),
+    }
+
+
+def _entry(entry: Any, *, tools: bool) -> tuple[tuple[object, int], int, list[int]]:
+    """An entry frozen without its breakpoints (and its size), its number of blocks, and the blocks that carry one."""
+    if tools:
+        parts = list(entry) if isinstance(entry, list) else [entry]
+        marked = [i for i, part in enumerate(parts) if _has_breakpoint(part)]
+        return _frozen(parts), max(1, len(parts)), marked
+    if not isinstance(entry, Mapping):
+        return _frozen(entry), 1, []
+    content = entry.get("content")
+    if not isinstance(content, list):
+        marked = [0] if _has_breakpoint(entry) else []
+        return _frozen(entry), 1, marked
+    marked = [i for i, part in enumerate(content) if _has_breakpoint(part)]
+    if _has_breakpoint(entry):
+        marked = marked or [len(content) - 1]
+    parts = [_unmarked(part) for part in content] if marked else content
+    # One plain text block is the string it holds, as the API reads it (and as a breakpoint
+    # added to a string content leaves it): the same prefix either way.
+    alone = len(parts) == 1 and _is_plain_text(parts[0])
+    if marked or alone:
+        entry = {**_unmarked(entry), "content": parts[0]["text"] if alone else parts}
+    return _frozen(entry), max(1, len(content)), marked
+
+
+def _is_plain_text(part: Any) -> bool:
+    return isinstance(part, Mapping) and part.get("type") == "text" and set(part) == {"type", "text"}
+
+
+def _has_breakpoint(value: Any) -> bool:
+    return isinstance(value, Mapping) and isinstance(value.get("cache_control"), Mapping)
+
+
+def _unmarked(value: Any) -> Any:
+    if isinstance(value, Mapping) and "cache_control" in value:
+        return {key: item for key, item in value.items() if key != "cache_control"}
+    return value
+
+
+def _frozen(value: Any) -> tuple[object, int]:
+    """
+    ``value`` as nested tuples that hash alike exactly when the JSON would read alike (breakpoints
+    left out), and its size; a fraction of the cost of serialising it, after the response.
+    """
+    if isinstance(value, str):
+        return value, len(value)
+    if isinstance(value, Mapping):
+        items, size = [], 0
+        for key, item in value.items():
+            if key != "cache_control":
+                frozen, inner = _frozen(item)
+                items.append((key, frozen))
+                size += len(str(key)) + inner + 4
+        return ("{", *items), size + 2
+    if isinstance(value, list | tuple):
+        frozen_items = [_frozen(item) for item in value]
+        return ("[", *(frozen for frozen, _ in frozen_items)), sum(size + 1 for _, size in frozen_items) + 2
+    if value is None or isinstance(value, bool | int | float):
+        return value, len(str(value))
+    text = str(value)
+    return text, len(text)
