@@ -9,12 +9,13 @@ from typing import Any
 
 from litellm_budget.typing import Action, Message, Tools
 
+from .canonical import content_key
 from .checks import positive_int
 from .conversation import continues, kept_as_sent
 from .errors import context_window_exceeded
 from .formats import MessageFormat, format_named, joined
 from .formats.chat import CHAT
-from .ledger import NO_SUMMARIES, Draft, Ledger, SentEdits
+from .ledger import NO_SUMMARIES, Derived, Draft, Ledger, SentEdits
 from .limits import limits_for, max_tokens_to_send
 from .policies import POLICIES
 from .report import BudgetReport, format_ranges, unsent
@@ -132,10 +133,11 @@ def fit_request(
     limits = limits_for(found, max_tokens, settings, ratio, holds_reserve=policy.holds_reserve, exact=exact)
     listed = list(messages)
     kinds = fmt.kinds(listed)
+    keys = list(map(content_key, listed))
     ledger = Ledger(
         messages=listed,
         kinds=kinds,
-        counts=[fmt.count_message(counter, message) for message in listed],
+        counts=counter.count_messages(fmt, listed, keys),
         tools_and_priming=counter.count_tools(tools),
         layout=layout_of_kinds(kinds),
         limits=limits,
@@ -144,6 +146,7 @@ def fit_request(
         format=fmt,
         previous=previous,
         summaries=summaries or NO_SUMMARIES,
+        derived=Derived(keys=keys),
     )
     # A conversation whose last request was edited keeps its edits even when this one fits.
     untouched = ledger.total <= limits.budget and not continues(ledger)

@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 from litellm_budget.typing import Message
 
+from .canonical import content_key
 from .formats import MessageFormat
 from .limits import Limits
 from .settings import BudgetSettings
@@ -88,6 +89,8 @@ class Derived:
     untouched: Draft | None = None
     #: The assistant messages that open a step making tool calls (``elide.py``).
     calling: frozenset[int] | None = None
+    #: Each message's ``content_key``: what the memos know it by.
+    keys: list[int] | None = None
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -125,6 +128,16 @@ class Ledger:
     def count(self, message: Message) -> int:
         """Tokens of a message this request would send."""
         return self.format.count_message(self.counter, message)
+
+    @property
+    def keys(self) -> Sequence[int]:
+        """
+        Each message's ``content_key``, read once per request: what the memos of elision facts and
+        digests know a message by, so a growing history costs only its new messages.
+        """
+        if self.derived.keys is None:
+            self.derived.keys = list(map(content_key, self.messages))
+        return self.derived.keys
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

@@ -15,7 +15,12 @@ from litellm_budget.typing import Message
 from .conversation import history_digest
 from .formats import MessageFormat
 from .ledger import Ledger
+from .memo import BoundedLRU, remembered
 from .tool_calls import CallKey, call_key
+
+#: The calls each conversation's last request hid, by that request's content and edits.
+HIDDEN_ENTRIES = 4096
+_HIDDEN: BoundedLRU[frozenset[CallKey]] = remembered(HIDDEN_ENTRIES)
 
 
 def rereads(ledger: Ledger) -> int:
@@ -31,10 +36,16 @@ def rereads(ledger: Ledger) -> int:
     ):
         return 0
     fmt, messages = ledger.format, ledger.messages
-    hidden = _hidden_calls(fmt, messages[: sent.messages], sent.dropped, sent.elided)
-    if not hidden:
+    made = list(_keys(fmt, messages[sent.messages :]))
+    if not made:
         return 0
-    return sum(1 for key in _keys(fmt, messages[sent.messages :]) if key in hidden)
+    # What the last request hid is the same for every request that continues it: read it once.
+    key = hash((fmt.name, sent.dropped, sent.elided, *ledger.keys[: sent.messages]))
+    hidden = _HIDDEN.get(key)
+    if hidden is None:
+        hidden = frozenset(_hidden_calls(fmt, messages[: sent.messages], sent.dropped, sent.elided))
+        _HIDDEN.put(key, hidden)
+    return sum(1 for made_key in made if made_key in hidden)
 
 
 def _hidden_calls(

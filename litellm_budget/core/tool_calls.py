@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Hashable
 
-from .canonical import as_json
+from .canonical import as_json, text_key
+from .memo import BoundedLRU, remembered
 
-#: What makes two calls the same call.
-CallKey = tuple[str, str]
+#: What makes two calls the same call: the tool's name and what its arguments' canonical JSON is known by.
+CallKey = tuple[str, Hashable]
+#: Call keys remembered by the arguments' text, each small (``text_key`` of the canonical JSON).
+CALL_KEY_ENTRIES = 65_536
+_CALL_KEYS: BoundedLRU[CallKey] = remembered(CALL_KEY_ENTRIES)
 
 
 def decoded_arguments(arguments: object) -> object:
@@ -21,5 +26,15 @@ def decoded_arguments(arguments: object) -> object:
 
 
 def call_key(name: object, arguments: object) -> CallKey:
-    """The tool's name and its arguments' canonical JSON: the same call made twice has one key."""
-    return str(name), as_json(decoded_arguments(arguments))
+    """
+    The tool's name and its arguments' canonical JSON (by ``text_key``): the same call made twice
+    has one key. Remembered for arguments sent as text, as a history holds the same calls every request.
+    """
+    if not isinstance(arguments, str):
+        return str(name), text_key(as_json(decoded_arguments(arguments)))
+    memo_key = (str(name), text_key(arguments))
+    found = _CALL_KEYS.get(memo_key)
+    if found is None:
+        found = (memo_key[0], text_key(as_json(decoded_arguments(arguments))))
+        _CALL_KEYS.put(memo_key, found)
+    return found
