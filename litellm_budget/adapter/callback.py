@@ -138,12 +138,17 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
     async def async_log_success_event(
         self, kwargs: dict[str, Any], response_obj: Any, start_time: Any, end_time: Any
     ) -> None:
-        """Learn the provider's token ratio from the usage it reported; never raises."""
+        """
+        Learn the provider's token ratio from the usage it reported, from exact counts (a request the
+        size gate passed is counted by now, or here if its turn had not come); never raises.
+        """
         settings = self.settings
+        self._memory.later.settle()
         if settings is not None and settings.calibrate:
             calibration, cache = self._memory.calibration, self._shared_cache
+            served = self._memory.calls.get(call_id_of(kwargs)).served
             await Guard("async_log_success_event").run_async(
-                "calibration", lambda: calibration.learn_from(kwargs, response_obj, settings, cache)
+                "calibration", lambda: calibration.learn_from(kwargs, response_obj, settings, cache, served)
             )
 
     def log_pre_api_call(self, model: Any, messages: Any, kwargs: dict[str, Any]) -> None:

@@ -28,8 +28,9 @@ from .context_management import apply_client_edits, serve_compaction
 from .conversation_state import KnownKey, conversation_key
 from .failopen import Guard
 from .fallbacks import fallback_window, has_fallbacks, leads_to_bigger_window
+from .later_counts import Counting, Where
 from .memory import Memory
-from .publish import DEFERRED_KEY, log_failure_event, publish, record_for_failure, record_in_metadata
+from .publish import DEFERRED_KEY, log_failure_event, record_for_failure, record_in_metadata
 from .request import metadata_of, resolved_provider
 from .shapes import ANTHROPIC_SHAPE, CHAT_SHAPE, Parts, Shape
 from .shared import shared_store
@@ -231,6 +232,7 @@ class HookPass:
             fmt=self.shape.format,
             previous=memory.conversations.recall(key, parts.messages) if key else None,
             summaries=self.learned.summaries,
+            gate=target.settings.size_gate,
         )
         summary = self.learned.summary
         return fitted if summary is None else dataclasses.replace(fitted, report=summary.charged(fitted.report))
@@ -273,7 +275,8 @@ class HookPass:
                 record_in_metadata(self.metadata, deferred, key=DEFERRED_KEY)
 
     def _publish(self, report: Any, hook: str) -> None:
-        publish(report, self.metadata, hook=hook, model_group=self.target.group, litellm_call_id=self.call_id or None)
+        where = Where(metadata=self.metadata, hook=hook, model_group=self.target.group, call_id=self.call_id)
+        self.context.memory.later.publish(report, where, Counting(self.parts, self.shape.format, self.target.settings))
 
 
 class GroupPass(HookPass):

@@ -1,5 +1,6 @@
 """
-What the plugin remembers: about each call (``calls.py``), and between requests each model's
+What the plugin remembers: about each call (``calls.py``), the requests waiting for their count
+(``later_counts.py``), and between requests each model's
 learned token ratio, each conversation's last edits and the summaries of dropped blocks. The
 latter are read before a hook's fit (the fit itself is synchronous), shared through Redis where
 the proxy has one, and written after it (``hook_pass.py``).
@@ -10,6 +11,7 @@ from __future__ import annotations
 from .calibration import Calibration
 from .calls import Calls
 from .conversation_state import Conversations
+from .later_counts import LaterCounts
 from .summarizer import Summarizer
 from .targets import Target
 
@@ -17,10 +19,12 @@ from .targets import Target
 class Memory:
     """The plugin's one memory of calls, ratios, conversations and summaries; every store in it is bounded."""
 
-    __slots__ = ("calibration", "calls", "conversations", "summarizer")
+    __slots__ = ("calibration", "calls", "conversations", "later", "summarizer")
 
     def __init__(self) -> None:
         self.calls = Calls()
+        #: The requests the size gate passed, waiting for their count.
+        self.later = LaterCounts(self.calls)
         self.calibration = Calibration()
         self.conversations = Conversations()
         self.summarizer = Summarizer()
