@@ -12,7 +12,7 @@ from .formats import ASSISTANT, TOOL
 from .ledger import Draft, Entry, Ledger
 from .memo import BoundedLRU, remembered
 from .notices import placeholder_for
-from .tool_calls import CallKey, call_key
+from .tool_calls import CallKey, calls_made
 
 _ELIDABLE_KINDS = (ASSISTANT, TOOL)
 #: Elision facts remembered per message content (two small ints each).
@@ -71,16 +71,15 @@ def superseded(ledger: Ledger) -> frozenset[int]:
     The outputs a later call of the same tool with the same arguments made stale (a file read
     again, a test run again): what they said was said again after them, so they go first.
     """
-    fmt = ledger.format
+    fmt, keys = ledger.format, ledger.keys
     latest: dict[CallKey, str] = {}
     answers: dict[str, list[int]] = {}
     for index, message in enumerate(ledger.messages):
         for answered in fmt.answered_ids(message):
             answers.setdefault(answered, []).append(index)
     stale: set[int] = set()
-    for message in ledger.messages:
-        for call_id, name, arguments in fmt.calls(message):
-            key = call_key(name, arguments)
+    for index, message in enumerate(ledger.messages):
+        for call_id, key in calls_made(fmt, message, keys[index]):
             if key in latest:
                 stale.update(answers.get(latest[key], ()))
             latest[key] = call_id
