@@ -23,7 +23,7 @@ from litellm_budget.core.errors import context_window_exceeded
 from litellm_budget.core.fit import Fitted, fit_request, passed_through
 from litellm_budget.core.report import unsent
 
-from .calls import FitRecord, Lent, call_id_of, record_of
+from .calls import FitRecord, Lent, call_id_of, record_of, sent_record
 from .context_management import apply_client_edits, serve_compaction
 from .conversation_state import KnownKey, conversation_key
 from .failopen import Guard
@@ -267,7 +267,7 @@ class HookPass:
         if report.action == "deferred":
             calls.defer(self.call_id, report)
         elif report.action != "rejected":
-            output = record_of(report.window, report.policy, fitted.messages, fitted.max_tokens)
+            output = sent_record(fitted_input, fitted, self.parts.max_tokens)
             calls.remember_fit(self.call_id, fitted_input, output, report)
             deferred = calls.get(self.call_id).deferred
             if deferred is not None and self.metadata is not None:

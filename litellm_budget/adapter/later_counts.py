@@ -79,9 +79,8 @@ class LaterCounts:
         if where.metadata is not None:
             record_in_metadata(where.metadata, report)  # the bound, until the count replaces it
         # A list of its own: the caller's may be rewritten once the request is on its way.
-        own = dataclasses.replace(
-            counting, parts=dataclasses.replace(counting.parts, messages=list(counting.parts.messages))
-        )
+        parts = counting.parts
+        own = Counting(Parts(list(parts.messages), parts.tools, parts.max_tokens), counting.format, counting.settings)
         job = functools.partial(self._counted, report, where, own)
         if not self._queued(job, report.tokens_bound or 0):
             job()  # the queue is full: counted on the path, as without the gate

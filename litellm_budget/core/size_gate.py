@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -47,12 +48,12 @@ from .formats import MessageFormat
 from .ledger import SentEdits
 from .limits import Limits, max_tokens_to_send
 from .report import BudgetReport
-from .tokens import MemoCounter, TokenCounter, counter_for
+from .tokens import MESSAGE_OVERHEAD, NAME_OVERHEAD, MemoCounter, TokenCounter, counter_for
 
 
 def utf8_bytes(text: str) -> int:
     """Bytes of ``text`` in UTF-8, a lone surrogate as 3 (``len`` alone for ASCII, which Python knows in O(1))."""
-    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+    return _bound_of(0).count_text(text)
 
 
 class SizeBound(MemoCounter):
@@ -62,7 +63,28 @@ class SizeBound(MemoCounter):
 
     def count_text(self, text: str) -> int:
         """At least the tokens of ``text`` (a token covers at least one byte), never tokenized."""
-        return utf8_bytes(text)
+        return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+    def count_message(self, message: Message) -> int:
+        """
+        ``MemoCounter.count_message`` term by term, its ``count_text`` of a string field inlined:
+        this runs for every message of a request the gate reads, where a call per string would cost
+        as much as the rest of the bound.
+        """
+        total = MESSAGE_OVERHEAD
+        for key, value in message.items():
+            if value is None:
+                continue
+            if type(value) is str:
+                total += len(value) if value.isascii() else len(value.encode("utf-8", "surrogatepass"))
+                total += NAME_OVERHEAD if key == "name" else 0
+            elif isinstance(value, str):
+                total += self.count_text(value) + (NAME_OVERHEAD if key == "name" else 0)
+            elif key == "content":
+                total += self.count_content(value)
+            elif key in {"tool_calls", "function_call"}:
+                total += self._count_calls(value)
+        return total
 
 
 @functools.cache
@@ -70,10 +92,21 @@ def _bound_of(image_tokens: int) -> SizeBound:
     return SizeBound("size_bound", utf8_bytes, image_tokens)
 
 
-def size_bound(messages: Sequence[Message], tools: Tools | None, fmt: MessageFormat, image_tokens: int) -> int:
-    """An upper bound of the tokens ``fmt`` counts for the request, from its sizes (the module says why)."""
+def size_bound(
+    messages: Sequence[Message], tools: Tools | None, fmt: MessageFormat, image_tokens: int, *, above: float = math.inf
+) -> int:
+    """
+    An upper bound of the tokens ``fmt`` counts for the request, from its sizes (the module says
+    why); read only until it is over ``above``, where it stops (the request will be counted anyway).
+    """
     bound = _bound_of(image_tokens)
-    return bound.count_tools(tools) + sum(fmt.count_message(bound, message) for message in messages)
+    total = bound.count_tools(tools)
+    count_message = fmt.count_message
+    for message in messages:
+        total += count_message(bound, message)
+        if total > above:
+            break
+    return total
 
 
 def passed_untouched(
@@ -87,7 +120,7 @@ def passed_untouched(
     counter, limits = context.counter, context.limits
     if not counter.name.startswith("tiktoken:") or _keeps_edits(context.previous, messages):
         return None
-    bound = size_bound(messages, tools, context.format, context.image_tokens)
+    bound = size_bound(messages, tools, context.format, context.image_tokens, above=limits.budget)
     if bound > limits.budget or max_tokens_to_send(limits, max_tokens, bound) != max_tokens:
         return None
     return BudgetReport(

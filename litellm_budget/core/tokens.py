@@ -108,6 +108,16 @@ def reset_counters() -> None:
     """Forget loaded counters, memoized counts and every other fact remembered by content (tests,
     benchmarks, and after fixing a broken install)."""
     _counter_of.cache_clear()
+    _LOADED.clear()
+    forget_all()
+
+
+def forget_counts() -> None:
+    """Forget memoized counts and every other fact remembered by content, keeping the loaded counters
+    (benchmarks: a cold request, as a long-running proxy meets one)."""
+    for counter in _LOADED:
+        counter.memo.clear()
+        counter.message_memo.clear()
     forget_all()
 
 
@@ -116,9 +126,16 @@ def _counter_of(encoding_name: str, image_tokens: int) -> TokenCounter:
     """One counter, and so one memo, per encoding: every model that shares it shares its counts."""
     encoding = load_offline(encoding_name)
     if encoding is not None:
-        return MemoCounter(f"tiktoken:{encoding_name}", _chunked(encoding.encode_ordinary), image_tokens)
-    log.warning("tokenizer_unavailable", encoding=encoding_name, fallback="estimate", safety=_ESTIMATE_SAFETY)
-    return MemoCounter("estimate", estimate_tokens, image_tokens)
+        counter = MemoCounter(f"tiktoken:{encoding_name}", _chunked(encoding.encode_ordinary), image_tokens)
+    else:
+        log.warning("tokenizer_unavailable", encoding=encoding_name, fallback="estimate", safety=_ESTIMATE_SAFETY)
+        counter = MemoCounter("estimate", estimate_tokens, image_tokens)
+    _LOADED.append(counter)
+    return counter
+
+
+#: The counters ``_counter_of`` built, for ``forget_counts``.
+_LOADED: list[MemoCounter] = []
 
 
 def estimate_tokens(text: str) -> int:
