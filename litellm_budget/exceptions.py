@@ -53,12 +53,22 @@ class BudgetExceededError(litellm.ContextWindowExceededError):  # type: ignore[m
         else:
             message = (
                 f"litellm_budget: this request does not fit the context window of {report.model}: "
-                f"it needs {report.tokens_needed} prompt tokens after trimming ({report.tokens_before} before) "
-                f"but the budget is {report.budget} (window {report.window}, {report.reserve} held back "
-                f"for the answer, {report.margin} safety margin). {report.reason or ''}".rstrip()
+                f"{_size(report)}, but the budget is {report.budget} (window {report.window}, {report.reserve} "
+                f"held back for the answer, {report.margin} safety margin). {report.reason or ''}".rstrip()
             )
         error = cls(message=message, model=report.model, llm_provider=llm_provider, report=report)
         error.param = "messages"
         error.code = "context_length_exceeded"
         error.provider_specific_fields = {"litellm_budget": report.as_dict()}
         return error
+
+
+def _size(report: BudgetReport) -> str:
+    """How big the request is, trimmed as far as the policy could; never a bigger "after" without why."""
+    needed, before = report.tokens_needed, report.tokens_before
+    if needed is not None and needed < before:
+        return f"it needs {needed} prompt tokens after trimming ({before} before)"
+    cannot = f"it has {before} prompt tokens, and trimming cannot make it smaller"
+    if needed is not None and needed > before:
+        return f"{cannot} (the markers and notes trimming adds would make it {needed})"
+    return cannot

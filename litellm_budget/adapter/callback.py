@@ -17,6 +17,7 @@ from .config import ConfiguredSettings
 from .context_management import respond_with_edits
 from .failopen import Guard
 from .hook_pass import DEPLOYMENT_HOOK, FILTER_HOOK, PRE_CALL_HOOK, Context, DeploymentPass, FilterPass, GroupPass
+from .invalid_settings import check_at_start
 from .memory import Memory
 from .metrics import prepare_metrics
 from .publish import headers_for, report_in, warn_resent
@@ -37,26 +38,31 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
     Keyword arguments are ``BudgetSettings`` knobs. They override the proxy's
     ``callback_settings: {litellm_budget: {...}}``, which override the defaults. ``router``
     is the SDK's ``litellm.Router`` whose fallbacks come first (the proxy's is found by itself).
+    Every setting that can be seen here is checked here: the knobs, ``callback_settings``, and the
+    ``model_info`` of ``router``'s deployments or, in a proxy loading its config, of its
+    ``model_list``; a wrong one raises ``ValueError`` naming key, value and deployment.
     The hooks are defined on this class itself, not inherited, because the proxy calls
     ``async_pre_call_hook`` and the headers hook only on classes that define them.
     """
 
     def __init__(self, *, router: Any = None, **knobs: Any) -> None:
         super().__init__()
-        self._config = ConfiguredSettings(knobs)
+        self._memory = Memory()
+        self._config = ConfiguredSettings(knobs, self._memory.invalid)
+        check_at_start(self._config.found_at_start, router, self._config.current())
+        self._memory.invalid.checked(router)
         # One-time set-up happens at registration, so the first request costs what later ones do.
         preload_counters()
         prepare_metrics()
         self._router = router
-        self._memory = Memory()
         # The proxy's DualCache (Redis when configured), seen in the pre-call hook.
         self._shared_cache: Any = None
 
     @property
-    def settings(self) -> BudgetSettings | None:
+    def settings(self) -> BudgetSettings:
         """
         Defaults, then the proxy's ``callback_settings.litellm_budget``, then this instance's
-        knobs; ``None`` while the configured settings are invalid (requests then pass through).
+        knobs; a configured setting that turned invalid since the start is left out (and logged once).
         """
         return self._config.current()
 
@@ -89,7 +95,8 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
             if settings is None or not isinstance(messages, list) or not messages or not self._may_be_chat(kwargs):
                 return None
             target = group_target(model, healthy_deployments, settings)
-            return None if target is None else FilterPass.lending(kwargs, messages, target, self._context(), guard)
+            context = self._context(settings)
+            return None if target is None else FilterPass.lending(kwargs, messages, target, context, guard)
 
         one = self._read(FILTER_HOOK, lending)
         if one is not None:
@@ -171,7 +178,7 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
             self._memory.calls.not_chat(call_id_of(data))
         if settings is None or shape is None or is_summary_call(data):
             return None
-        context = self._context()
+        context = self._context(settings)
         target = pre_call_target(data, settings, context.router)
         return None if target is None else GroupPass.reading(data, shape, target, context, guard)
 
@@ -181,10 +188,14 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         shape = shape_for(call_type, kwargs)
         if settings is None or shape is None or is_summary_call(kwargs):
             return None
-        return DeploymentPass.reading(kwargs, shape, deployment_target(kwargs, settings), self._context(), guard)
+        target = deployment_target(kwargs, settings)
+        return DeploymentPass.reading(kwargs, shape, target, self._context(settings), guard)
 
-    def _context(self) -> Context:
-        return Context(self._memory, self._router_in_use(), self._shared_cache)
+    def _context(self, settings: BudgetSettings) -> Context:
+        """What a pass works with; a router first met here (the proxy's) has its deployments' settings checked."""
+        router = self._router_in_use()
+        self._memory.invalid.check_router(router, settings)
+        return Context(self._memory, router, self._shared_cache)
 
     def _headers(self, data: MutableMapping[str, Any]) -> dict[str, str] | None:
         served = self._memory.calls.get(call_id_of(data)).served

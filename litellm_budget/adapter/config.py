@@ -5,14 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import structlog
-
+from litellm_budget.core.setting_problems import apply_valid
 from litellm_budget.core.settings import BudgetSettings
 
-log = structlog.get_logger("litellm_budget")
-
-#: The key of ``callback_settings`` (proxy config), of ``model_info`` and of request metadata.
-SETTINGS_KEY = "litellm_budget"
+from .invalid_settings import IN_CALLBACK_SETTINGS, IN_KNOBS, SETTINGS_KEY, InvalidSetting, InvalidSettings
 
 
 class ConfiguredSettings:
@@ -22,35 +18,35 @@ class ConfiguredSettings:
 
     They are checked when the plugin is created: the proxy creates it while loading its
     config (``callback_settings`` are set by then), so a wrong key or value stops the proxy at
-    start with a message naming it. Settings that turn wrong later (a config reload) make every
-    request pass through untouched, logged once: one bad line never fails the gateway.
+    start with a message naming it (``found_at_start``, raised by the plugin). Settings that
+    turn wrong later (a config reload) are left out, each logged once (``settings_invalid``);
+    the valid rest applies: one bad line neither fails the gateway nor sends requests unfitted.
     """
 
-    def __init__(self, knobs: Mapping[str, Any]) -> None:
+    def __init__(self, knobs: Mapping[str, Any], invalid: InvalidSettings) -> None:
         self._knobs = dict(knobs)
+        self._invalid = invalid
         configured = _configured()
-        self._seen: tuple[object, BudgetSettings | None] = (_copy(configured), self._build(configured))
+        settings, found = self._build(configured)
+        #: What was invalid when the plugin was created: the plugin refuses to start with it.
+        self.found_at_start = tuple(found)
+        self._seen: tuple[object, BudgetSettings] = (_copy(configured), settings)
 
-    def current(self) -> BudgetSettings | None:
-        """The settings for the next request; ``None`` while the configured ones are invalid."""
+    def current(self) -> BudgetSettings:
+        """The settings for the next request."""
         configured = _configured()
         seen, settings = self._seen
         if configured != seen:  # the request path: a comparison, no copy
-            try:
-                settings = self._build(configured)
-            except ValueError as exc:
-                log.error("settings_invalid", source="callback_settings.litellm_budget", error=str(exc))
-                settings = None
+            settings, found = self._build(configured)
+            self._invalid.note(found)
             self._seen = (_copy(configured), settings)
         return settings
 
-    def _build(self, configured: object) -> BudgetSettings:
-        overrides = configured if isinstance(configured, Mapping) else {"<not a mapping>": configured}
-        try:
-            return BudgetSettings().updated(overrides).updated(self._knobs)
-        except ValueError as exc:
-            msg = f"litellm_budget: invalid settings in callback_settings.litellm_budget or ContextBudget(...): {exc}"
-            raise ValueError(msg) from exc
+    def _build(self, configured: object) -> tuple[BudgetSettings, list[InvalidSetting]]:
+        settings, configured_problems = apply_valid(BudgetSettings(), configured)
+        settings, knob_problems = apply_valid(settings, self._knobs)
+        found = [InvalidSetting(source=IN_CALLBACK_SETTINGS, problem=problem) for problem in configured_problems]
+        return settings, found + [InvalidSetting(source=IN_KNOBS, problem=problem) for problem in knob_problems]
 
 
 def _configured() -> object:

@@ -95,7 +95,8 @@ class HookPass:
         context: Context,
         guard: Guard,
     ) -> _Pass:
-        """The pass over ``request``, read once."""
+        """The pass over ``request``, read once; the settings its target left out are logged (once)."""
+        context.memory.invalid.note(target.invalid)
         parts, call_id = shape.read(request), call_id_of(request)
         return cls(
             request=request, shape=shape, target=target, call_id=call_id, context=context, guard=guard, parts=parts
@@ -118,10 +119,7 @@ class HookPass:
         await self.guard.run_async("after", lambda: self.context.memory.conversations.flush(self.context.cache))
 
     def trial(self, parts: Parts | None = None) -> Fitted | None:
-        """
-        A silent fit of the request (of ``parts``, ``_trial_parts`` by default), for the summary step
-        to see what the fit would drop: it publishes and remembers nothing.
-        """
+        """A silent fit of ``parts`` (``_trial_parts``), for the summary step to see what would drop: nothing kept."""
         trial_parts = parts if parts is not None else self._trial_parts()
         return dataclasses.replace(self, parts=trial_parts, metadata=None, silent=True)._fit_once()
 

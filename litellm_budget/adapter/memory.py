@@ -11,15 +11,19 @@ from __future__ import annotations
 from .calibration import Calibration
 from .calls import Calls
 from .conversation_state import Conversations
+from .invalid_settings import InvalidSettings
 from .later_counts import LaterCounts
 from .summarizer import Summarizer
 from .targets import Target
 
 
 class Memory:
-    """The plugin's one memory of calls, ratios, conversations and summaries; every store in it is bounded."""
+    """
+    The plugin's one memory of calls, ratios, conversations, summaries and the invalid settings
+    requests showed; every store in it is bounded.
+    """
 
-    __slots__ = ("calibration", "calls", "conversations", "later", "summarizer")
+    __slots__ = ("calibration", "calls", "conversations", "invalid", "later", "summarizer")
 
     def __init__(self) -> None:
         self.calls = Calls()
@@ -28,6 +32,7 @@ class Memory:
         self.calibration = Calibration()
         self.conversations = Conversations()
         self.summarizer = Summarizer()
+        self.invalid = InvalidSettings()
 
     def ratio(self, target: Target) -> float | None:
         """The learned token ratio to apply for ``target``; ``None``: the configured or prior one."""

@@ -7,14 +7,17 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from litellm_budget.core.checks import positive_int
-from litellm_budget.core.settings import BudgetSettings
+from litellm_budget.core.setting_problems import apply_valid
+from litellm_budget.core.settings import SETTING_NAMES, BudgetSettings
 from litellm_budget.core.window import model_map_window
 
-from .config import SETTINGS_KEY
+from .invalid_settings import IN_REQUEST, SETTINGS_KEY, InvalidSetting, deployment_settings, window_override_problem
 from .request import read_metadata
 
 #: The knobs a request may set for itself, and only when the operator allows it.
 REQUEST_KNOBS = frozenset({"policy", "protected_tail", "elide_min_tokens", "watermark", "response_reserve", "window"})
+#: The settings a request may not set: asking for one is refused, not invalid.
+_NOT_FOR_REQUESTS = SETTING_NAMES - REQUEST_KNOBS
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -26,6 +29,8 @@ class Target:
     window: int | None
     settings: BudgetSettings
     refused: tuple[str, ...] = ()
+    #: Settings left out of ``settings`` because they are invalid (``invalid_settings.py`` logs them once).
+    invalid: tuple[InvalidSetting, ...] = ()
 
 
 def deployment_target(kwargs: Mapping[str, Any], settings: BudgetSettings) -> Target:
@@ -38,11 +43,14 @@ def deployment_target(kwargs: Mapping[str, Any], settings: BudgetSettings) -> Ta
     model_info = kwargs.get("model_info") or {}
     metadata = read_metadata(kwargs)
     model = str(kwargs.get("model"))
+    group = str(metadata.get("model_group") or model)
+    own, invalid = deployment_settings(model_info, settings, group=group)
     target = Target(
         model=model,
-        group=str(metadata.get("model_group") or model),
+        group=group,
         window=positive_int(model_info.get("max_input_tokens")),
-        settings=settings.updated(model_info.get(SETTINGS_KEY) or {}),
+        settings=own,
+        invalid=invalid,
     )
     return with_request_overrides(target, metadata)
 
@@ -60,9 +68,8 @@ def group_target(group: str, deployments: Iterable[Mapping[str, Any]], settings:
     if not known:
         return None
     window, model_info, model = max(known, key=lambda item: item[0])
-    return Target(
-        model=model, group=group, window=window, settings=settings.updated(model_info.get(SETTINGS_KEY) or {})
-    )
+    own, invalid = deployment_settings(model_info, settings, group=group)
+    return Target(model=model, group=group, window=window, settings=own, invalid=invalid)
 
 
 def pre_call_target(request: Mapping[str, Any], settings: BudgetSettings, router: Any) -> Target | None:
@@ -95,25 +102,31 @@ def with_request_overrides(target: Target, metadata: Mapping[str, Any]) -> Targe
     Apply the request's own ``metadata.litellm_budget`` when the operator enabled it.
 
     Only a few knobs are accepted, and ``window`` can only lower the model's window, so a
-    client can never make the gateway forward more than the model takes.
+    client can never make the gateway forward more than the model takes. Settings the operator
+    does not let requests set are ``refused``; keys that are no setting and bad values are
+    ``invalid``: both are left out, and the request is fitted with the rest.
     """
     wanted = metadata.get(SETTINGS_KEY)
     if not isinstance(wanted, Mapping) or not wanted:
         return target
     if not target.settings.allow_request_overrides:
         return dataclasses.replace(target, refused=tuple(sorted(map(str, wanted))))
-    accepted = {key: value for key, value in wanted.items() if key in REQUEST_KNOBS and key != "window"}
-    refused = tuple(sorted(str(key) for key in wanted if key not in REQUEST_KNOBS))
+    taken = {key: value for key, value in wanted.items() if key != "window" and key not in _NOT_FOR_REQUESTS}
+    refused = tuple(sorted(str(key) for key in wanted if key in _NOT_FOR_REQUESTS))
+    settings, problems = apply_valid(target.settings, taken)
+    window_problem = window_override_problem(wanted.get("window"))
     window = target.window
     requested = positive_int(wanted.get("window"))
     if requested is not None:
         ceiling = window or _known_window(target.model) or target.settings.default_window
         window = requested if ceiling is None else min(ceiling, requested)
-    try:
-        settings = target.settings.updated(accepted)
-    except ValueError:
-        return dataclasses.replace(target, refused=tuple(sorted(map(str, wanted))))
-    return dataclasses.replace(target, window=window, settings=settings, refused=refused)
+    invalid = tuple(
+        InvalidSetting(source=IN_REQUEST, problem=problem, model_group=target.group, model=target.model)
+        for problem in (*problems, *([window_problem] if window_problem else []))
+    )
+    return dataclasses.replace(
+        target, window=window, settings=settings, refused=refused, invalid=target.invalid + invalid
+    )
 
 
 def _known_window(model: str) -> int | None:

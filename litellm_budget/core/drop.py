@@ -73,7 +73,7 @@ def drop_units(draft: Draft, ledger: Ledger, units: Sequence[Unit], counted: int
 def marker_entry(ledger: Ledger, gone: Sequence[int], units: int, *, digest: bool = True) -> Entry:
     """The marker for the dropped messages ``gone`` (``units`` of them, as it says), with its token cost."""
     listed = marker_digest(ledger, gone) if digest else ([], 0)
-    marker = ledger.format.notice(omitted_note(len(gone), units, *listed))
+    marker = ledger.format.notice(omitted_note(len(gone), units, *listed), ledger.settings.marker_placement)
     return Entry(None, marker, ledger.count(marker))
 
 

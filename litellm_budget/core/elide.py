@@ -15,6 +15,10 @@ from .notices import placeholder_for
 from .tool_calls import CallKey, calls_made
 
 _ELIDABLE_KINDS = (ASSISTANT, TOOL)
+#: With ``elide_min_tokens: None``: texts above this share of the budget are bulky ...
+ELIDE_MIN_SHARE = 0.09
+#: ... up to this size, from an 8k window up.
+ELIDE_MIN_TOKENS = 500
 #: Elision facts remembered per message content (two small ints each).
 FACT_ENTRIES = 65_536
 _FACTS: BoundedLRU[tuple[bool, int]] = remembered(FACT_ENTRIES)
@@ -157,9 +161,13 @@ def _threshold(ledger: Ledger, index: int) -> int:
     done, and its arguments hold more of what the agent uses next than its reasoning does.
     """
     settings = ledger.settings
+    base = settings.elide_min_tokens
+    if base is None:
+        # A small window elides smaller outputs: at 4k a 440-token output is a sixth of the budget.
+        base = min(ELIDE_MIN_TOKENS, round(ledger.limits.budget * ELIDE_MIN_SHARE))
     if _opens_calling_step(ledger, index):
-        return min(settings.elide_step_text_min_tokens, settings.elide_min_tokens)
-    return settings.elide_min_tokens
+        return min(base, settings.elide_step_text_min_tokens)
+    return base
 
 
 def _opens_calling_step(ledger: Ledger, index: int) -> bool:

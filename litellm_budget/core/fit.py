@@ -192,12 +192,15 @@ def _fitted(ledger: Ledger, draft: Draft, max_tokens: int | None, started: float
     tokens_before = ledger.total
     fits = draft.total <= limits.budget
     out = [entry.message for entry in draft.entries] if fits else list(ledger.messages)
-    changed = _first_changed(ledger.messages, out)
-    if changed is not None:
+    tokens_after = draft.total
+    if _first_changed(ledger.messages, out) is not None:
         # Only edits are written back in the API's shape; what the client sent as it is stays so.
+        # Placing a notice merges it with its neighbours: what is sent is counted as it is sent.
         out = ledger.format.finish(out)
+        tokens_after = ledger.tools_and_priming + sum(map(ledger.count, out))
+    changed = _first_changed(ledger.messages, out)
     action: Action = "rejected" if not fits else ("passthrough" if changed is None else "trimmed")
-    sent = max_tokens_to_send(limits, max_tokens, draft.total if fits else tokens_before)
+    sent = max_tokens_to_send(limits, max_tokens, tokens_after if fits else tokens_before)
     if not fits:
         base["reason"] = POLICIES[ledger.settings.policy].explain_rejection(ledger)
     report = BudgetReport(
@@ -210,9 +213,9 @@ def _fitted(ledger: Ledger, draft: Draft, max_tokens: int | None, started: float
         watermark=limits.watermark,
         quantum=limits.quantum,
         tokens_before=tokens_before,
-        tokens_after=draft.total,
+        tokens_after=tokens_after,
         messages_before=len(ledger.messages),
-        messages_after=len(draft.entries),
+        messages_after=len(out),
         elided=len(draft.elided),
         dropped_units=draft.dropped_units,
         dropped_messages=len(draft.dropped),

@@ -15,6 +15,7 @@ from .elide import elide_oldest, elide_tail, settled_sizes
 from .formats import SYSTEM
 from .ledger import Draft, Ledger, Policy
 from .summary import with_summaries
+from .tokens import REPLY_PRIMING
 from .units import Unit
 
 
@@ -25,10 +26,27 @@ def fit_elide(ledger: Ledger) -> Draft:
 
 
 def fit_plan(ledger: Ledger) -> Draft:
-    """The ``plan`` policy: drop the oldest whole turns to the quantized target; cut the question last."""
+    """
+    The ``plan`` policy: drop the oldest whole turns to the quantized target, keeping the task
+    where it fits beside the rest (``_with_task``); cut the question last.
+    """
     draft = Draft.of(ledger)
     draft = drop_oldest(draft, ledger, ledger.layout.turns, ledger.limits.target(draft.total))
-    return _cut_if_over(draft, ledger)
+    return _cut_if_over(_with_task(draft, ledger), ledger)
+
+
+def _with_task(draft: Draft, ledger: Ledger) -> Draft:
+    """
+    The draft with the task (the first user message) kept out of its dropped turn when the two
+    stay under the watermark: an agent's whole session is one turn, and dropping it whole sends
+    the question alone. The rest of that turn stays dropped.
+    """
+    task = ledger.layout.first_user
+    if task is None or task not in draft.dropped or draft.total + ledger.counts[task] > ledger.limits.watermark:
+        return draft
+    dropped = set(draft.dropped)
+    rest = [kept for kept in (tuple(i for i in turn if i != task) for turn in ledger.layout.turns) if kept]
+    return drop_units(Draft.of(ledger), ledger, [turn for turn in rest if dropped.issuperset(turn)])
 
 
 def fit_auto(ledger: Ledger) -> Draft:
@@ -82,8 +100,13 @@ def _explain_dropping(ledger: Ledger) -> str:
     need = ledger.tools_and_priming + sum(ledger.counts[i] for i in kept)
     name = ledger.settings.policy
     if need > ledger.limits.budget:
-        tools = ledger.tools_and_priming
-        return f"{name}: the system messages and the tools schema alone need {need} tokens ({tools} for the tools)"
+        # Every request pays the reply priming; only a request with tools has a schema to blame.
+        tools = max(ledger.tools_and_priming - REPLY_PRIMING, 0)
+        priming = f"{REPLY_PRIMING} of reply priming"
+        if not tools:
+            return f"{name}: the system messages alone need {need} tokens ({priming} included)"
+        what = "the system messages and the tools schema alone need" if kept else "the tools schema alone needs"
+        return f"{name}: {what} {need} tokens ({tools} for the tools schema, {priming})"
     return f"{name}: what may not be dropped (system, question, final step) still overflows after cutting"
 
 

@@ -10,6 +10,7 @@ from typing import Any, get_args
 from litellm_budget.typing import PolicyName
 
 from .checks import candidate_names, is_int, is_number, non_negative_int, positive_int
+from .formats.placement import PLACEMENTS
 
 _POLICIES = frozenset(get_args(PolicyName))
 #: Where a model family's ratio starts, by a word of its name: Claude's own tokenizer counts
@@ -52,8 +53,9 @@ class BudgetSettings:
     watermark: float = 0.7
     #: The last messages that are elided only under pressure (``auto``) or never (``elide``).
     protected_tail: int = 8
-    #: Texts of at most this many tokens are never elided.
-    elide_min_tokens: int = 500
+    #: Texts of at most this many tokens are never elided; ``None``: 9% of the budget, at most 500
+    #: (500 from an 8k window up; 262 at 4k, where outputs of a few hundred tokens are a lot).
+    elide_min_tokens: int | None = None
     #: The same for the text an assistant writes beside its tool calls: the calls say what was
     #: done, so its reasoning goes before outputs do.
     elide_step_text_min_tokens: int = 150
@@ -63,6 +65,10 @@ class BudgetSettings:
     #: The most of the budget a marker's digest of dropped steps may take; older steps beyond it
     #: are counted, not listed.
     digest_share: float = 0.15
+    #: Where a marker or summary goes: ``user_note`` (merged into the user message next to it, so
+    #: strict chat templates of local models accept it), ``system_message`` (a system message where
+    #: it stands, which OpenAI accepts anywhere) or ``leading_system`` (the leading system text).
+    marker_placement: str = "user_note"
     #: The fixed cost counted per image part.
     image_tokens: int = 765
     #: Provider tokens per counted token, by model name: where the count starts until
@@ -100,6 +106,7 @@ class BudgetSettings:
     summary_max_tokens: int = 512
 
     def __post_init__(self) -> None:
+        _check = self._check
         _check(self.policy in _POLICIES, "policy", f"one of {sorted(_POLICIES)}")
         window, reserve = self.default_window, self.response_reserve
         _check(window is None or positive_int(window) is not None, "default_window", "a positive int or None")
@@ -111,12 +118,14 @@ class BudgetSettings:
         _check(0 <= self.approximate_margin < 0.5, "approximate_margin", "between 0 and 0.5")
         _check(0 < self.watermark < 1, "watermark", "between 0 and 1 (exclusive)")
         _check(non_negative_int(self.protected_tail), "protected_tail", "an int >= 0")
-        _check(non_negative_int(self.elide_min_tokens), "elide_min_tokens", "an int >= 0")
+        elide = self.elide_min_tokens
+        _check(elide is None or non_negative_int(elide), "elide_min_tokens", "an int >= 0 or None")
         _check(non_negative_int(self.elide_step_text_min_tokens), "elide_step_text_min_tokens", "an int >= 0")
         _check(non_negative_int(self.image_tokens), "image_tokens", "an int >= 0")
         _check(non_negative_int(self.digest_chars), "digest_chars", "an int >= 0")
         _check(0 <= self.digest_share < 0.5, "digest_share", "between 0 and 0.5")
-        _check(all(r > 0 for r in self.token_ratios.values()), "token_ratios", "positive ratios")
+        _check(self.marker_placement in PLACEMENTS, "marker_placement", f"one of {list(PLACEMENTS)}")
+        _check(all(is_number(r) and r > 0 for r in self.token_ratios.values()), "token_ratios", "positive ratios")
         _check(self.cache_lifetime > 0, "cache_lifetime", "a number of seconds > 0")
         _check(all(is_number(t) and t > 0 for t in self.cache_lifetimes.values()), "cache_lifetimes", "seconds > 0")
         low, high = self.calibration_bounds
@@ -138,13 +147,18 @@ class BudgetSettings:
         """
         if not overrides:
             return self
-        known = {f.name: f for f in dataclasses.fields(self)}
-        unknown = sorted(set(overrides) - set(known))
+        unknown = sorted(map(str, set(overrides) - SETTING_NAMES))
         if unknown:
-            msg = f"unknown litellm_budget setting(s) {unknown}; known: {sorted(known)}"
-            raise ValueError(msg)
+            msg = f"unknown litellm_budget setting(s) {unknown}; known: {sorted(SETTING_NAMES)}"
+            raise SettingError(unknown[0], "is not a setting", msg)
         values: dict[str, Any] = {key: _coerce(key, getattr(self, key), value) for key, value in overrides.items()}
         return dataclasses.replace(self, **values)
+
+    def _check(self, ok: bool, field: str, expected: str) -> None:
+        if not ok:
+            shown = repr(getattr(self, field))
+            msg = f"BudgetSettings.{field} must be {expected}, got {shown if len(shown) <= 80 else shown[:77] + '...'}"
+            raise SettingError(field, f"must be {expected}", msg)
 
     def lifetime_for(self, model: str) -> float:
         """The prompt-cache lifetime of ``model``: by name (full first), then its provider prefix."""
@@ -162,11 +176,26 @@ class BudgetSettings:
         return next((ratio for word, ratio in PRIOR_RATIOS if word in lowered), 1.0)
 
 
+class SettingError(ValueError):
+    """A setting the engine cannot take: its ``key`` and, in words, what was wrong (``reason``)."""
+
+    def __init__(self, key: str, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+        self.reason = reason
+
+
+#: The name of every setting.
+SETTING_NAMES = frozenset(field.name for field in dataclasses.fields(BudgetSettings))
+
+
 def _coerce(key: str, current: object, value: object) -> object:
     """Accept the value if it has the field's type; ints stand in for floats."""
     if key == "calibration_bounds" and isinstance(value, list | tuple) and len(value) == 2:
+        if not all(is_number(bound) for bound in value):
+            raise _type_error(key, current, value)
         return (float(value[0]), float(value[1]))
-    if key in {"default_window", "response_reserve"} and (value is None or is_int(value)):
+    if key in {"default_window", "response_reserve", "elide_min_tokens"} and (value is None or is_int(value)):
         return value
     if key == "summary_model" and (value is None or isinstance(value, str)):
         return value
@@ -181,12 +210,27 @@ def _coerce(key: str, current: object, value: object) -> object:
     else:
         ok = isinstance(value, type(current))
     if not ok:
-        msg = f"litellm_budget setting {key!r} must be like {current!r}, got {type(value).__name__}"
-        raise ValueError(msg)
+        raise _type_error(key, current, value)
     return float(value) if isinstance(current, float) else value  # type: ignore[arg-type]
 
 
-def _check(ok: bool, field: str, expected: str) -> None:
-    if not ok:
-        msg = f"BudgetSettings.{field} must be {expected}"
-        raise ValueError(msg)
+def _type_error(key: str, current: object, value: object) -> SettingError:
+    kind = _KINDS_BY_KEY.get(key) or f"{_KINDS.get(type(current), type(current).__name__)} like {current!r}"
+    if isinstance(current, bool):
+        kind = "true or false"
+    reason = f"must be {kind}, not {type(value).__name__}"
+    return SettingError(key, reason, f"litellm_budget setting {key!r} {reason}")
+
+
+#: How a type of setting is said in a message.
+_KINDS: dict[type, str] = {int: "an integer", float: "a number", str: "a string"}
+#: The same, for the settings whose default does not show their type.
+_KINDS_BY_KEY = {
+    "default_window": "a positive integer or null",
+    "response_reserve": "an integer >= 0 or null",
+    "elide_min_tokens": "an integer >= 0 or null (null: scaled with the window)",
+    "summary_model": "a model group name or null",
+    "token_ratios": "a mapping of model names to ratios",
+    "cache_lifetimes": "a mapping of providers or models to seconds",
+    "calibration_bounds": "a pair of numbers like [0.8, 2.0]",
+}

@@ -87,7 +87,7 @@ def summary_job(messages: Sequence[Message], fmt: MessageFormat, dropped: Sequen
 
 def summary_allowance(ledger: Ledger, messages: int, units: int) -> int:
     """The most a summary's notice may cost: its framing plus ``summary_max_tokens``."""
-    frame = ledger.format.notice(summary_note("", messages, units))
+    frame = ledger.format.notice(summary_note("", messages, units), ledger.settings.marker_placement)
     return ledger.count(frame) + ledger.settings.summary_max_tokens
 
 
@@ -106,7 +106,7 @@ def summary_entry(ledger: Ledger, gone: Sequence[int], units: int) -> tuple[Entr
     keep = len(text)
     while True:
         shown = text if keep == len(text) else text[:keep].rstrip() + _SHORTENED
-        message = ledger.format.notice(summary_note(shown, len(gone), units))
+        message = ledger.format.notice(summary_note(shown, len(gone), units), ledger.settings.marker_placement)
         tokens = ledger.count(message)
         if tokens <= allowance or keep == 0:
             return Entry(None, message, tokens), digest

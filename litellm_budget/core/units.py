@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from litellm_budget.typing import Message
 
-from .formats import ASSISTANT, SYSTEM, USER, MessageFormat
+from .formats import ASSISTANT, SYSTEM, TOOL, USER, MessageFormat
 from .formats.chat import CHAT
 
 Unit = tuple[int, ...]
@@ -22,7 +22,8 @@ class Layout:
     it and, inside the current turn, one assistant step with its tool results. ``steps`` are
     what ``auto`` drops: every user message and every assistant step on its own, except the
     first user message, which usually states the task. Neither holds a pinned message:
-    system messages, the current question and the step holding the final message.
+    system messages, the current question and the step holding the final message, and the
+    newest step before the question when the request ends on it (``_newest_step``).
     """
 
     turns: tuple[Unit, ...]
@@ -33,6 +34,8 @@ class Layout:
     atoms: tuple[Unit, ...]
     pinned: frozenset[int]
     question: int | None
+    #: The first user message: the task of an agent's session.
+    first_user: int | None = None
 
 
 def layout_of(messages: Sequence[Message], fmt: MessageFormat = CHAT) -> Layout:
@@ -53,11 +56,13 @@ def layout_of_kinds(kinds: Sequence[str]) -> Layout:
             question = index
             first_user = index if first_user is None else first_user
         body.append(index)
+    newest = _newest_step(kinds, question)
     split = 0 if question is None else body.index(question)
-    history = body[:split]
+    history = [i for i in body[:split] if i not in newest] if newest else body[:split]
     current = _group(body[split + 1 :] if question is not None else body, kinds, {ASSISTANT})
     final_step = current.pop() if current else ()
     pinned = system | set(final_step) | ({question} if question is not None else set())
+    pinned |= set(newest)
     history_steps = _group(history, kinds, {USER, ASSISTANT})
     return Layout(
         turns=(*_group(history, kinds, {USER}), *current),
@@ -65,7 +70,22 @@ def layout_of_kinds(kinds: Sequence[str]) -> Layout:
         atoms=(*history_steps, *current),
         pinned=frozenset(pinned),
         question=question,
+        first_user=first_user,
     )
+
+
+def _newest_step(kinds: Sequence[str], question: int | None) -> Unit:
+    """
+    The assistant step right before a request's final message, when that is the question: the
+    newest exchange. Without it the question reads out of context, and where the step was a reply
+    (no calls), user turns would no longer alternate as strict chat templates want.
+    """
+    if question is None or question != len(kinds) - 1:
+        return ()
+    start = question - 1
+    while start > 0 and kinds[start] == TOOL:
+        start -= 1
+    return tuple(range(start, question)) if start >= 0 and kinds[start] == ASSISTANT else ()
 
 
 def _group(indices: list[int], kinds: Sequence[str], openers: set[str]) -> list[Unit]:

@@ -42,7 +42,9 @@ def _parser() -> argparse.ArgumentParser:
     inspect = commands.add_parser("inspect", help="the ledger of one request and what fit() would do")
     inspect.add_argument("file", type=Path, help="a JSON list of messages, a request body, or a session file")
     inspect.add_argument("--model", help="the model (default: the request body's)")
-    inspect.add_argument("--window", type=_positive, help="context window (default: LiteLLM's model map)")
+    inspect.add_argument(
+        "--window", type=_tokens, help="context window in tokens, 16000 or 16k (default: LiteLLM's model map)"
+    )
     inspect.add_argument("--policy", choices=sorted(POLICIES), default="auto")
     inspect.add_argument("--json", action="store_true", help="machine-readable output")
     inspect.set_defaults(run=_inspect)
@@ -50,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     replay = commands.add_parser("replay", help="replay every request of recorded sessions and measure")
     replay.add_argument("paths", nargs="+", type=Path, help="session files, or folders of them")
     replay.add_argument("--model", required=True, help="the model whose tokenizer and prices apply")
-    replay.add_argument("--window", required=True, type=_int_list, help="windows, comma-separated: 8000,16000")
+    replay.add_argument("--window", required=True, type=_window_list, help="windows, comma-separated: 8000,16k")
     replay.add_argument(
         "--format",
         choices=FORMATS,
@@ -162,19 +164,35 @@ def demo_config(path: Path | None) -> Iterator[Path]:
 
 
 def _positive(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        msg = f"{text} is not a positive integer"
+    """A positive integer; argparse names the flag in front of the message."""
+    if not text.strip().isdigit() or int(text) <= 0:
+        msg = f"{text!r} is not a positive integer, e.g. 40"
+        raise argparse.ArgumentTypeError(msg)
+    return int(text)
+
+
+def _tokens(text: str) -> int:
+    """A number of tokens: ``16000``, or ``16k`` / ``16K`` for thousands (16000, as windows are quoted)."""
+    value = _thousands(text)
+    if value is None:
+        msg = f"{text!r} is not a number of tokens; give a positive integer, e.g. 16000 or 16k"
         raise argparse.ArgumentTypeError(msg)
     return value
 
 
-def _int_list(text: str) -> list[int]:
-    try:
-        return [_positive(part) for part in text.split(",") if part]
-    except ValueError as exc:
-        msg = f"{text!r} is not a comma-separated list of positive integers"
-        raise argparse.ArgumentTypeError(msg) from exc
+def _window_list(text: str) -> list[int]:
+    values = [_thousands(part) for part in text.split(",") if part.strip()]
+    if not values or None in values:
+        msg = f"{text!r} is not a comma-separated list of windows in tokens, e.g. 8000,16k,32000"
+        raise argparse.ArgumentTypeError(msg)
+    return [value for value in values if value is not None]
+
+
+def _thousands(text: str) -> int | None:
+    """``16000`` or ``16k`` as 16000; ``None`` for anything that is not a positive number of tokens."""
+    text = text.strip()
+    digits, scale = (text[:-1], 1000) if text[-1:] in {"k", "K"} else (text, 1)
+    return int(digits) * scale if digits.isdigit() and int(digits) > 0 else None
 
 
 def _share_list(text: str) -> list[float]:

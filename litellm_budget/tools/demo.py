@@ -29,7 +29,9 @@ _ACTION_REASONS = {"passthrough": "fits: sent untrimmed", "rejected": "rejected:
 
 def run_demo(config: Path, *, model: str, steps: int, out: TextIO) -> int:
     """Start the proxy with ``config``, send every request of the built-in session, print a row each."""
-    key = master_key_of(yaml.safe_load(config.read_text()) or {})
+    loaded = yaml.safe_load(config.read_text()) or {}
+    check_model(loaded, model, config)
+    key = master_key_of(loaded)
     requests = list(requests_of(demo_session(steps)))
     with tempfile.TemporaryDirectory() as folder:
         log = Path(folder) / "proxy.log"
@@ -57,6 +59,19 @@ def master_key_of(config: dict[str, Any]) -> str:
     """The proxy's master key as the proxy reads it: ``os.environ/NAME`` means that variable."""
     key = str((config.get("general_settings") or {}).get("master_key") or "")
     return os.environ.get(key.removeprefix(ENV_PREFIX), "") if key.startswith(ENV_PREFIX) else key
+
+
+def check_model(config: dict[str, Any], model: str, path: Path) -> None:
+    """
+    Refuse a ``--model`` the config has no ``model_name`` for, before a proxy starts for nothing.
+
+    Raises:
+        ValueError: Naming the config's models (none is checked when one is a wildcard route).
+    """
+    names = [str(entry.get("model_name")) for entry in config.get("model_list") or [] if isinstance(entry, dict)]
+    if names and model not in names and not any("*" in name for name in names):
+        msg = f"--model {model!r} is not a model_name of {path}; its models: {', '.join(names)}"
+        raise ValueError(msg)
 
 
 def reasons(rows: Sequence[Row]) -> list[str]:
@@ -99,7 +114,9 @@ def _send(client: httpx.Client, key: str, model: str, number: int, request: list
     response = client.post(
         "/v1/chat/completions", json={"model": model, "messages": request}, headers={"Authorization": f"Bearer {key}"}
     )
-    response.raise_for_status()
+    if response.is_error:
+        msg = f"the proxy answered request {number} to {model} with HTTP {response.status_code}: {_error_of(response)}"
+        raise RuntimeError(msg)
     header = response.headers.get
     return Row(
         session="demo",
@@ -116,3 +133,14 @@ def _send(client: httpx.Client, key: str, model: str, number: int, request: list
         invalid=False,
         ms=(time.perf_counter() - started) * 1000,
     )
+
+
+def _error_of(response: httpx.Response) -> str:
+    """The first line of the error the proxy sent, short enough for one line of output."""
+    try:
+        error = response.json().get("error")
+        text = str(error.get("message") if isinstance(error, dict) else error or response.text)
+    except (ValueError, AttributeError):
+        text = response.text
+    line = (text.strip().splitlines() or ["(no body)"])[0]
+    return line if len(line) <= 200 else line[:197] + "..."

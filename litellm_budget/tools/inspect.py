@@ -50,7 +50,8 @@ def inspect_conversation(
         for i in parse_ranges(report[key])
     ]
     changes.sort(key=lambda c: c["index"])
-    return {"ledger": ledger, "report": report, "changes": changes, "groups": group_changes(changes)}
+    tokens = sum(entry["tokens"] for entry in ledger)
+    return {"ledger": ledger, "tokens": tokens, "report": report, "changes": changes, "groups": group_changes(changes)}
 
 
 def group_changes(changes: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -88,6 +89,8 @@ def render_inspection(data: dict[str, Any]) -> str:
         ["part", "messages", "tokens", "share of window"],
         [[e["part"], e["messages"], e["tokens"], e["share"]] for e in data["ledger"]],
     )
+    if report["window"] is None:
+        return "\n".join([ledger, "", *_unknown_window(report, data["tokens"])])
     limits = (
         f"window {report['window']}  reserve {report['reserve']}  margin {report['margin']}  "
         f"budget {report['budget']}  watermark {report['watermark']}  quantum {report['quantum']}"
@@ -104,6 +107,16 @@ def render_inspection(data: dict[str, Any]) -> str:
         rows = [[g["indices"], g["role"], g["messages"], g["tokens"], g["change"]] for g in data["groups"]]
         lines += ["", table.render(["indices", "role", "messages", "tokens", "change"], rows)]
     return "\n".join(lines)
+
+
+def _unknown_window(report: dict[str, Any], tokens: int) -> list[str]:
+    """No window, so no fit to show: say so, how big the request is, and how to give one."""
+    return [
+        f"window unknown for {report['model']}: {report.get('reason') or 'no window'}",
+        f"{report['policy']}: {report['action']}  the request has {tokens:,} tokens and would be sent untouched",
+        "give a window: --window 16000 (or 16k) here; in the proxy, the deployment's model_info.max_input_tokens "
+        "or the default_window setting",
+    ]
 
 
 def _history(messages: list[dict[str, Any]], role: str) -> list[int]:

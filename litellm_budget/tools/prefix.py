@@ -1,4 +1,11 @@
-"""How much of a prompt repeats the one before it: what a provider's prompt cache would hit."""
+"""
+How much of a prompt repeats the one before it: what a provider's prompt cache would hit.
+
+Provider caches (OpenAI's, Anthropic's) and local KV caches (vLLM, llama.cpp) reuse a prefix of
+the rendered prompt's tokens. Whole messages that did not change are that prefix; so is the head of
+the first message that did, where its text only grew at the end (a note appended to it): every
+token of the common text but the last, which may merge with what follows.
+"""
 
 from __future__ import annotations
 
@@ -13,8 +20,8 @@ def shared_prefix(
 ) -> int:
     """
     Tokens of the leading messages ``current`` has in common with ``previous``: a prompt cache
-    hit. With ``blocks`` (Anthropic, whose cache is a prefix of content blocks), the first
-    message that differs still shares its leading blocks that did not change.
+    hit. With ``blocks`` (``anthropic_blocks``: a prefix of content blocks; ``text_heads``: a prefix
+    of the text), the first message that differs still shares what did not change of its head.
     """
     shared = 0
     for before, now, size in zip(previous, current, sizes, strict=False):
@@ -46,3 +53,22 @@ def anthropic_blocks(count: Callable[[Message], int]) -> BlockCount:
 def _blocks_of(message: Message) -> list[Any]:
     content = message.get("content")
     return [{"type": "text", "text": content}] if isinstance(content, str) else list(content or ())
+
+
+def text_heads(count_text: Callable[[str], int], texts: Callable[[Message], Any]) -> BlockCount:
+    """
+    ``BlockCount`` for formats cached as rendered text (chat, Responses): the tokens of the text two
+    versions of a message of one role begin with, less the last one, which may merge with what follows.
+    """
+
+    def shared_head(before: Message, now: Message) -> int:
+        if before.get("role") != now.get("role") or before.get("type") != now.get("type"):
+            return 0
+        old, new = "".join(texts(before)), "".join(texts(now))
+        same = 0
+        limit = min(len(old), len(new))
+        while same < limit and old[same] == new[same]:
+            same += 1
+        return max(0, count_text(old[:same]) - 1) if same else 0
+
+    return shared_head

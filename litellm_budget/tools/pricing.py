@@ -71,6 +71,17 @@ def prices_for(
 _FIELDS = ("input_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost")
 
 
+def unpriced(model: str) -> str | None:
+    """
+    Why ``model`` has no input price in LiteLLM's model map (a name it does not know is most
+    often a typo); ``None`` when it has one. A replay priced at a guess would read as a measurement.
+    """
+    if _map_price(model, "input_cost_per_token") is not None:
+        return None
+    known = model_map_value(model, "litellm_provider", lambda value: value or None) is not None
+    return "has no input price in LiteLLM's model map" if known else "is not in LiteLLM's model map (a typo?)"
+
+
 def _share(
     flag: float | None, flag_name: str, mapped: float | None, mapped_input: float | None
 ) -> tuple[float | None, str]:

@@ -21,7 +21,7 @@ from . import table
 from .baselines import BASELINES
 from .evidence import NO_RECALL, Evidence, Recall, ratio, recall_of
 from .outcome import Outcome, Strategy
-from .prefix import anthropic_blocks, shared_prefix
+from .prefix import anthropic_blocks, shared_prefix, text_heads
 from .pricing import Prices
 from .remembered import Remembered
 from .replay_summaries import summarizing_strategy
@@ -210,7 +210,7 @@ def replay_session(
     name, requests, evidence = session.name, session.requests, session.evidence
     counter = counter_for(model)
     count = functools.partial(fmt.count_message, counter)
-    blocks = anthropic_blocks(count) if fmt.name == "anthropic" else None
+    blocks = anthropic_blocks(count) if fmt.name == "anthropic" else text_heads(counter.count_text, fmt.texts)
     rows: list[Row] = []
     previous: list[Message] = []
     seen = 0

@@ -17,7 +17,7 @@ from .convert import converted
 from .evidence import Evidence, session_evidence
 from .peers import describe
 from .plot import require_matplotlib
-from .pricing import prices_for
+from .pricing import prices_for, unpriced
 from .progress import Progress
 from .replay import Row, Session, Totals, format_rows, replay_session, strategy_for
 from .replay_summaries import OFFLINE_SUMMARY_NOTE, SummarizingStrategy, format_session_summaries
@@ -63,6 +63,13 @@ def run_replay(args: argparse.Namespace) -> int:
     """Replay, print the totals (and rows, plots) and return 0."""
     if args.plot or args.plot_cost or args.plot_recall:
         require_matplotlib()  # before minutes of replay, not after
+    why = unpriced(args.model) if args.price_per_mtok is None else None
+    if why is not None:
+        msg = (
+            f"--model {args.model!r} {why}, so the replay could not price its tokens: give a model the map "
+            "prices (e.g. gpt-4o, claude-sonnet-4-5), or your own price with --price-per-mtok"
+        )
+        raise ValueError(msg)
     conversations = [load_conversation(path) for path in session_files(args.paths)]
     if not conversations:
         msg = "no session files found"

@@ -59,7 +59,9 @@ class TestRegistration:
 
     def test_bad_knobs_fail_at_construction(self) -> None:
         """A typo in a knob fails when the plugin is created, not on the first request."""
-        with pytest.raises(ValueError, match="unknown litellm_budget setting"):
+        with pytest.raises(
+            ValueError, match=r"ContextBudget\.polcy = 'plan': is not a setting \(did you mean 'policy'\?\)"
+        ):
             ContextBudget(polcy="plan")
 
 
@@ -216,20 +218,5 @@ class TestSettingsChecks:
         """A typo in callback_settings fails when the plugin is created (the proxy creates it at start)."""
         callback_settings["litellm_budget"] = {"polcy": "plan"}
 
-        with pytest.raises(ValueError, match=r"unknown litellm_budget setting\(s\) \['polcy'\]; known: \["):
+        with pytest.raises(ValueError, match=r"callback_settings\.litellm_budget\.polcy = 'plan': is not a setting"):
             ContextBudget()
-
-    @pytest.mark.asyncio
-    async def test_settings_gone_wrong_later_pass_requests_through(self, callback_settings: dict[str, Any]) -> None:
-        """Settings that turn invalid after start make requests pass through untouched, logged once."""
-        budget = ContextBudget(default_window=100)
-        callback_settings["litellm_budget"] = {"watermark": 7}
-        kwargs = {"model": "m", "messages": [user(text(500))], "litellm_call_id": "c1"}
-
-        with capture_logs() as logs:
-            first = await budget.async_pre_call_deployment_hook(dict(kwargs), CallTypes.acompletion)
-            second = await budget.async_pre_call_deployment_hook(dict(kwargs), CallTypes.acompletion)
-
-        assert (first, second) == (None, None)
-        assert [entry["event"] for entry in logs] == ["settings_invalid"]
-        assert "watermark" in logs[0]["error"]

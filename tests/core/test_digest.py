@@ -25,6 +25,8 @@ from tests.support.strategies import conversations
 
 #: How each line of a digest begins: a record of an action, never a turn or a role of its own.
 ENTRY = re.compile(r'- (called [\w.-]+\(.*\) -> .+|the user wrote ".*"|the assistant replied ".*")')
+#: Where a marker begins, wherever it was placed.
+MARKER_START = re.compile(r"\[litellm_budget: \d+ earlier message")
 #: A quoted fragment of a digest: JSON string syntax.
 QUOTE = re.compile(r'"(?:[^"\\]|\\.)*"')
 
@@ -36,8 +38,14 @@ def read_step(command: str, output: str) -> list[dict[str, Any]]:
 
 
 def marker_of(messages: list[dict[str, Any]]) -> str | None:
-    found = [m["content"] for m in messages if str(m.get("content")).startswith(NOTICE_PREFIX) and "omitted" in str(m)]
-    return found[0] if found else None
+    """The marker's text, wherever it was placed (by default a note at the end of a user message)."""
+    for message in messages:
+        for content in CHAT.texts(message):
+            found = MARKER_START.search(content)
+            if found:
+                end = content.index(CONTINUES.strip(), found.start()) + len(CONTINUES.strip())
+                return content[found.start() : end]
+    return None
 
 
 def digest_lines(marker: str) -> list[str]:

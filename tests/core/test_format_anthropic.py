@@ -19,9 +19,11 @@ from litellm_budget.core.formats.anthropic import ANTHROPIC, JOINED_KEY, join_sy
 from litellm_budget.core.formats.anthropic_checks import unsupported_reason
 from litellm_budget.core.formats.anthropic_convert import from_chat
 from litellm_budget.core.formats.chat import CHAT
+from litellm_budget.core.formats.placement import plain
 from litellm_budget.core.notices import NOTICE_PREFIX, TOOL_ELIDED
 from litellm_budget.core.tokens import counter_for
 from litellm_budget.core.units import layout_of
+from litellm_budget.tools.prefix import text_heads
 from litellm_budget.tools.sessions import requests_of
 from litellm_budget.typing import Message
 from tests.support.builders import text
@@ -343,8 +345,18 @@ class TestSeam:
         assert (ANTHROPIC.call_ids(TASK), ANTHROPIC.answered_ids(TASK)) == ([], [])
 
     def test_notice_is_a_user_text_block(self) -> None:
-        """The marker is what the Messages API accepts: a user message of one text block."""
-        assert ANTHROPIC.notice("[note]") == {"role": "user", "content": [{"type": "text", "text": "[note]"}]}
+        """The marker is what the Messages API accepts: a user message of one text block (marked until placed)."""
+        assert plain(ANTHROPIC.notice("[note]")) == {"role": "user", "content": [{"type": "text", "text": "[note]"}]}
+        assert plain(ANTHROPIC.notice("[note]", "system_message")) == plain(ANTHROPIC.notice("[note]"))
+
+    def test_a_leading_notice_goes_into_the_system(self) -> None:
+        """leading_system: the notice's text block ends the request's system, which stays a system."""
+        joined = join_system("Be brief.", [TASK, ANTHROPIC.notice("[note]", "leading_system"), CALL, RESULTS])
+
+        system, messages = split_system(ANTHROPIC.finish(joined))
+
+        assert system == [{"type": "text", "text": "Be brief."}, {"type": "text", "text": "[note]"}]
+        assert messages == [TASK, CALL, RESULTS]
 
     def test_finish_merges_neighbours_of_one_role(self) -> None:
         """A notice joins the user message next to it; the system and unchanged messages stay the same objects."""
@@ -651,7 +663,7 @@ def replay(sessions: dict[str, list[dict[str, Any]]], window: int, *, anthropic:
             out = result.messages
             sizes = [fmt.count_message(COUNTER, m) for m in out]
             sent = sum(sizes) + COUNTER.count_tools(None)
-            shared, shared_blocks = _shared(previous, out, sizes)
+            shared, shared_blocks = _shared(previous, out, sizes, anthropic=anthropic)
             totals["overflow"] += sent > result.report.budget
             totals["invalid"] += fmt.unsupported_reason(out, None, result.max_tokens) is not None
             totals["sent"] += sent
@@ -664,10 +676,14 @@ def replay(sessions: dict[str, list[dict[str, Any]]], window: int, *, anthropic:
     }
 
 
-def _shared(previous: Sequence[Message], current: Sequence[Message], sizes: list[int]) -> tuple[int, int]:
+def _shared(
+    previous: Sequence[Message], current: Sequence[Message], sizes: list[int], *, anthropic: bool
+) -> tuple[int, int]:
     shared = 0
     for before, now, size in zip(previous, current, sizes, strict=False):
         if before != now:
+            if not anthropic:  # chat's string content is cached as text: its unchanged head is a prefix
+                return shared, shared + _CHAT_HEADS(before, now)
             pairs = zip(_parts(before), _parts(now), strict=False)
             same = [part for part, _ in itertools.takewhile(lambda pair: pair[0] == pair[1], pairs)]
             return shared, shared + ANTHROPIC.count_message(COUNTER, {"content": same}) - _EMPTY
@@ -676,6 +692,7 @@ def _shared(previous: Sequence[Message], current: Sequence[Message], sizes: list
 
 
 _EMPTY = ANTHROPIC.count_message(COUNTER, {"content": []})
+_CHAT_HEADS = text_heads(COUNTER.count_text, CHAT.texts)
 
 
 def _parts(message: Message) -> list[Any]:
@@ -686,14 +703,17 @@ def _parts(message: Message) -> list[Any]:
 @pytest.mark.sessions
 @pytest.mark.parametrize("window", WINDOWS)
 def test_session_replay(sessions: dict[str, list[dict[str, Any]]], window: int) -> None:
-    """0 rejected, 0 overflow, 0 invalid in Anthropic format; reuse block by block within 0.02 of chat's."""
+    """
+    0 rejected, 0 overflow, 0 invalid in Anthropic format; reuse block by block within 0.03 of chat's,
+    whose cache is credited by text (a note appended to the task keeps the task's tokens cached).
+    """
     chat = replay(sessions, window, anthropic=False)
     anthropic = replay(sessions, window, anthropic=True)
 
     print(f"\n{window}: chat {chat}\n{window}: anthropic {anthropic}")  # the numbers, shown with -s
     assert (anthropic["rejected"], anthropic["overflow"], anthropic["invalid"]) == (0, 0, 0)
     assert anthropic["requests"] == chat["requests"] > 0
-    assert abs(anthropic["reuse_blocks"] - chat["reuse_blocks"]) <= 0.02
+    assert abs(anthropic["reuse_blocks"] - chat["reuse_blocks"]) <= 0.03
 
 
 class TestMidConversationSystem:

@@ -15,6 +15,7 @@ from litellm_budget import BudgetSettings
 from litellm_budget.core.fit import Fitted, fit_request
 from litellm_budget.core.formats import ASSISTANT, SYSTEM, TOOL, USER, MessageFormat, format_named
 from litellm_budget.core.formats.chat import CHAT
+from litellm_budget.core.formats.placement import NOTICE_KEY, plain
 from litellm_budget.core.formats.responses import RESPONSES, as_items, from_chat
 from litellm_budget.core.notices import NOTICE_PREFIX, TOOL_ELIDED
 from litellm_budget.core.report import parse_ranges
@@ -345,16 +346,27 @@ def test_call_ids_and_answered_ids() -> None:
     assert (RESPONSES.call_ids(ANSWER), RESPONSES.answered_ids(ANSWER)) == ([], [])
 
 
-def test_notice_is_a_developer_message() -> None:
-    """The marker is a developer message of one input_text part, read as a system item."""
-    notice = RESPONSES.notice("[litellm_budget: note]")
-    assert notice == {
-        "type": "message",
-        "role": "developer",
-        "content": [{"type": "input_text", "text": "[litellm_budget: note]"}],
-    }
-    assert RESPONSES.kinds([notice]) == [SYSTEM]
-    assert RESPONSES.finish([notice]) == [notice]
+def test_notice_is_a_user_note_or_a_developer_message() -> None:
+    """By default the marker is a user-side note (chat templates refuse a developer item mid-input); else developer."""
+    note = RESPONSES.notice("[litellm_budget: note]")
+    developer = RESPONSES.notice("[litellm_budget: note]", "system_message")
+    part = [{"type": "input_text", "text": "[litellm_budget: note]"}]
+
+    assert plain(note) == {"type": "message", "role": "user", "content": part}
+    assert plain(developer) == {"type": "message", "role": "developer", "content": part}
+    assert RESPONSES.kinds([developer]) == [SYSTEM]
+
+
+def test_a_note_joins_the_user_message_next_to_it() -> None:
+    """Placed, the note is a part of the user item before it; a note between steps stays an item of its own."""
+    task = {"type": "message", "role": "user", "content": "Fix it."}
+    note = RESPONSES.notice("[note]")
+
+    placed = RESPONSES.finish([task, note, _call("a"), {"type": "function_call_output", "call_id": "a", "output": "x"}])
+
+    assert placed[0] == {**task, "content": [{"type": "input_text", "text": "Fix it."}, *note["content"]]}
+    assert placed[1:] == [_call("a"), {"type": "function_call_output", "call_id": "a", "output": "x"}]
+    assert all(NOTICE_KEY not in item for item in placed)
 
 
 def test_count_message() -> None:
@@ -459,7 +471,8 @@ def test_codex_shaped_request() -> None:
     out, report = fitted.messages, fitted.report
     assert (report.action, report.tokens_after <= report.budget) == ("trimmed", True)
     assert RESPONSES.unsupported_reason(out, None, None) is None
-    assert out[:4] == items[:4]
+    assert out[:3] == items[:3]  # the developer prefix and the environment; the task gets the marker's note at its end
+    assert out[3]["content"][: len(items[3]["content"])] == items[3]["content"]
     assert all(a is b for a, b in zip(out[-3:], items[-3:], strict=True))
     for index, item in enumerate(out):
         if item["type"] == "reasoning":
@@ -470,8 +483,9 @@ def test_codex_shaped_request() -> None:
     assert {item["call_id"] for item in elided} <= {
         item["call_id"] for item in items if item["type"] == "function_call"
     }
-    markers = [item for item in out if NOTICE_PREFIX in json.dumps(item) and item.get("role") == "developer"]
+    markers = [item for item in out if NOTICE_PREFIX in json.dumps(item) and " omitted " in json.dumps(item)]
     assert len(markers) == (1 if report.dropped_units else 0)
+    assert all(item.get("role") == "user" for item in markers)
 
 
 def _replay(sessions: dict[str, list[Item]], fmt: MessageFormat, window: int) -> tuple[int, int, int, int, float]:

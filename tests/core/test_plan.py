@@ -7,6 +7,7 @@ import pytest
 from litellm_budget import BudgetSettings, fit
 from litellm_budget.core.limits import limits_for
 from litellm_budget.core.notices import NOTICE_PREFIX
+from litellm_budget.core.report import parse_ranges
 from tests.support.builders import assistant, chat_session, system, text, tokens_of, tool_step, user
 
 PLAN = BudgetSettings(policy="plan")
@@ -39,7 +40,7 @@ class TestReserve:
 
 class TestPlan:
     def test_marker_only_when_dropped_and_counted(self) -> None:
-        """The marker appears exactly when something was dropped, right after the system message, and is counted."""
+        """The marker appears exactly when something was dropped, as a user-side note after the system, counted."""
         messages = chat_session(30, 300)
         small = fit(messages, model="gpt-4o", window=100_000, settings=PLAN)
         window = tokens_of(messages) // 2
@@ -50,8 +51,8 @@ class TestPlan:
         assert not any(NOTICE_PREFIX in str(m.get("content")) for m in small.messages)
         assert fitted.report.marker is True
         assert fitted.messages[0] is messages[0]
-        assert fitted.messages[1]["role"] == "system"
-        assert fitted.messages[1]["content"].startswith(NOTICE_PREFIX)
+        assert fitted.messages[1]["role"] == "user"
+        assert NOTICE_PREFIX in fitted.messages[1]["content"]
         assert fitted.report.tokens_after == tokens_of(fitted.messages)
         assert fitted.report.tokens_after <= fitted.report.budget
 
@@ -65,12 +66,12 @@ class TestPlan:
 
         fitted = fit(messages, model="gpt-4o", window=window, settings=PLAN)
 
-        kept = list(fitted.messages[2:])
-        first_kept = messages.index(kept[0])
-        assert kept[0]["role"] == "user"
-        assert kept == messages[first_kept:]
-        assert fitted.report.dropped_messages == first_kept - 1
-        assert fitted.report.dropped_messages % 4 == 0
+        dropped = parse_ranges(fitted.report.dropped_at)
+        # The task (turn 0's question) is kept where it fits: then the rest of its turn goes.
+        first = 2 if fitted.messages[1]["content"].startswith("Task 0") else 1
+        assert dropped == list(range(first, dropped[-1] + 1))
+        assert (dropped[-1] + 1 - 1) % 4 == 0  # whole turns of four: a question, a call, its result, an answer
+        assert fitted.messages[-(len(messages) - dropped[-1] - 2) :] == messages[dropped[-1] + 2 :]
 
     def test_stray_leading_assistant_opens_no_turn(self) -> None:
         """An assistant message before any user message is a unit of its own, not part of the first turn."""
@@ -81,7 +82,10 @@ class TestPlan:
         fitted = fit(messages, model="gpt-4o", window=window, settings=PLAN)
 
         assert fitted.report.dropped_at == "1"
-        assert fitted.messages[2:] == messages[2:]
+        # The marker is a note merged into the first question that follows it.
+        assert fitted.messages[1]["content"].startswith(NOTICE_PREFIX)
+        assert fitted.messages[1]["content"].endswith("First question")
+        assert fitted.messages[2:] == messages[3:]
 
     def test_question_cut_visibly_when_alone_too_big(self) -> None:
         """When system plus question overflow, the question is cut in the middle with a note, never silently."""

@@ -14,7 +14,8 @@ class TestSettings:
         """The defaults are the documented ones."""
         settings = BudgetSettings()
 
-        assert (settings.policy, settings.protected_tail, settings.elide_min_tokens) == ("auto", 8, 500)
+        assert (settings.policy, settings.protected_tail, settings.elide_min_tokens) == ("auto", 8, None)
+        assert settings.marker_placement == "user_note"
         assert (settings.watermark, settings.safety_margin) == (0.7, 0.02)
         assert (settings.elide_step_text_min_tokens, settings.digest_chars, settings.digest_share) == (150, 160, 0.15)
         assert (settings.reserve_ratio, settings.reserve_floor, settings.reserve_cap) == (0.25, 256, 8192)

@@ -101,7 +101,7 @@ def test_a_rejection_reaches_failure_logging(proxy: ProxyProcess) -> None:
 
 
 def test_a_wrong_setting_stops_the_proxy_at_start(upstream: FakeUpstream, tmp_path: Path) -> None:
-    """A typo in callback_settings.litellm_budget stops the proxy at start, naming the key and the known ones."""
+    """A typo in callback_settings.litellm_budget stops the proxy at start, naming key, value and the known ones."""
     for helper in ("proxy_spy.py", "proxy_structlog.py"):
         shutil.copy(SUPPORT / helper, tmp_path / helper)
     config = _config(upstream, callback_settings={"litellm_budget": {"polcy": "plan"}})
@@ -110,5 +110,8 @@ def test_a_wrong_setting_stops_the_proxy_at_start(upstream: FakeUpstream, tmp_pa
     with pytest.raises(ProxyStartError) as failed:
         start_proxy(config, tmp_path=tmp_path, env=env, timeout=90)
 
-    assert "unknown litellm_budget setting(s) ['polcy']" in str(failed.value)
+    assert "callback_settings.litellm_budget.polcy = 'plan': is not a setting (did you mean 'policy'?)" in str(
+        failed.value
+    )
+    assert "the settings are: allow_request_overrides," in str(failed.value)
     assert "watermark" in str(failed.value)

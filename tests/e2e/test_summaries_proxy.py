@@ -191,14 +191,22 @@ def agent_bodies(rig: Rig, model: str) -> list[list[dict[str, Any]]]:
 
 
 def notices(messages: list[dict[str, Any]]) -> list[tuple[int, str]]:
-    """(index, text) of each message of ours that says something was taken out (not elided outputs)."""
+    """
+    (index, text) of each notice of ours that says something was taken out (not elided outputs),
+    wherever it was placed: by default a note at the end of the user message before it.
+    """
     found = []
     for index, message in enumerate(messages):
         content = message.get("content")
         texts = (
             [content] if isinstance(content, str) else [b.get("text", "") for b in content or [] if isinstance(b, dict)]
         )
-        found += [(index, t) for t in texts if t.startswith(NOTICE_PREFIX) and ("summarized:" in t or MARKER in t)]
+        for text in texts:
+            starts = [text.find(f"{NOTICE_PREFIX} {words}") for words in ("the ", *"0123456789")]
+            starts = [start for start in starts if start >= 0]
+            notice = text[min(starts) :] if starts else ""
+            if "summarized:" in notice or MARKER in notice:
+                found.append((index, notice))
     return found
 
 

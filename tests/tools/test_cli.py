@@ -110,32 +110,33 @@ class TestInspect:
         tokens = {
             role: sum(c["tokens"] for c in data["changes"] if c["role"] == role) for role in ("user", "assistant")
         }
-        turns = len(data["changes"]) // 2  # whole turns go: a question and its answer each
-        assert (len(data["changes"]), turns > 10) == (2 * turns, True)
+        # Whole turns go, but the first question (the task) stays: its answer, then each later turn.
+        turns = len(data["changes"]) // 2
+        assert (len(data["changes"]), turns > 10) == (2 * turns + 1, True)
         assert data["groups"] == [
             {
-                "indices": f"1-{2 * turns - 1}",
-                "first": 1,
-                "last": 2 * turns - 1,
+                "indices": f"2-{2 * turns + 2}",
+                "first": 2,
+                "last": 2 * turns + 2,
+                "role": "assistant",
+                "messages": turns + 1,
+                "tokens": tokens["assistant"],
+                "change": "dropped",
+            },
+            {
+                "indices": f"3-{2 * turns + 1}",
+                "first": 3,
+                "last": 2 * turns + 1,
                 "role": "user",
                 "messages": turns,
                 "tokens": tokens["user"],
                 "change": "dropped",
             },
-            {
-                "indices": f"2-{2 * turns}",
-                "first": 2,
-                "last": 2 * turns,
-                "role": "assistant",
-                "messages": turns,
-                "tokens": tokens["assistant"],
-                "change": "dropped",
-            },
         ]
         table = text[text.index("indices") :].splitlines()
         assert [line.split()[:3] for line in table[2:]] == [
-            [f"1-{2 * turns - 1}", "user", str(turns)],
-            [f"2-{2 * turns}", "assistant", str(turns)],
+            [f"2-{2 * turns + 2}", "assistant", str(turns + 1)],
+            [f"3-{2 * turns + 1}", "user", str(turns)],
         ]
 
 
@@ -369,9 +370,9 @@ class TestReplay:
         assert "unknown policy or baseline" in capsys.readouterr().err
 
     def test_bad_window_is_an_argument_error(self, session_dir: Path) -> None:
-        """--window must be positive integers."""
+        """--window must be positive numbers of tokens (16k is one: tests/tools/test_cli_errors.py)."""
         with pytest.raises(SystemExit) as exit_info:
-            main(["replay", str(session_dir), "--model", "gpt-4o", "--window", "8k"])
+            main(["replay", str(session_dir), "--model", "gpt-4o", "--window", "8x"])
         assert exit_info.value.code == 2
 
     def test_plot_writes_a_png_of_every_window(

@@ -24,7 +24,7 @@ def _silent_changes(before: list[dict[str, Any]], after: list[dict[str, Any]], d
     originals = {id(m) for m in before}
     changed = [m for m in after if id(m) not in originals]
     silent = sum(1 for m in changed if NOTICE_PREFIX not in str(m.get("content")))
-    has_marker = any(m["role"] == "system" and NOTICE_PREFIX in str(m.get("content")) for m in changed)
+    has_marker = any(f"{NOTICE_PREFIX} " in str(m.get("content")) and " omitted " in str(m) for m in changed)
     return silent + (1 if dropped and not has_marker else 0)
 
 

@@ -19,6 +19,7 @@ from litellm_budget.core.checks import is_mapping
 from litellm_budget.typing import Message
 
 from .anthropic_checks import CALL_TYPES, RESULT_TYPE, unsupported_reason
+from .placement import LEADING_KEY, NOTICE_KEY, place_notices
 from .seam import ASSISTANT, SYSTEM, TOOL, USER
 
 if TYPE_CHECKING:
@@ -101,16 +102,24 @@ class AnthropicFormat:
             if isinstance(block.get("tool_use_id"), str) and not _is_type(block, RESULT_TYPE)
         ]
 
-    def notice(self, text: str) -> Message:
-        """A user message of one text block: the Messages API has no system role inside ``messages``."""
-        return {"role": "user", "content": [{"type": "text", "text": text}]}
+    def notice(self, text: str, placement: str = "user_note") -> Message:
+        """
+        A user message of one text block: the Messages API has no system role inside ``messages``
+        (``system_message`` reads as ``user_note``); ``leading_system``: the request's ``system``.
+        """
+        leading = {LEADING_KEY: True} if placement == "leading_system" else {}
+        return {"role": "user", "content": [{"type": "text", "text": text}], NOTICE_KEY: True, **leading}
 
     def finish(self, messages: list[Message]) -> list[Message]:
         """
-        Merge neighbours of one role (a notice next to a user message), so roles alternate again.
-        Runs only when a policy changed the request: one the client sent whole stays as it was.
+        Each notice in its place, then neighbours of one role merged (a notice next to a user
+        message), so roles alternate again. Runs only when a policy changed the request: one the
+        client sent whole stays as it was.
         """
-        return merge_same_roles(messages)
+        # merge_same_roles merges every run of one role, notices' included: place_notices needs to
+        # take only the leading ones out and unmark the rest.
+        placed = place_notices(messages, is_user=lambda _: False, merged=lambda run: run[0], into_leading=_into_system)
+        return merge_same_roles(placed)
 
     def count_message(self, counter: TokenCounter, message: Message) -> int:
         """
@@ -168,6 +177,14 @@ def merge_same_roles(messages: Sequence[Message]) -> list[Message]:
             merged.append(message)
             last_turn = len(merged) - 1
     return merged
+
+
+def _into_system(messages: list[Message], notice: Message) -> list[Message]:
+    """``notice``'s text block at the end of the request's ``system`` (made for it, if there is none)."""
+    if messages and messages[0].get(JOINED_KEY) is True:
+        system = messages[0]
+        return [{**system, "content": [*_as_blocks(system), *notice["content"]]}, *messages[1:]]
+    return [{"role": "system", "content": notice["content"], JOINED_KEY: True}, *messages]
 
 
 def _kind(message: Message) -> str:

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 from litellm_budget.core.checks import is_mapping
 from litellm_budget.typing import Message
 
-from .chat_checks import unsupported_reason
+from .chat_checks import SYSTEM_ROLES, unsupported_reason
 from .parts import map_texts, texts_of
+from .placement import LEADING_KEY, NOTICE_KEY, SEPARATOR, is_notice, place_notices
 from .seam import ASSISTANT, SYSTEM, TOOL, USER
 
 if TYPE_CHECKING:
@@ -53,13 +54,19 @@ class ChatFormat:
         answered = message.get("tool_call_id")
         return [answered] if isinstance(answered, str) else []
 
-    def notice(self, text: str) -> Message:
-        """A system message: chat allows them anywhere in the list."""
-        return {"role": "system", "content": text}
+    def notice(self, text: str, placement: str = "user_note") -> Message:
+        """A user-side note; or a system message where it stands (OpenAI takes one anywhere), or in the leading one."""
+        role = "user" if placement == "user_note" else "system"
+        return {
+            "role": role,
+            "content": text,
+            NOTICE_KEY: True,
+            **({LEADING_KEY: True} if placement == "leading_system" else {}),
+        }
 
     def finish(self, messages: list[Message]) -> list[Message]:
-        """Chat takes any order of roles, a system message anywhere: nothing to do."""
-        return messages
+        """Each notice in its place: merged into the user messages next to it, or the leading system text."""
+        return place_notices(messages, is_user=_is_user, merged=_merged, into_leading=_into_leading)
 
     def count_message(self, counter: TokenCounter, message: Message) -> int:
         """OpenAI's accounting, as LiteLLM's ``token_counter`` applies it."""
@@ -72,3 +79,29 @@ class ChatFormat:
 
 #: The chat format; stateless, so one instance serves every request.
 CHAT = ChatFormat()
+
+
+def _is_user(message: Message) -> bool:
+    return message.get("role") == "user"
+
+
+def _merged(run: Sequence[Message]) -> Message:
+    """A run of user messages as one: their texts joined, or their parts in order where one has parts."""
+    base = next((m for m in run if not is_notice(m)), run[0])
+    contents = [m.get("content") for m in run]
+    if all(isinstance(c, str) or c is None for c in contents):
+        return {**base, "content": SEPARATOR.join(c for c in contents if c)}
+    parts = [part for c in contents for part in ([{"type": "text", "text": c}] if isinstance(c, str) else c or [])]
+    return {**base, "content": parts}
+
+
+def _into_leading(messages: list[Message], notice: Message) -> list[Message]:
+    """``notice``'s text at the end of the leading system messages' last one (a new system message first, if none)."""
+    leading = 0
+    while leading < len(messages) and messages[leading].get("role") in SYSTEM_ROLES:
+        leading += 1
+    if not leading:
+        return [{"role": "system", "content": notice["content"]}, *messages]
+    last = messages[leading - 1]
+    joined = _merged([last, {"role": last.get("role"), "content": notice["content"]}])
+    return [*messages[: leading - 1], {**joined, "role": last.get("role")}, *messages[leading:]]

@@ -15,6 +15,7 @@ from litellm_budget.typing import Message
 
 from .parts import map_texts as map_content_texts
 from .parts import part_text, texts_of
+from .placement import LEADING_KEY, NOTICE_KEY, is_notice, place_notices
 from .responses_checks import CALL_TYPES, OUTPUT_TYPES, STEP_TYPES, SYSTEM_ROLES, item_type, unsupported_reason
 from .seam import ASSISTANT, SYSTEM, TOOL, USER
 
@@ -102,16 +103,20 @@ class ResponsesFormat:
         """The ``call_id`` an output answers."""
         return [message["call_id"]] if item_type(message) in OUTPUT_TYPES else []
 
-    def notice(self, text: str) -> Message:
+    def notice(self, text: str, placement: str = "user_note") -> Message:
         """
-        A developer message: Responses takes one anywhere in ``input``, and the model reads it as
-        a note from the platform, where a user message could read as a new request.
+        A user-side note (a server that renders ``input`` with a chat template takes it where a
+        developer message mid-conversation would fail); a developer message where it stands
+        (OpenAI's API takes one anywhere), or in the leading one.
         """
-        return {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": text}]}
+        role = "user" if placement == "user_note" else "developer"
+        leading = {LEADING_KEY: True} if placement == "leading_system" else {}
+        content = [{"type": "input_text", "text": text}]
+        return {"type": "message", "role": role, "content": content, NOTICE_KEY: True, **leading}
 
     def finish(self, messages: list[Message]) -> list[Message]:
-        """Responses has no alternation rule and nothing to merge."""
-        return messages
+        """Each notice in its place: merged into the user messages next to it, or the leading developer text."""
+        return place_notices(messages, is_user=_is_user_message, merged=_merged, into_leading=_into_leading)
 
     def count_message(self, counter: TokenCounter, message: Message) -> int:
         """
@@ -173,6 +178,36 @@ def from_chat(messages: Sequence[Message]) -> list[dict[str, Any]]:
             msg = f"a chat message of role {role!r} has no Responses item"
             raise ValueError(msg)
     return items
+
+
+def _is_user_message(item: Message) -> bool:
+    return item_type(item) == "message" and item.get("role") == "user"
+
+
+def _merged(run: Sequence[Message]) -> Message:
+    """A run of user message items as one: their parts in order."""
+    base = next((item for item in run if not is_notice(item)), run[0])
+    return {**base, "content": [part for item in run for part in _parts("user", item.get("content"))]}
+
+
+def _into_leading(items: list[Message], notice: Message) -> list[Message]:
+    """
+    ``notice``'s parts at the end of the leading system or developer messages' last one; a
+    developer message of its own first if there is none. Never the joined ``instructions``: the
+    request's own ``instructions`` field is sent as the client wrote it.
+    """
+    leading = 0
+    while (
+        leading < len(items) and item_type(items[leading]) == "message" and items[leading].get("role") in SYSTEM_ROLES
+    ):
+        leading += 1
+    own = [i for i in range(leading) if not items[i].get(INSTRUCTIONS_KEY)]
+    if not own:
+        return [*items[:leading], {**notice, "role": "developer"}, *items[leading:]]
+    last = own[-1]
+    target = items[last]
+    joined = {**target, "content": [*_parts(str(target.get("role")), target.get("content")), *notice["content"]]}
+    return [*items[:last], joined, *items[last + 1 :]]
 
 
 def _message_item(role: str, content: object) -> dict[str, Any]:

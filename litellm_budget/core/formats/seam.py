@@ -50,13 +50,17 @@ class MessageFormat(Protocol):
     def calls(self, message: Message) -> Sequence[tuple[str, object, object]]:
         """Each tool call the message makes, as ``(id, tool name, arguments)``: what a digest records."""
 
-    def notice(self, text: str) -> Message:
-        """A message that tells the model ``text``, in a place this format allows."""
+    def notice(self, text: str, placement: str = "user_note") -> Message:
+        """
+        A message that tells the model ``text``, marked for ``finish`` to put where ``placement``
+        (``placement.PLACEMENTS``) says, in a way this format allows.
+        """
 
     def finish(self, messages: list[Message]) -> list[Message]:
         """
-        The edited messages as the API takes them (e.g. merge neighbours of one role where the
-        API wants alternation); may only shorten the request. Unchanged messages stay the same objects.
+        The edited messages as the API takes them: each notice in its place (``placement.py``),
+        neighbours of one role merged where the API wants alternation; may only shorten the
+        request. Unchanged messages stay the same objects.
         """
 
     def count_message(self, counter: TokenCounter, message: Message) -> int:
