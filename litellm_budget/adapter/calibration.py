@@ -10,6 +10,7 @@ import structlog
 
 from litellm_budget.core.checks import is_int, is_number
 from litellm_budget.core.memo import BoundedDict, BoundedLRU
+from litellm_budget.core.report import BudgetReport
 from litellm_budget.core.settings import BudgetSettings
 
 from .publish import report_in
@@ -107,11 +108,24 @@ class Calibration:
         self._shared.put(model, (ratio, now))
         return True
 
-    async def learn_from(self, kwargs: dict[str, Any], response: Any, settings: BudgetSettings, cache: Any) -> None:
-        """Only a response whose request this plugin counted, in its own format, says how the provider counts."""
+    async def learn_from(
+        self,
+        kwargs: dict[str, Any],
+        response: Any,
+        settings: BudgetSettings,
+        cache: Any,
+        served: BudgetReport | None = None,
+    ) -> None:
+        """
+        Only a response whose request this plugin counted, in its own format, says how the provider
+        counts. A report written with the size gate's bound (``tokens_exact`` false) is replaced by
+        ``served``, the call's report as this replica holds it, once that one is counted; never a bound.
+        """
         payload = kwargs.get("standard_logging_object") or {}
         counted_as = format_of_call(payload.get("call_type") or kwargs.get("call_type"))
         report = report_in(payload.get("metadata")) or report_in((kwargs.get("litellm_params") or {}).get("metadata"))
+        if report is not None and report.get("tokens_exact") is False:
+            report = served.as_dict() if served is not None and served.tokens_exact else None
         if (
             report is not None
             and report.get("format", "chat") == counted_as

@@ -159,14 +159,22 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
     async def async_log_success_event(
         self, kwargs: dict[str, Any], response_obj: Any, start_time: Any, end_time: Any
     ) -> None:
-        """From the usage a provider reported: what its prompt cache did, and its token ratio; never raises."""
+        """
+        From the usage a provider reported: what its prompt cache did, and its token ratio, learned
+        from exact counts (a request the size gate passed is counted by now, or here if its turn had
+        not come); never raises.
+        """
         settings, memory = self.settings, self._memory
+        memory.later.settle()
         guard = Guard("async_log_success_event")
         observe = functools.partial(observe_success, memory.prompts, memory.calls, kwargs, response_obj, settings)
         guard.run("cache_truth", observe, ends_pass=False)
         if settings.calibrate:
             calibration, cache = memory.calibration, self._shared_cache
-            await guard.run_async("calibration", lambda: calibration.learn_from(kwargs, response_obj, settings, cache))
+            served = memory.calls.get(call_id_of(kwargs)).served
+            await guard.run_async(
+                "calibration", lambda: calibration.learn_from(kwargs, response_obj, settings, cache, served)
+            )
 
     async def async_log_failure_event(
         self, kwargs: dict[str, Any], response_obj: Any, start_time: Any, end_time: Any

@@ -73,6 +73,17 @@ def record_of(window: int | None, policy: str, messages: list[Any], max_tokens: 
     return FitRecord(window or 0, policy, fingerprint(messages), hash(max_tokens))
 
 
+def sent_record(fitted_input: FitRecord, fitted: Fitted, asked_max_tokens: object) -> FitRecord:
+    """
+    The record of what a fit sent: its input's own when it went as it came (passed through, with
+    the ``max_tokens`` asked), so an untouched request's fingerprint is taken once, not twice.
+    """
+    report = fitted.report
+    if report.action == "passthrough" and fitted.max_tokens == asked_max_tokens:
+        return fitted_input
+    return record_of(report.window, report.policy, fitted.messages, fitted.max_tokens)
+
+
 def fingerprint(messages: list[Any]) -> int:
     """A cheap identity of a message list (roles and text sizes), to recognise it again after copies."""
     return hash(tuple(map(_role_and_size, messages)))

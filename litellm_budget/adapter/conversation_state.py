@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 import structlog
 
-from litellm_budget.core.canonical import digest
+from litellm_budget.core.canonical import content_key, digest
 from litellm_budget.core.conversation import edits_sent, history_digest
 from litellm_budget.core.formats import SYSTEM, USER, MessageFormat
 from litellm_budget.core.ledger import SentEdits
@@ -26,6 +26,8 @@ from .targets import Target
 log = structlog.get_logger("litellm_budget")
 
 CACHE_PREFIX = "litellm_budget:conversation:"
+#: Conversation keys remembered by what names them (a few dozen characters each).
+_KEYS: BoundedLRU[str] = BoundedLRU(16_384)
 
 
 def conversation_key(model: str, fmt: MessageFormat, messages: Sequence[Message]) -> str | None:
@@ -43,7 +45,13 @@ def conversation_key(model: str, fmt: MessageFormat, messages: Sequence[Message]
         return None
     named = [model, fmt.name, *(m for m, kind in zip(messages, kinds, strict=True) if kind == SYSTEM)]
     named.append(messages[first_user])
-    return CACHE_PREFIX + digest(named, 32)
+    # Every request of a conversation names the same messages: their digest is remembered by content.
+    seen = hash((model, fmt.name, *map(content_key, named[2:])))
+    key = _KEYS.get(seen)
+    if key is None:
+        key = CACHE_PREFIX + digest(named, 32)
+        _KEYS.put(seen, key)
+    return key
 
 
 class KnownKey(NamedTuple):

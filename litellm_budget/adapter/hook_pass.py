@@ -23,13 +23,14 @@ from litellm_budget.core.errors import context_window_exceeded
 from litellm_budget.core.fit import Fitted, fit_request, passed_through
 from litellm_budget.core.report import unsent
 
-from .calls import FitRecord, Lent, call_id_of, record_of
+from .calls import FitRecord, Lent, call_id_of, record_of, sent_record
 from .context_management import apply_client_edits, serve_compaction
 from .conversation_state import KnownKey, conversation_key
 from .failopen import Guard
 from .fallbacks import fallback_window, has_fallbacks, leads_to_bigger_window
+from .later_counts import Counting, Where
 from .memory import Memory
-from .publish import DEFERRED_KEY, log_failure_event, publish, record_for_failure, record_in_metadata
+from .publish import DEFERRED_KEY, log_failure_event, record_for_failure, record_in_metadata
 from .request import metadata_of, resolved_provider
 from .shapes import ANTHROPIC_SHAPE, CHAT_SHAPE, Parts, Shape
 from .shared import shared_store
@@ -118,10 +119,7 @@ class HookPass:
         await self.guard.run_async("after", lambda: self.context.memory.conversations.flush(self.context.cache))
 
     def trial(self, parts: Parts | None = None) -> Fitted | None:
-        """
-        A silent fit of the request (of ``parts``, ``_trial_parts`` by default), for the summary step
-        to see what the fit would drop: it publishes and remembers nothing.
-        """
+        """A silent fit of ``parts`` (``_trial_parts``), for the summary step to see what would drop: nothing kept."""
         trial_parts = parts if parts is not None else self._trial_parts()
         return dataclasses.replace(self, parts=trial_parts, metadata=None, silent=True)._fit_once()
 
@@ -233,6 +231,7 @@ class HookPass:
             fmt=self.shape.format,
             previous=memory.conversations.recall(key, parts.messages) if key else None,
             summaries=self.learned.summaries,
+            gate=target.settings.size_gate,
         )
         summary = self.learned.summary
         return fitted if summary is None else dataclasses.replace(fitted, report=summary.charged(fitted.report))
@@ -267,7 +266,7 @@ class HookPass:
         if report.action == "deferred":
             calls.defer(self.call_id, report)
         elif report.action != "rejected":
-            output = record_of(report.window, report.policy, fitted.messages, fitted.max_tokens)
+            output = sent_record(fitted_input, fitted, self.parts.max_tokens)
             calls.remember_fit(self.call_id, fitted_input, output, report)
             deferred = calls.get(self.call_id).deferred
             if deferred is not None and self.metadata is not None:
@@ -275,7 +274,8 @@ class HookPass:
                 record_in_metadata(self.metadata, deferred, key=DEFERRED_KEY)
 
     def _publish(self, report: Any, hook: str) -> None:
-        publish(report, self.metadata, hook=hook, model_group=self.target.group, litellm_call_id=self.call_id or None)
+        where = Where(metadata=self.metadata, hook=hook, model_group=self.target.group, call_id=self.call_id)
+        self.context.memory.later.publish(report, where, Counting(self.parts, self.shape.format, self.target.settings))
 
 
 class GroupPass(HookPass):

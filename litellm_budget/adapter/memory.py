@@ -1,5 +1,6 @@
 """
-What the plugin remembers: about each call (``calls.py``), and between requests each model's
+What the plugin remembers: about each call (``calls.py``), the requests waiting for their count
+(``later_counts.py``), and between requests each model's
 learned token ratio, each conversation's last edits and the summaries of dropped blocks. The
 latter are read before a hook's fit (the fit itself is synchronous), shared through Redis where
 the proxy has one, and written after it (``hook_pass.py``).
@@ -12,6 +13,7 @@ from .calibration import Calibration
 from .calls import Calls
 from .conversation_state import Conversations
 from .invalid_settings import InvalidSettings
+from .later_counts import LaterCounts
 from .summarizer import Summarizer
 from .targets import Target
 
@@ -22,10 +24,12 @@ class Memory:
     settings requests showed; every store in it is bounded.
     """
 
-    __slots__ = ("calibration", "calls", "conversations", "invalid", "prompts", "summarizer")
+    __slots__ = ("calibration", "calls", "conversations", "invalid", "later", "prompts", "summarizer")
 
     def __init__(self) -> None:
         self.calls = Calls()
+        #: The requests the size gate passed, waiting for their count.
+        self.later = LaterCounts(self.calls)
         self.calibration = Calibration()
         self.conversations = Conversations()
         self.prompts = PromptHistory()

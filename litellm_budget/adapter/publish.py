@@ -103,6 +103,8 @@ def headers_for(report: Mapping[str, Any]) -> dict[str, str]:
         f"{HEADER_PREFIX}elided": str(report.get("elided")),
         f"{HEADER_PREFIX}dropped": str(report.get("dropped_messages")),
         f"{HEADER_PREFIX}window": str(report.get("window")),
+        # ``false``: the size gate passed the request and its count was not made yet; the tokens are its bound.
+        f"{HEADER_PREFIX}tokens-exact": "true" if report.get("tokens_exact", True) else "false",
     }
 
 

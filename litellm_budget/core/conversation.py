@@ -14,12 +14,17 @@ from collections.abc import Callable, Sequence
 
 from litellm_budget.typing import Message
 
-from .canonical import digest
+from .canonical import content_key, digest
 from .drop import drop_units
 from .elide import elide_indices
 from .ledger import Draft, Ledger, SentEdits
+from .memo import BoundedLRU, remembered
 from .report import BudgetReport, parse_ranges
 from .units import Unit
+
+#: Digests of the last message of a request, by its content (24 hex digits each).
+DIGEST_ENTRIES = 16_384
+_DIGESTS: BoundedLRU[str] = remembered(DIGEST_ENTRIES)
 
 
 def history_digest(messages: Sequence[Message], count: int) -> str:
@@ -28,11 +33,18 @@ def history_digest(messages: Sequence[Message], count: int) -> str:
 
     Cheap on purpose (one message, not the whole history): a client that rewrites its
     history changes its length or its last message, and edits kept for a wrong history are
-    still valid ones (whole units dropped, outputs elided), only not the best.
+    still valid ones (whole units dropped, outputs elided), only not the best. Each request
+    reads it several times (state, re-reads, the state it leaves): remembered by content.
     """
     if count <= 0 or count > len(messages):
         return f"{count}:"
-    return f"{count}:{digest(messages[count - 1], 24)}"
+    last = messages[count - 1]
+    key = content_key(last)
+    found = _DIGESTS.get(key)
+    if found is None:
+        found = digest(last, 24)
+        _DIGESTS.put(key, found)
+    return f"{count}:{found}"
 
 
 def edits_sent(messages: Sequence[Message], report: BudgetReport) -> SentEdits | None:

@@ -20,7 +20,9 @@ from collections.abc import Callable, Iterator, Sequence
 
 from litellm_budget.typing import Message
 
+from .canonical import text_key
 from .formats import ASSISTANT, SYSTEM, USER, MessageFormat
+from .memo import BoundedLRU, remembered
 from .tool_calls import decoded_arguments
 
 #: Lines that report a failure or sum a run up: worth quoting when an output has one after its first line.
@@ -34,6 +36,9 @@ _MARKUP_ONLY = re.compile(r"\s*(?:</?[\w.-]+(?:\s[^<>]*)?>\s*[\d.]*\s*)+")
 _TEMPLATE_TOKENS = re.compile(r"<\|")
 #: How a cut quote ends.
 _CUT = "…"
+#: Outcomes remembered, each a few hundred characters at most.
+OUTCOME_ENTRIES = 16_384
+_OUTCOMES: BoundedLRU[str] = remembered(OUTCOME_ENTRIES)
 
 
 def quoted(text: str, limit: int) -> str:
@@ -49,7 +54,18 @@ def outcome_of(texts: Sequence[str], limit: int) -> str:
     """
     What an output said, identified: its size in lines, its first meaningful line, and its last
     error or summary line when it has one after the first; ``no output`` when it had no text.
+    Memoized: every line of an output is read, and a placeholder or a marker names the same
+    outputs request after request.
     """
+    key = (limit, *map(text_key, texts))
+    found = _OUTCOMES.get(key)
+    if found is None:
+        found = _outcome(texts, limit)
+        _OUTCOMES.put(key, found)
+    return found
+
+
+def _outcome(texts: Sequence[str], limit: int) -> str:
     lines = [line for text in texts for line in text.splitlines()]
     meaningful = [line.strip() for line in lines if line.strip() and not _MARKUP_ONLY.fullmatch(line)]
     if not meaningful:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 
-from .digest import newest_within, step_entries
 from .ledger import Draft, Entry, Ledger
+from .marker_digest import marker_digest
 from .notices import omitted_note
 from .summary import summaries_wanted, summary_entry
 from .units import Unit
@@ -72,7 +72,7 @@ def drop_units(draft: Draft, ledger: Ledger, units: Sequence[Unit], counted: int
 
 def marker_entry(ledger: Ledger, gone: Sequence[int], units: int, *, digest: bool = True) -> Entry:
     """The marker for the dropped messages ``gone`` (``units`` of them, as it says), with its token cost."""
-    listed = _digest(ledger, gone) if digest else ([], 0)
+    listed = marker_digest(ledger, gone) if digest else ([], 0)
     marker = ledger.format.notice(omitted_note(len(gone), units, *listed), ledger.settings.marker_placement)
     return Entry(None, marker, ledger.count(marker))
 
@@ -86,18 +86,3 @@ def without_digest(draft: Draft, ledger: Ledger) -> Draft:
         return draft
     plain = marker_entry(ledger, draft.dropped, draft.dropped_units, digest=False)
     return dataclasses.replace(draft, entries=tuple(plain if e.source is None else e for e in draft.entries))
-
-
-def _digest(ledger: Ledger, gone: Sequence[int]) -> tuple[list[str], int]:
-    """What the dropped messages did, newest actions first within the digest's share of the budget."""
-    settings = ledger.settings
-    if not settings.digest_chars or not gone:
-        return [], 0
-    messages = [ledger.messages[index] for index in gone]
-    kinds = [ledger.kinds[index] for index in gone]
-    entries = step_entries(ledger.format, messages, kinds, settings.digest_chars)
-    # A share of the prompt's room in the window, not of the budget: the budget moves with the
-    # learned token ratio, and a digest that moved with it would move the cached prefix too.
-    limits = ledger.limits
-    cap = int((limits.window - limits.reserve - limits.margin) * settings.digest_share)
-    return newest_within(entries, lambda entry: ledger.counter.count_text(entry) + 1, cap)

@@ -9,15 +9,19 @@ from litellm_budget.typing import Message
 
 from .digest import outcome_of
 from .formats import ASSISTANT, TOOL
-from .ledger import Draft, Elision, Entry, Ledger
+from .ledger import Draft, Entry, Ledger
+from .memo import BoundedLRU, remembered
 from .notices import placeholder_for
-from .tool_calls import CallKey, call_key
+from .tool_calls import CallKey, calls_made
 
 _ELIDABLE_KINDS = (ASSISTANT, TOOL)
 #: With ``elide_min_tokens: None``: texts above this share of the budget are bulky ...
 ELIDE_MIN_SHARE = 0.09
 #: ... up to this size, from an 8k window up.
 ELIDE_MIN_TOKENS = 500
+#: Elision facts remembered per message content (two small ints each).
+FACT_ENTRIES = 65_536
+_FACTS: BoundedLRU[tuple[bool, int]] = remembered(FACT_ENTRIES)
 
 
 def elide_oldest(draft: Draft, ledger: Ledger, target: int) -> Draft:
@@ -71,16 +75,15 @@ def superseded(ledger: Ledger) -> frozenset[int]:
     The outputs a later call of the same tool with the same arguments made stale (a file read
     again, a test run again): what they said was said again after them, so they go first.
     """
-    fmt = ledger.format
+    fmt, keys = ledger.format, ledger.keys
     latest: dict[CallKey, str] = {}
     answers: dict[str, list[int]] = {}
     for index, message in enumerate(ledger.messages):
         for answered in fmt.answered_ids(message):
             answers.setdefault(answered, []).append(index)
     stale: set[int] = set()
-    for message in ledger.messages:
-        for call_id, name, arguments in fmt.calls(message):
-            key = call_key(name, arguments)
+    for index, message in enumerate(ledger.messages):
+        for call_id, key in calls_made(fmt, message, keys[index]):
             if key in latest:
                 stale.update(answers.get(latest[key], ()))
             latest[key] = call_id
@@ -93,37 +96,52 @@ def _tail_start(ledger: Ledger) -> int:
 
 def elidable(ledger: Ledger, index: int) -> bool:
     """A bulky output that is not pinned."""
-    return index not in ledger.layout.pinned and _elision(ledger).bulky[index]
+    return index not in ledger.layout.pinned and _facts(ledger, index)[0]
 
 
 def settled_sizes(ledger: Ledger) -> Sequence[int]:
     """Each message's tokens as it would settle: elided if it is a bulky output, else as it is."""
-    return _elision(ledger).tokens
+    if ledger.derived.settled is None:
+        ledger.derived.settled = [tokens - _facts(ledger, i)[1] for i, tokens in enumerate(ledger.counts)]
+    return ledger.derived.settled
 
 
-def _elision(ledger: Ledger) -> Elision:
-    """Read every message once per request; an elided copy differs only in its bulky texts,
-    so its count follows from the original's without building it."""
-    found = ledger.derived.elision
+def _facts(ledger: Ledger, index: int) -> tuple[bool, int]:
+    """
+    Whether the message at ``index`` has a bulky text, and the tokens eliding them saves: an
+    elided copy differs only in its bulky texts, so its count follows from the original's without
+    building it. Read once per request for the messages a step asks about, and remembered by
+    content: a growing history reads only its new messages.
+    """
+    found = ledger.derived.facts.get(index)
     if found is None:
-        count_text = ledger.counter.count_text
-        texts = ledger.format.texts
-        found = Elision([], [])
-        for index, (message, kind, tokens) in enumerate(zip(ledger.messages, ledger.kinds, ledger.counts, strict=True)):
+        kind = ledger.kinds[index]
+        found = (False, 0)
+        if kind in _ELIDABLE_KINDS:
             threshold = _threshold(ledger, index)
-            bulky = [text for text in texts(message) if count_text(text) > threshold] if kind in _ELIDABLE_KINDS else []
-            found.bulky.append(bool(bulky))
-            saved = sum(count_text(text) - count_text(_placeholder(ledger, kind, text)) for text in bulky)
-            found.tokens.append(tokens - saved)
-        ledger.derived.elision = found
+            read_by = (ledger.counter.name, ledger.format.name, ledger.settings.digest_chars)
+            key = (*read_by, kind, threshold, ledger.keys[index])
+            known = _FACTS.get(key)
+            if known is None:
+                known = _read_facts(ledger, index, threshold)
+                _FACTS.put(key, known)
+            found = known
+        ledger.derived.facts[index] = found
     return found
+
+
+def _read_facts(ledger: Ledger, index: int, threshold: int) -> tuple[bool, int]:
+    count_text, kind = ledger.counter.count_text, ledger.kinds[index]
+    bulky = [text for text in ledger.format.texts(ledger.messages[index]) if count_text(text) > threshold]
+    return bool(bulky), sum(count_text(text) - count_text(_placeholder(ledger, kind, text)) for text in bulky)
 
 
 def elided_entry(ledger: Ledger, index: int) -> Entry:
     """The message at ``index`` with every bulky text replaced by its placeholder."""
     entry = ledger.derived.elided.get(index)
     if entry is None:
-        entry = Entry(index, _elided_copy(ledger, index), _elision(ledger).tokens[index])
+        tokens = ledger.counts[index] - _facts(ledger, index)[1]
+        entry = Entry(index, _elided_copy(ledger, index), tokens)
         ledger.derived.elided[index] = entry
     return entry
 
@@ -147,26 +165,22 @@ def _threshold(ledger: Ledger, index: int) -> int:
     if base is None:
         # A small window elides smaller outputs: at 4k a 440-token output is a sixth of the budget.
         base = min(ELIDE_MIN_TOKENS, round(ledger.limits.budget * ELIDE_MIN_SHARE))
-    if index in _calling_steps(ledger):
+    if _opens_calling_step(ledger, index):
         return min(base, settings.elide_step_text_min_tokens)
     return base
 
 
-def _calling_steps(ledger: Ledger) -> frozenset[int]:
-    """The assistant messages that open a step making tool calls (its calls may be items of their own)."""
-    found = ledger.derived.calling
-    if found is None:
-        kinds, calls = ledger.kinds, ledger.format.calls
-        opened: list[int] = []
-        for index, kind in enumerate(kinds):
-            if kind == ASSISTANT and calls(ledger.messages[index]):
-                opened.append(index)
-            elif kind == TOOL and calls(ledger.messages[index]):
-                opener = next((i for i in range(index - 1, -1, -1) if kinds[i] != TOOL), None)
-                if opener is not None and kinds[opener] == ASSISTANT:
-                    opened.append(opener)
-        found = ledger.derived.calling = frozenset(opened)
-    return found
+def _opens_calling_step(ledger: Ledger, index: int) -> bool:
+    """An assistant message that opens a step making tool calls (its calls may be items of their own after it)."""
+    kinds, messages, calls = ledger.kinds, ledger.messages, ledger.format.calls
+    if kinds[index] != ASSISTANT:
+        return False
+    step = index
+    while not calls(messages[step]):
+        step += 1
+        if step >= len(kinds) or kinds[step] != TOOL:
+            return False
+    return True
 
 
 def _placeholder(ledger: Ledger, kind: str, text: str) -> str:

@@ -9,17 +9,19 @@ from typing import Any
 
 from litellm_budget.typing import Action, Message, Tools
 
+from .canonical import content_key
 from .checks import positive_int
 from .conversation import continues, kept_as_sent
 from .errors import context_window_exceeded
 from .formats import MessageFormat, format_named, joined
 from .formats.chat import CHAT
-from .ledger import NO_SUMMARIES, Draft, Ledger, SentEdits
+from .ledger import NO_SUMMARIES, Derived, Draft, Ledger, SentEdits
 from .limits import limits_for, max_tokens_to_send
 from .policies import POLICIES
 from .report import BudgetReport, format_ranges, unsent
 from .rereads import rereads
 from .settings import BudgetSettings
+from .size_gate import GateContext, passed_untouched
 from .summary import summary_fields
 from .tokens import counter_for, counts_exactly
 from .units import layout_of_kinds
@@ -109,12 +111,15 @@ def fit_request(
     fmt: MessageFormat = CHAT,
     previous: SentEdits | None = None,
     summaries: Mapping[str, str] | None = None,
+    gate: bool = False,
 ) -> Fitted:
     """
     Fit a request, never raising for what is in it: a rejection is a report with
     action ``rejected``, so ``fit()`` and the plugin each decide how to raise. ``ratio`` is the
     provider's tokens per counted token as learned from its usage; ``None``: the configured
-    ``token_ratios``, else the prior of the model's family.
+    ``token_ratios``, else the prior of the model's family. With ``gate``, a request whose size
+    bound is under the budget passes untouched uncounted: its report holds the bound
+    (``tokens_exact`` false) until ``size_gate.counted`` counts it.
     """
     started = time.perf_counter()
     requested = max_tokens if positive_int(max_tokens) is not None or max_tokens == 0 else None
@@ -130,12 +135,21 @@ def fit_request(
     ratio = settings.ratio_for(model) if ratio is None else ratio
     exact = counts_exactly(model)
     limits = limits_for(found, max_tokens, settings, ratio, holds_reserve=policy.holds_reserve, exact=exact)
+    if gate:
+        context = GateContext(
+            counter=counter, format=fmt, limits=limits, image_tokens=settings.image_tokens, previous=previous
+        )
+        report = passed_untouched(messages, tools, max_tokens, context, reason=reason, **base)
+        if report is not None:
+            report = dataclasses.replace(report, duration_ms=_elapsed_ms(started))
+            return Fitted(messages=list(messages), max_tokens=max_tokens, report=report)
     listed = list(messages)
     kinds = fmt.kinds(listed)
+    keys = list(map(content_key, listed))
     ledger = Ledger(
         messages=listed,
         kinds=kinds,
-        counts=[fmt.count_message(counter, message) for message in listed],
+        counts=counter.count_messages(fmt, listed, keys),
         tools_and_priming=counter.count_tools(tools),
         layout=layout_of_kinds(kinds),
         limits=limits,
@@ -144,6 +158,7 @@ def fit_request(
         format=fmt,
         previous=previous,
         summaries=summaries or NO_SUMMARIES,
+        derived=Derived(keys=keys),
     )
     # A conversation whose last request was edited keeps its edits even when this one fits.
     untouched = ledger.total <= limits.budget and not continues(ledger)

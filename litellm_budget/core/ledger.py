@@ -12,12 +12,15 @@ from typing import NamedTuple
 
 from litellm_budget.typing import Message
 
+from .canonical import content_key
 from .formats import MessageFormat
 from .limits import Limits
 from .settings import BudgetSettings
 from .tokens import TokenCounter
 from .units import Layout
 
+#: An atom's digest lines read on its own, the ids of the calls it makes and of those it answers.
+AtomLines = tuple[tuple[str, ...], frozenset[str], frozenset[str]]
 #: No summaries known: every dropped block gets the marker.
 NO_SUMMARIES: Mapping[str, str] = MappingProxyType({})
 
@@ -63,31 +66,31 @@ class SentEdits:
             return None
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Entry:
-    """One outgoing message; ``source`` is its index in the caller's list, ``None`` if inserted."""
+class Entry(NamedTuple):
+    """
+    One outgoing message; ``source`` is its index in the caller's list, ``None`` if inserted.
+    A named tuple: a draft holds one per message, and building it costs a third of a dataclass.
+    """
 
     source: int | None
     message: Message
     tokens: int
 
 
-class Elision(NamedTuple):
-    """Per message of a request: is it a bulky output, and what would it cost once elided."""
-
-    bulky: list[bool]
-    tokens: list[int]
-
-
 @dataclasses.dataclass(slots=True)
 class Derived:
     """What steps derive from a ledger, computed once per request however many steps ask."""
 
-    elision: Elision | None = None
+    #: Per message asked about: has it a bulky output, and what eliding it saves (``elide.py``).
+    facts: dict[int, tuple[bool, int]] = dataclasses.field(default_factory=dict)
+    #: Each message's tokens as it would settle, elided where it is a bulky output.
+    settled: list[int] | None = None
     elided: dict[int, Entry] = dataclasses.field(default_factory=dict)
     untouched: Draft | None = None
-    #: The assistant messages that open a step making tool calls (``elide.py``).
-    calling: frozenset[int] | None = None
+    #: Per atom priced in a marker: its digest lines, the calls it makes and answers (``marker_digest.py``).
+    atom_lines: dict[tuple[int, ...], AtomLines] = dataclasses.field(default_factory=dict)
+    #: Each message's ``content_key``: what the memos know it by.
+    keys: list[int] | None = None
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -125,6 +128,16 @@ class Ledger:
     def count(self, message: Message) -> int:
         """Tokens of a message this request would send."""
         return self.format.count_message(self.counter, message)
+
+    @property
+    def keys(self) -> Sequence[int]:
+        """
+        Each message's ``content_key``, read once per request: what the memos of elision facts and
+        digests know a message by, so a growing history costs only its new messages.
+        """
+        if self.derived.keys is None:
+            self.derived.keys = list(map(content_key, self.messages))
+        return self.derived.keys
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Hashable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 _V = TypeVar("_V")
 
@@ -106,3 +106,20 @@ class BoundedDict(Generic[_V]):
 
     def __len__(self) -> int:
         return len(self._items)
+
+
+#: The core's memos of what it read in requests, by content (``remembered``): ``forget_all`` clears them.
+_REMEMBERED: list[BoundedLRU[Any]] = []
+
+
+def remembered(max_entries: int) -> BoundedLRU[Any]:
+    """A module's memo of facts read from messages, cleared with every other by ``forget_all``."""
+    memo: BoundedLRU[Any] = BoundedLRU(max_entries)
+    _REMEMBERED.append(memo)
+    return memo
+
+
+def forget_all() -> None:
+    """Forget every fact the core remembered by content (tests, benchmarks: a cold start)."""
+    for memo in _REMEMBERED:
+        memo.clear()

@@ -94,6 +94,14 @@ class BudgetReport:
     counter: str = ""
     #: The provider's tokens per counted token applied (configured times learned).
     token_ratio: float = 1.0
+    #: Whether the size gate passed the request untouched: its size bound was under the budget, so
+    #: nothing was tokenized on its path (``core/size_gate.py``).
+    size_gate: bool = False
+    #: Whether ``tokens_before`` and ``tokens_after`` are the tokenizer's count; ``false`` where they
+    #: are the gate's bound, written before the count was made (it is made after the request left).
+    tokens_exact: bool = True
+    #: The size bound the gate compared with the budget; ``None``: the gate did not pass it.
+    tokens_bound: int | None = None
     #: Time the fit took.
     duration_ms: float = 0.0
 

@@ -8,14 +8,11 @@ conversation's last request had elided, or whose step it had dropped, that call 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-
-from litellm_budget.typing import Message
+from collections.abc import Iterable
 
 from .conversation import history_digest
-from .formats import MessageFormat
 from .ledger import Ledger
-from .tool_calls import CallKey, call_key
+from .tool_calls import CallKey, calls_made
 
 
 def rereads(ledger: Ledger) -> int:
@@ -30,28 +27,28 @@ def rereads(ledger: Ledger) -> int:
         or sent.digest != history_digest(ledger.messages, sent.messages)
     ):
         return 0
-    fmt, messages = ledger.format, ledger.messages
-    hidden = _hidden_calls(fmt, messages[: sent.messages], sent.dropped, sent.elided)
-    if not hidden:
+    fmt, messages, keys = ledger.format, ledger.messages, ledger.keys
+    made = [
+        key for index in range(sent.messages, len(messages)) for _, key in calls_made(fmt, messages[index], keys[index])
+    ]
+    if not made:
         return 0
-    return sum(1 for key in _keys(fmt, messages[sent.messages :]) if key in hidden)
+    hidden = _hidden_calls(ledger, sent.messages, sent.dropped, sent.elided, set(made))
+    return sum(1 for key in made if key in hidden)
 
 
 def _hidden_calls(
-    fmt: MessageFormat, messages: Sequence[Message], dropped: Iterable[int], elided: Iterable[int]
+    ledger: Ledger, count: int, dropped: Iterable[int], elided: Iterable[int], wanted: set[CallKey]
 ) -> set[CallKey]:
-    """The calls whose outputs were not sent: those of dropped messages, and those elided outputs answer."""
-    hidden: set[CallKey] = set(_keys(fmt, (messages[index] for index in dropped if index < len(messages))))
-    answering = {
-        answered for index in elided if index < len(messages) for answered in fmt.answered_ids(messages[index])
-    }
+    """
+    The calls among ``wanted`` whose outputs the first ``count`` messages did not send: those of
+    dropped messages, and those elided outputs answer.
+    """
+    fmt, messages, keys = ledger.format, ledger.messages, ledger.keys
+    old = range(min(count, len(messages)))
+    hidden = {key for index in dropped if index in old for _, key in calls_made(fmt, messages[index], keys[index])}
+    answering = {answered for index in elided if index in old for answered in fmt.answered_ids(messages[index])}
     if answering:
-        for message in messages:
-            hidden.update(call_key(name, args) for call_id, name, args in fmt.calls(message) if call_id in answering)
-    return hidden
-
-
-def _keys(fmt: MessageFormat, messages: Iterable[Message]) -> Iterable[CallKey]:
-    for message in messages:
-        for _, name, arguments in fmt.calls(message):
-            yield call_key(name, arguments)
+        for index in old:
+            hidden.update(key for call_id, key in calls_made(fmt, messages[index], keys[index]) if call_id in answering)
+    return hidden & wanted

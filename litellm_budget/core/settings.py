@@ -100,6 +100,10 @@ class BudgetSettings:
     prompt_cache_key: bool = False
     #: Learn each model's ratio of reported ``usage.prompt_tokens`` to our count.
     calibrate: bool = True
+    #: Pass a request whose size bound (its UTF-8 bytes, framing, tools and images) is under the
+    #: budget untouched, with nothing tokenized on its path; its exact count is made right after
+    #: (``core/size_gate.py``). ``False``: every request is counted before it goes.
+    size_gate: bool = True
     #: The learned ratio is clamped to ``(low, high)``.
     calibration_bounds: tuple[float, float] = (0.8, 2.0)
     #: How far one observation moves the learned ratio (1: all the way).

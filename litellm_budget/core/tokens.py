@@ -5,18 +5,21 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Callable, Iterable
-from typing import Protocol
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 import structlog
 
 from litellm_budget.typing import Message, Tools
 
-from .canonical import as_json
+from .canonical import as_json, text_key
 from .checks import bare_model, is_mapping
 from .encodings import load_offline
 from .formats.parts import IMAGE_PART_TYPES, part_text
-from .memo import BoundedLRU
+from .memo import BoundedLRU, forget_all
+
+if TYPE_CHECKING:
+    from .formats import MessageFormat
 
 log = structlog.get_logger("litellm_budget")
 
@@ -31,9 +34,6 @@ TOOLS_OVERHEAD = 9
 # minutes), so long texts are counted in chunks cut at whitespace: linear, and exact to within
 # a token per chunk.
 CHUNK_CHARS = 2048
-# Texts up to this length are cache keys themselves; longer ones are keyed by length and hash,
-# which bounds the cache's memory at max_entries * this many characters.
-EXACT_KEY_CHARS = 256
 # Without a tokenizer, tokens are estimated from character classes, weighted so the estimate
 # stays above both encodings' real counts on code, logs, prose, CJK, emoji and random text
 # (tests/core/test_tokens.py checks every message of the real sessions); about 1.7x on English.
@@ -72,6 +72,9 @@ class TokenCounter(Protocol):
     def count_tools(self, tools: Tools | None) -> int:
         """Tokens of the ``tools`` schema, plus the reply priming every request pays."""
 
+    def count_messages(self, fmt: MessageFormat, messages: Sequence[Message], keys: Sequence[Hashable]) -> list[int]:
+        """Each message's tokens in ``fmt``, remembered by its content key (``keys``, one per message)."""
+
 
 def encoding_name_for(model: str) -> str:
     """The tiktoken encoding of ``model``; the provider prefix does not matter."""
@@ -102,8 +105,20 @@ def preload_counters(image_tokens: int = 765) -> None:
 
 
 def reset_counters() -> None:
-    """Forget loaded counters and memoized counts (tests, and after fixing a broken install)."""
+    """Forget loaded counters, memoized counts and every other fact remembered by content (tests,
+    benchmarks, and after fixing a broken install)."""
     _counter_of.cache_clear()
+    _LOADED.clear()
+    forget_all()
+
+
+def forget_counts() -> None:
+    """Forget memoized counts and every other fact remembered by content, keeping the loaded counters
+    (benchmarks: a cold request, as a long-running proxy meets one)."""
+    for counter in _LOADED:
+        counter.memo.clear()
+        counter.message_memo.clear()
+    forget_all()
 
 
 @functools.cache
@@ -111,9 +126,16 @@ def _counter_of(encoding_name: str, image_tokens: int) -> TokenCounter:
     """One counter, and so one memo, per encoding: every model that shares it shares its counts."""
     encoding = load_offline(encoding_name)
     if encoding is not None:
-        return MemoCounter(f"tiktoken:{encoding_name}", _chunked(encoding.encode_ordinary), image_tokens)
-    log.warning("tokenizer_unavailable", encoding=encoding_name, fallback="estimate", safety=_ESTIMATE_SAFETY)
-    return MemoCounter("estimate", estimate_tokens, image_tokens)
+        counter = MemoCounter(f"tiktoken:{encoding_name}", _chunked(encoding.encode_ordinary), image_tokens)
+    else:
+        log.warning("tokenizer_unavailable", encoding=encoding_name, fallback="estimate", safety=_ESTIMATE_SAFETY)
+        counter = MemoCounter("estimate", estimate_tokens, image_tokens)
+    _LOADED.append(counter)
+    return counter
+
+
+#: The counters ``_counter_of`` built, for ``forget_counts``.
+_LOADED: list[MemoCounter] = []
 
 
 def estimate_tokens(text: str) -> int:
@@ -170,22 +192,37 @@ def split_chunks(text: str, size: int = CHUNK_CHARS) -> Iterable[str]:
 class MemoCounter:
     """Counts messages the way LiteLLM's ``token_counter`` does, remembering every text it saw."""
 
-    __slots__ = ("_measure", "image_tokens", "memo", "name")
+    __slots__ = ("_measure", "image_tokens", "memo", "message_memo", "name")
 
     def __init__(self, name: str, measure: Callable[[str], int], image_tokens: int) -> None:
         self.name = name
         self._measure = measure
         self.image_tokens = image_tokens
         self.memo: BoundedLRU[int] = BoundedLRU(MEMO_ENTRIES)
+        self.message_memo: BoundedLRU[int] = BoundedLRU(MEMO_ENTRIES)
 
     def count_text(self, text: str) -> int:
         """Tokens of ``text``, from the memo when it was seen before."""
-        key: str | tuple[int, int] = text if len(text) <= EXACT_KEY_CHARS else (len(text), hash(text))
+        key = text_key(text)
         count = self.memo.get(key)
         if count is None:
             count = self._measure(text)
             self.memo.put(key, count)
         return count
+
+    def count_messages(self, fmt: MessageFormat, messages: Sequence[Message], keys: Sequence[Hashable]) -> list[int]:
+        """
+        Each message's tokens in ``fmt``, remembered by its content key: a known message costs
+        one lookup, not one per text it holds.
+        """
+        memo, name, counts = self.message_memo, fmt.name, []
+        for message, key in zip(messages, keys, strict=True):
+            count = memo.get((name, key))
+            if count is None:
+                count = fmt.count_message(self, message)
+                memo.put((name, key), count)
+            counts.append(count)
+        return counts
 
     def count_message(self, message: Message) -> int:
         """Tokens of one message: framing, every string field, content parts and tool calls."""

@@ -3,11 +3,24 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Hashable
+from typing import TYPE_CHECKING
 
-from .canonical import as_json
+from litellm_budget.typing import Message
 
-#: What makes two calls the same call.
-CallKey = tuple[str, str]
+from .canonical import as_json, text_key
+from .memo import BoundedLRU, remembered
+
+if TYPE_CHECKING:
+    from .formats import MessageFormat
+
+#: What makes two calls the same call: the tool's name and what its arguments' canonical JSON is known by.
+CallKey = tuple[str, Hashable]
+#: Call keys remembered by the arguments' text, each small (``text_key`` of the canonical JSON).
+CALL_KEY_ENTRIES = 65_536
+_CALL_KEYS: BoundedLRU[CallKey] = remembered(CALL_KEY_ENTRIES)
+#: Each message's calls as ``(id, key)``, by the message's content key.
+_MADE: BoundedLRU[tuple[tuple[str, CallKey], ...]] = remembered(CALL_KEY_ENTRIES)
 
 
 def decoded_arguments(arguments: object) -> object:
@@ -21,5 +34,27 @@ def decoded_arguments(arguments: object) -> object:
 
 
 def call_key(name: object, arguments: object) -> CallKey:
-    """The tool's name and its arguments' canonical JSON: the same call made twice has one key."""
-    return str(name), as_json(decoded_arguments(arguments))
+    """
+    The tool's name and its arguments' canonical JSON (by ``text_key``): the same call made twice
+    has one key. Remembered for arguments sent as text, as a history holds the same calls every request.
+    """
+    if not isinstance(arguments, str):
+        return str(name), text_key(as_json(decoded_arguments(arguments)))
+    memo_key = (str(name), text_key(arguments))
+    found = _CALL_KEYS.get(memo_key)
+    if found is None:
+        found = (memo_key[0], text_key(as_json(decoded_arguments(arguments))))
+        _CALL_KEYS.put(memo_key, found)
+    return found
+
+
+def calls_made(fmt: MessageFormat, message: Message, key: int) -> tuple[tuple[str, CallKey], ...]:
+    """
+    Each call ``message`` makes, as its id and ``call_key``; remembered by the message's content key
+    (``key``), since re-reads and stale outputs look through every call of the history.
+    """
+    found = _MADE.get((fmt.name, key))
+    if found is None:
+        found = tuple((call_id, call_key(name, arguments)) for call_id, name, arguments in fmt.calls(message))
+        _MADE.put((fmt.name, key), found)
+    return found

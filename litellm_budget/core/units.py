@@ -45,16 +45,24 @@ def layout_of(messages: Sequence[Message], fmt: MessageFormat = CHAT) -> Layout:
 
 def layout_of_kinds(kinds: Sequence[str]) -> Layout:
     """``layout_of`` for messages already read as their kinds (``SYSTEM``, ``USER``, ...)."""
-    system = {i for i, kind in enumerate(kinds) if kind == SYSTEM}
-    body = [i for i in range(len(kinds)) if i not in system]
-    question = max((i for i in body if kinds[i] == USER), default=None)
+    system: set[int] = set()
+    body: list[int] = []
+    first_user = question = None
+    for index, kind in enumerate(kinds):  # one pass: this runs for every request, however long its history
+        if kind == SYSTEM:
+            system.add(index)
+            continue
+        if kind == USER:
+            question = index
+            first_user = index if first_user is None else first_user
+        body.append(index)
     newest = _newest_step(kinds, question)
-    history = [i for i in body if question is not None and i < question and i not in newest]
-    current = _group([i for i in body if question is None or i > question], kinds, {ASSISTANT})
+    split = 0 if question is None else body.index(question)
+    history = [i for i in body[:split] if i not in newest] if newest else body[:split]
+    current = _group(body[split + 1 :] if question is not None else body, kinds, {ASSISTANT})
     final_step = current.pop() if current else ()
     pinned = system | set(final_step) | ({question} if question is not None else set())
     pinned |= set(newest)
-    first_user = min((i for i in body if kinds[i] == USER), default=None)
     history_steps = _group(history, kinds, {USER, ASSISTANT})
     return Layout(
         turns=(*_group(history, kinds, {USER}), *current),

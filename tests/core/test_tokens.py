@@ -13,6 +13,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from litellm_budget.core import tokens as _tokens
+from litellm_budget.core.canonical import EXACT_KEY_CHARS
 from litellm_budget.core.encodings import load_offline
 from litellm_budget.core.tokens import counter_for, encoding_name_for, estimate_tokens, split_chunks
 from tests.support.builders import agent_session, text
@@ -170,4 +171,4 @@ class TestMemo:
         long_text = text(5000, 3)
         counter.count_text(long_text)
 
-        assert all(not (isinstance(k, str) and len(k) > _tokens.EXACT_KEY_CHARS) for k in counter.memo.cached_keys())
+        assert all(not (isinstance(k, str) and len(k) > EXACT_KEY_CHARS) for k in counter.memo.cached_keys())

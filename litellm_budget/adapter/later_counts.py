@@ -1,0 +1,136 @@
+"""
+Counted after the request left: a request the size gate passed (``core/size_gate.py``) goes with a
+report that holds its size bound, and is counted off its path, on the event loop's next turn,
+while the provider works. Then its report is published as every other is (the log event, the
+metrics, LiteLLM's metadata, the call's record the response headers read), with exact counts.
+
+The queue is bounded (``MAX_QUEUED`` requests, ``MAX_QUEUED_BYTES`` of their bounds): past it, a
+request is counted on its path as before the gate, so a burst never piles up uncounted work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import dataclasses
+import functools
+import threading
+from collections.abc import Callable, MutableMapping
+from typing import Any
+
+import structlog
+
+from litellm_budget.core.formats import MessageFormat
+from litellm_budget.core.report import BudgetReport
+from litellm_budget.core.settings import BudgetSettings
+from litellm_budget.core.size_gate import counted
+
+from .calls import Calls
+from .failopen import Guard
+from .publish import publish, record_in_metadata
+from .shapes import Parts
+
+log = structlog.get_logger("litellm_budget")
+
+#: Requests waiting for their count, at most; more are counted on their path.
+MAX_QUEUED = 1024
+#: The most bytes of requests (their size bounds) waiting for their count.
+MAX_QUEUED_BYTES = 64 * 2**20
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Where:
+    """Where a report goes: the request's metadata, the hook that fitted it, its model group and call id."""
+
+    metadata: MutableMapping[str, Any] | None
+    hook: str
+    model_group: str
+    call_id: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Counting:
+    """What a count needs: the request as the gate read it, its format, the settings it was fitted with."""
+
+    parts: Parts
+    format: MessageFormat
+    settings: BudgetSettings
+
+    def count(self, report: BudgetReport) -> BudgetReport:
+        """The report with the request's exact counts."""
+        return counted(report, self.parts.messages, self.parts.tools, self.format, self.settings.image_tokens)
+
+
+class LaterCounts:
+    """The requests waiting for their count, oldest first, and the loop turns that count them."""
+
+    def __init__(self, calls: Calls, max_queued: int = MAX_QUEUED, max_bytes: int = MAX_QUEUED_BYTES) -> None:
+        self._calls = calls
+        self._queue: collections.deque[tuple[Callable[[], None], int]] = collections.deque()
+        self._bytes = 0
+        self._max_queued, self._max_bytes = max_queued, max_bytes
+        self._lock = threading.Lock()
+
+    def publish(self, report: BudgetReport, where: Where, counting: Counting) -> None:
+        """Publish ``report``; one that holds the gate's bound goes to the metadata now, and whole once counted."""
+        if report.tokens_exact:
+            _publish(report, where)
+            return
+        if where.metadata is not None:
+            record_in_metadata(where.metadata, report)  # the bound, until the count replaces it
+        # A list of its own: the caller's may be rewritten once the request is on its way.
+        parts = counting.parts
+        own = Counting(Parts(list(parts.messages), parts.tools, parts.max_tokens), counting.format, counting.settings)
+        job = functools.partial(self._counted, report, where, own)
+        if not self._queued(job, report.tokens_bound or 0):
+            job()  # the queue is full: counted on the path, as without the gate
+
+    def settle(self) -> None:
+        """Count everything waiting now (a success's calibration wants its exact count)."""
+        while self._count_next():
+            pass
+
+    def __len__(self) -> int:
+        return len(self._queue)
+
+    def _queued(self, job: Callable[[], None], size: int) -> bool:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return False  # no loop to count on later (a sync caller): now
+        with self._lock:
+            if len(self._queue) >= self._max_queued or self._bytes + size > self._max_bytes:
+                return False
+            self._queue.append((job, size))
+            self._bytes += size
+        loop.call_soon(self._count_next)
+        return True
+
+    def _count_next(self) -> bool:
+        """Count the oldest request waiting; ``False`` when none was."""
+        with self._lock:
+            if not self._queue:
+                return False
+            job, size = self._queue.popleft()
+            self._bytes -= size
+        job()
+        return True
+
+    def _counted(self, bound: BudgetReport, where: Where, counting: Counting) -> None:
+        # After the request left: a failure is logged (``hook_failed``, step ``count``) and changes nothing sent.
+        Guard(where.hook).run("count", lambda: self._publish_counted(bound, where, counting))
+
+    def _publish_counted(self, bound: BudgetReport, where: Where, counting: Counting) -> None:
+        exact = counting.count(bound)
+        if exact.tokens_before > (bound.tokens_bound or 0):  # the bound is proven; this would be a bug
+            log.warning("size_bound_exceeded", litellm_call_id=where.call_id or None, hook=where.hook)
+        _publish(exact, where)
+        if where.call_id:
+            self._calls.update(
+                where.call_id, lambda r: dataclasses.replace(r, served=exact) if r.served is bound else r
+            )
+
+
+def _publish(report: BudgetReport, where: Where) -> None:
+    context = {"hook": where.hook, "model_group": where.model_group, "litellm_call_id": where.call_id or None}
+    publish(report, where.metadata, **context)

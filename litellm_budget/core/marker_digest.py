@@ -1,0 +1,116 @@
+"""
+The marker's digest of a dropped block (``digest.step_entries`` of its messages), read as the
+policies price it: several markers per request, one per count of units they try, and the same
+block again in a conversation's next requests. So the lines of each atom (the smallest unit) are
+remembered by its content, a block's lines are its atoms' lines in order, and a block's digest
+is remembered whole: a growing history reads only what is new in it.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from typing import TypeVar
+
+from .digest import newest_within, step_entries
+from .formats import ASSISTANT, SYSTEM, USER
+from .ledger import AtomLines, Ledger
+from .memo import BoundedLRU, remembered
+from .units import Unit
+
+#: Digests of whole blocks: each at most ``digest_share`` of a window's prompt room.
+BLOCK_ENTRIES = 256
+#: Lines of single atoms, with the call ids they make and answer: a few hundred characters each.
+ATOM_ENTRIES = 16_384
+_BLOCKS: BoundedLRU[tuple[tuple[str, ...], int]] = remembered(BLOCK_ENTRIES)
+_ATOMS: BoundedLRU[AtomLines] = remembered(ATOM_ENTRIES)
+_T = TypeVar("_T")
+#: Where ``step_entries`` starts a group of its own (a unit opens there).
+_OPENERS = frozenset({USER, ASSISTANT, SYSTEM})
+
+
+def marker_digest(ledger: Ledger, gone: Sequence[int]) -> tuple[Sequence[str], int]:
+    """
+    What the dropped messages ``gone`` did, newest actions first within the digest's share of the
+    prompt room, and how many older ones are not listed: ``newest_within(step_entries(...))``.
+    """
+    settings = ledger.settings
+    if not settings.digest_chars or not gone:
+        return [], 0
+    # A share of the prompt's room in the window, not of the budget: the budget moves with the
+    # learned token ratio, and a digest that moved with it would move the cached prefix too.
+    limits = ledger.limits
+    cap = int((limits.window - limits.reserve - limits.margin) * settings.digest_share)
+    keys, kinds = ledger.keys, ledger.kinds
+    seen = (ledger.format.name, ledger.counter.name, settings.digest_chars, cap)
+    key = hash((*seen, _picked(keys, gone), _picked(kinds, gone)))
+    found = _BLOCKS.get(key)
+    if found is None:
+        listed, unlisted = newest_within(_lines(ledger, gone), lambda line: ledger.counter.count_text(line) + 1, cap)
+        found = (tuple(listed), unlisted)
+        _BLOCKS.put(key, found)
+    return found
+
+
+def _lines(ledger: Ledger, gone: Sequence[int]) -> list[str]:
+    """
+    ``step_entries`` of the messages ``gone``, from their atoms' lines where that reads the same.
+
+    It does when ``gone`` is whole atoms, each opening a group (``step_entries`` cuts before every
+    user, assistant or system message, so no group spans two atoms), and no call of one atom is
+    answered in another (each call reads the outputs answering it in the whole block). Units are
+    atoms or runs of them and a call's results belong to its step, so that is every block a policy
+    drops; anything else is read whole.
+    """
+    atoms = _atoms_in(ledger, gone)
+    facts = None if atoms is None else [_atom_lines(ledger, atom) for atom in atoms]
+    if facts is None or not _answered_within(facts):
+        fmt, messages, kinds = ledger.format, ledger.messages, ledger.kinds
+        return step_entries(fmt, [messages[i] for i in gone], [kinds[i] for i in gone], ledger.settings.digest_chars)
+    return [line for lines, _, _ in facts for line in lines]
+
+
+def _atoms_in(ledger: Ledger, gone: Sequence[int]) -> list[Unit] | None:
+    """The atoms ``gone`` is made of, in order; ``None`` when it is not whole atoms that each open a group."""
+    wanted = set(gone)
+    atoms = [atom for atom in ledger.layout.atoms if atom[0] in wanted and wanted.issuperset(atom)]
+    if [index for atom in atoms for index in atom] != list(gone):
+        return None
+    if any(ledger.kinds[atom[0]] not in _OPENERS for atom in atoms[1:]):
+        return None
+    return atoms
+
+
+def _atom_lines(ledger: Ledger, atom: Unit) -> AtomLines:
+    """An atom's lines read on their own, the ids of the calls it makes and of those it answers."""
+    found = ledger.derived.atom_lines.get(atom)
+    if found is not None:
+        return found
+    fmt, keys, kinds, limit = ledger.format, ledger.keys, ledger.kinds, ledger.settings.digest_chars
+    key = hash((fmt.name, limit, _picked(keys, atom), _picked(kinds, atom)))
+    found = _ATOMS.get(key)
+    if found is None:
+        messages = [ledger.messages[i] for i in atom]
+        lines = tuple(step_entries(fmt, messages, [kinds[i] for i in atom], limit))
+        made = frozenset(call_id for message in messages for call_id, _, _ in fmt.calls(message))
+        answered = frozenset(answered for message in messages for answered in fmt.answered_ids(message))
+        found = (lines, made, answered)
+        _ATOMS.put(key, found)
+    ledger.derived.atom_lines[atom] = found
+    return found
+
+
+def _picked(values: Sequence[_T], indices: Sequence[int]) -> tuple[_T, ...]:
+    """``values`` at ``indices``, a tuple built in C: a block of hundreds of messages is keyed in microseconds."""
+    if len(indices) == 1:
+        return (values[indices[0]],)
+    return operator.itemgetter(*indices)(values) if indices else ()
+
+
+def _answered_within(facts: Sequence[tuple[object, frozenset[str], frozenset[str]]]) -> bool:
+    """No atom answers a call another atom makes."""
+    owner: dict[str, int] = {}
+    for index, (_, _, answered) in enumerate(facts):
+        for call_id in answered:
+            owner[call_id] = index if owner.get(call_id, index) == index else -1
+    return all(owner.get(call_id, index) == index for index, (_, made, _) in enumerate(facts) for call_id in made)

@@ -1,0 +1,178 @@
+"""
+The size gate (DESIGN: "Free when it obviously fits"): a request whose size bound is under its
+budget passes untouched with nothing tokenized on its path; its exact count comes after.
+
+Why the bound holds, for a counter built on tiktoken (``tiktoken:o200k_base``, ``cl100k_base``):
+
+1. ``count_text(text)`` is the number of tokens ``encode_ordinary`` makes of each chunk of the text
+   (``split_chunks`` cuts it into pieces that together are the text). o200k and cl100k are
+   byte-level BPEs: every token stands for a non-empty run of the UTF-8 bytes of its chunk, so a
+   chunk has at most as many tokens as bytes, and the text at most as many as
+   ``utf8_bytes(text)``. ``encode_ordinary`` never makes special tokens: ``<|endoftext|>`` in a
+   text is 13 bytes of ordinary tokens (with special tokens allowed it would be one token, fewer
+   still). A lone surrogate (JSON's ``"\\ud800"`` parses to one) cannot be encoded; tiktoken
+   replaces it with U+FFFD, 3 bytes, which is what ``surrogatepass`` counts for it (two that pair
+   up become one 4-byte character, where 6 are counted).
+2. Every format's ``count_message`` (and ``count_tools``) is a sum of constants (each message's
+   framing of 3, 1 more for a ``name``, the reply priming of 3, the tools overhead of 9, the flat
+   price of an image part, a quarter of a ciphertext's length) and of ``count_text`` of strings:
+   the texts, and the canonical JSON of what is not text (unknown parts, call arguments that are
+   not strings, the tools schema). Which strings and constants does not depend on the counter, so
+   ``SizeBound``, the same accounting with ``count_text`` replaced by ``utf8_bytes``, sums terms
+   each at least as large: ``size_bound(request) >= the ledger's total``.
+3. The budget is in counted tokens, the provider's ratio (learned, configured, or a family's
+   prior such as Claude's 1.1) and the margin (the wider ``approximate_margin`` for a model counted
+   with another family's tokenizer) already in it: ``limits_for`` is the fit's own. So a bound
+   under the budget means a total under it, and the fit would forward the request untouched.
+4. ``max_tokens`` is lowered only when prompt and answer overflow the window; the room left
+   shrinks as the prompt grows, so a ``max_tokens`` that fits beside the bound fits beside the total.
+
+The estimate (no tokenizer could be loaded) is not bounded by bytes (it counts case changes), so
+it never passes the gate. Nor does a conversation whose last request was edited: it keeps its
+edits even when this one fits (``conversation.continues``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from litellm_budget.typing import Message, Tools
+
+from .canonical import content_key
+from .conversation import history_digest
+from .formats import MessageFormat
+from .ledger import SentEdits
+from .limits import Limits, max_tokens_to_send
+from .report import BudgetReport
+from .tokens import MESSAGE_OVERHEAD, NAME_OVERHEAD, MemoCounter, TokenCounter, counter_for
+
+
+def utf8_bytes(text: str) -> int:
+    """Bytes of ``text`` in UTF-8, a lone surrogate as 3 (``len`` alone for ASCII, which Python knows in O(1))."""
+    return _bound_of(0).count_text(text)
+
+
+class SizeBound(MemoCounter):
+    """The counter's accounting with every text counted as its UTF-8 bytes: at least any tiktoken count of it."""
+
+    __slots__ = ()
+
+    def count_text(self, text: str) -> int:
+        """At least the tokens of ``text`` (a token covers at least one byte), never tokenized."""
+        return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+    def count_message(self, message: Message) -> int:
+        """
+        ``MemoCounter.count_message`` term by term, its ``count_text`` of a string field inlined:
+        this runs for every message of a request the gate reads, where a call per string would cost
+        as much as the rest of the bound.
+        """
+        total = MESSAGE_OVERHEAD
+        for key, value in message.items():
+            if value is None:
+                continue
+            if type(value) is str:
+                total += len(value) if value.isascii() else len(value.encode("utf-8", "surrogatepass"))
+                total += NAME_OVERHEAD if key == "name" else 0
+            elif isinstance(value, str):
+                total += self.count_text(value) + (NAME_OVERHEAD if key == "name" else 0)
+            elif key == "content":
+                total += self.count_content(value)
+            elif key in {"tool_calls", "function_call"}:
+                total += self._count_calls(value)
+        return total
+
+
+@functools.cache
+def _bound_of(image_tokens: int) -> SizeBound:
+    return SizeBound("size_bound", utf8_bytes, image_tokens)
+
+
+def size_bound(
+    messages: Sequence[Message], tools: Tools | None, fmt: MessageFormat, image_tokens: int, *, above: float = math.inf
+) -> int:
+    """
+    An upper bound of the tokens ``fmt`` counts for the request, from its sizes (the module says
+    why); read only until it is over ``above``, where it stops (the request will be counted anyway).
+    """
+    bound = _bound_of(image_tokens)
+    total = bound.count_tools(tools)
+    count_message = fmt.count_message
+    for message in messages:
+        total += count_message(bound, message)
+        if total > above:
+            break
+    return total
+
+
+def passed_untouched(
+    messages: Sequence[Message], tools: Tools | None, max_tokens: int | None, context: GateContext, **base: Any
+) -> BudgetReport | None:
+    """
+    The report of the request passed untouched when its size bound is under the budget (the
+    fit's report, the bound where its counts will be); ``None``: fit it. ``base`` holds the
+    fit's own fields (model, policy, format, what was asked, why the window is a default).
+    """
+    counter, limits = context.counter, context.limits
+    if not counter.name.startswith("tiktoken:") or _keeps_edits(context.previous, messages):
+        return None
+    bound = size_bound(messages, tools, context.format, context.image_tokens, above=limits.budget)
+    if bound > limits.budget or max_tokens_to_send(limits, max_tokens, bound) != max_tokens:
+        return None
+    return BudgetReport(
+        **base,
+        action="passthrough",
+        window=limits.window,
+        budget=limits.budget,
+        reserve=limits.reserve,
+        margin=limits.margin,
+        watermark=limits.watermark,
+        quantum=limits.quantum,
+        tokens_before=bound,
+        tokens_after=bound,
+        messages_before=len(messages),
+        messages_after=len(messages),
+        max_tokens_sent=max_tokens,
+        counter=counter.name,
+        token_ratio=limits.ratio,
+        size_gate=True,
+        tokens_exact=False,
+        tokens_bound=bound,
+    )
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class GateContext:
+    """What the gate compares a request with: the fit's own counter, format, limits and conversation state."""
+
+    counter: TokenCounter
+    format: MessageFormat
+    limits: Limits
+    image_tokens: int
+    previous: SentEdits | None
+
+
+def _keeps_edits(previous: SentEdits | None, messages: Sequence[Message]) -> bool:
+    """``conversation.continues`` without a ledger: the request continues an edited one."""
+    return (
+        previous is not None
+        and bool(previous.dropped or previous.elided)
+        and previous.digest == history_digest(messages, previous.messages)
+    )
+
+
+def counted(
+    report: BudgetReport, messages: Sequence[Message], tools: Tools | None, fmt: MessageFormat, image_tokens: int
+) -> BudgetReport:
+    """
+    The report of a request the gate passed, its tokens counted now (after the response): what the
+    fit would have said, and ``tokens_exact``. ``messages`` and ``tools`` are the request's, as the gate read them.
+    """
+    counter = counter_for(report.model, image_tokens=image_tokens)
+    keys = list(map(content_key, messages))
+    total = counter.count_tools(tools) + sum(counter.count_messages(fmt, messages, keys))
+    return dataclasses.replace(report, tokens_before=total, tokens_after=total, tokens_exact=True)

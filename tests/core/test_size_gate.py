@@ -1,0 +1,217 @@
+"""
+The size gate: its bound is above the real tokenizers' counts (o200k and cl100k, any text, every
+format, images, tool schemas), and what it passes untouched is exactly what the fit would have.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import strategies as st
+
+from litellm_budget.core.conversation import history_digest
+from litellm_budget.core.fit import fit_request
+from litellm_budget.core.formats import format_named
+from litellm_budget.core.formats.chat import CHAT
+from litellm_budget.core.formats.parts import map_texts
+from litellm_budget.core.ledger import SentEdits
+from litellm_budget.core.report import BudgetReport
+from litellm_budget.core.settings import BudgetSettings
+from litellm_budget.core.size_gate import counted, size_bound, utf8_bytes
+from litellm_budget.core.tokens import counter_for
+from litellm_budget.tools.convert import converted
+from tests.support.builders import agent_session
+from tests.support.strategies import IMAGE, conversations
+
+#: One model per shipped encoding.
+MODELS = {"o200k_base": "gpt-4o", "cl100k_base": "gpt-4"}
+#: Texts tiktoken knows as special tokens: ordinary text to ``encode_ordinary``, one token each where allowed.
+SPECIALS = ["<|endoftext|>", "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>", "<|im_start|>", "<|endofprompt|>"]
+#: Any code point, surrogates (what JSON's "\ud800" parses to) included.
+ANY_TEXT = st.text(st.characters(exclude_categories=()), max_size=200)
+TEXTS = st.one_of(
+    ANY_TEXT,
+    st.sampled_from(["日本語のテキストです。", "emoji 😀🎉👩‍👩‍👧", "Ünïcödé ĉàŝé", "\u200b\ufeff", "𝔘𝔫𝔦"]),
+    st.lists(st.sampled_from([*SPECIALS, " ", "\n", "x", "€", "😀", "\ud800"]), max_size=40).map("".join),
+    ANY_TEXT.map(lambda text: text * 30),  # longer than a chunk (2,048 characters)
+)
+SCHEMA = st.recursive(
+    st.none() | st.booleans() | st.integers() | TEXTS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXTS, inner, max_size=3),
+    max_leaves=12,
+)
+TOOLS = st.none() | st.lists(
+    st.builds(
+        lambda name, description, parameters: {
+            "type": "function",
+            "function": {"name": name, "description": description, "parameters": parameters},
+        },
+        TEXTS,
+        TEXTS,
+        SCHEMA,
+    ),
+    min_size=1,
+    max_size=3,
+)
+FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def odd_chat(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """A valid chat conversation whose texts are any text, with names, images, unknown parts, JSON arguments."""
+    messages = draw(conversations())
+    tail = draw(TEXTS)
+    out = []
+    for message in messages:
+        changed = map_texts(message, lambda text, tail=tail: text + tail)
+        if message["role"] == "user" and draw(st.booleans()):
+            extra = {"type": "input_audio", "input_audio": {"data": draw(TEXTS), "format": "wav"}}
+            content = changed["content"]
+            parts = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+            changed = {**changed, "content": [*parts, extra, dict(IMAGE)], "name": draw(TEXTS)}
+        if message.get("tool_calls") and draw(st.booleans()):
+            calls = [{**c, "function": {**c["function"], "arguments": draw(SCHEMA)}} for c in message["tool_calls"]]
+            changed = {**changed, "tool_calls": calls}
+        out.append(changed)
+    return out
+
+
+@FAST
+@given(TEXTS)
+@pytest.mark.parametrize("model", MODELS.values())
+def test_a_token_covers_at_least_one_byte(model: str, text: str) -> None:
+    """Whatever the text (special tokens, surrogates, emoji, long), the count is at most its UTF-8 bytes."""
+    assert counter_for(model).count_text(text) <= utf8_bytes(text)
+
+
+@FAST
+@given(odd_chat(), TOOLS, st.sampled_from(["chat", "anthropic", "responses"]), st.integers(0, 2000))
+@pytest.mark.parametrize("model", MODELS.values())
+def test_the_bound_is_above_the_count(
+    model: str, messages: list[dict[str, Any]], tools: Any, fmt_name: str, image_tokens: int
+) -> None:
+    """In every format, with images at their flat price and the tools schema: bound >= the ledger's total."""
+    if fmt_name != "chat":
+        try:
+            messages = converted(messages, fmt_name)
+        except ValueError:  # a part the other API has no block for
+            assume(False)
+    fmt, counter = format_named(fmt_name), counter_for(model, image_tokens=image_tokens)
+    total = counter.count_tools(tools) + sum(fmt.count_message(counter, m) for m in messages)
+
+    assert total <= size_bound(messages, tools, fmt, image_tokens)
+
+
+def same_but_timing(report: BudgetReport) -> BudgetReport:
+    return dataclasses.replace(report, duration_ms=0.0, size_gate=False, tokens_bound=None)
+
+
+@FAST
+@given(
+    odd_chat(),
+    TOOLS,
+    st.sampled_from(["gpt-4o", "gpt-4", "anthropic/claude-sonnet-4-5", "gemini/gemini-2.5-pro"]),
+    st.integers(300, 20_000) | st.integers(20_000, 1_000_000),
+    st.none() | st.floats(0.8, 2.0),
+    st.none() | st.integers(0, 9000),
+)
+def test_what_passes_is_what_the_fit_would_send(  # noqa: PLR0917 - one argument per strategy
+    messages: list[dict[str, Any]], tools: Any, model: str, window: int, ratio: float | None, max_tokens: int | None
+) -> None:
+    """
+    Own and foreign tokenizers (the learned ratio, Claude's prior and the wider margin in the
+    budget): a request the gate passes is one the fit passes untouched, and once counted its
+    report is the fit's; a request it does not pass is fitted as before.
+    """
+    wire = json.loads(json.dumps(messages))
+    kwargs: dict[str, Any] = {
+        "model": model,
+        "window": window,
+        "tools": tools,
+        "max_tokens": max_tokens,
+        "ratio": ratio,
+    }
+    gated = fit_request(wire, gate=True, **kwargs)
+    fitted = fit_request(wire, **kwargs)
+
+    event(f"gate passed: {gated.report.size_gate}; fit: {fitted.report.action}")
+    if not gated.report.size_gate:
+        assert same_but_timing(gated.report) == same_but_timing(fitted.report)
+        return
+    assert fitted.report.action == "passthrough"
+    assert gated.messages == fitted.messages == wire
+    assert all(a is b for a, b in zip(gated.messages, wire, strict=True))
+    assert gated.max_tokens == fitted.max_tokens == max_tokens
+    assert fitted.report.tokens_before <= gated.report.tokens_before == gated.report.tokens_bound
+    assert not gated.report.tokens_exact
+    exact = counted(gated.report, wire, tools, CHAT, BudgetSettings().image_tokens)
+    assert exact.tokens_exact
+    assert same_but_timing(exact) == same_but_timing(fitted.report)
+
+
+def test_a_request_that_obviously_fits_passes_uncounted() -> None:
+    """A history well under its window in bytes, not only in tokens: passed by its size, counted later."""
+    session = agent_session(100, 500)
+    chars = len(json.dumps(session))
+    fitted = fit_request(session, model="gpt-4o", window=2 * chars, gate=True)
+    counted_now = fit_request(session, model="gpt-4o", window=2 * chars).report.tokens_before
+
+    assert (fitted.report.action, fitted.report.size_gate, fitted.report.tokens_exact) == ("passthrough", True, False)
+    assert fitted.report.tokens_bound == fitted.report.tokens_before >= counted_now
+
+
+def test_a_request_over_its_bytes_is_counted_on_its_path() -> None:
+    """
+    The bound is a byte count: English runs about 4 bytes a token, so a request that fits its window
+    in tokens but not in bytes (a 200k-character history at 128k) is counted, as before.
+    """
+    session = agent_session(100, 500)
+    assert len(json.dumps(session)) > 128_000
+    fitted = fit_request(session, model="gpt-4o", window=128_000, gate=True)
+
+    assert (fitted.report.action, fitted.report.size_gate) == ("passthrough", False)
+
+
+def test_an_edited_conversation_keeps_its_edits_even_when_this_request_fits() -> None:
+    """State to keep: no gate (the fit applies the kept edits)."""
+    session = agent_session(20, 300)
+    sent = SentEdits(
+        messages=len(session) - 2, digest=history_digest(session, len(session) - 2), dropped=(2, 3), dropped_units=1
+    )
+    fitted = fit_request(session, model="gpt-4o", window=128_000, gate=True, previous=sent)
+
+    assert not fitted.report.size_gate
+    assert fitted.report.edits_kept
+    assert fit_request(
+        session, model="gpt-4o", window=128_000, gate=True, previous=dataclasses.replace(sent, dropped=())
+    ).report.size_gate
+
+
+def test_no_tokenizer_no_gate(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The estimate is not bounded by bytes: it is counted, as before."""
+    from litellm_budget.core import tokens
+
+    monkeypatch.setattr(tokens, "load_offline", lambda _name: None)
+    tokens.reset_counters()
+    try:
+        fitted = fit_request(agent_session(4, 100), model="gpt-4o", window=128_000, gate=True)
+    finally:
+        monkeypatch.undo()
+        tokens.reset_counters()
+
+    assert (fitted.report.counter, fitted.report.size_gate) == ("estimate", False)
+
+
+def test_a_lowered_max_tokens_is_not_passed() -> None:
+    """A max_tokens that would not fit beside the bound: the fit decides (it may lower it)."""
+    session = agent_session(30, 500)
+    total = fit_request(session, model="gpt-4o", window=128_000).report.tokens_before
+    window = total + 2000
+
+    fitted = fit_request(session, model="gpt-4o", window=window, max_tokens=window // 2 - 1, gate=True)
+
+    assert not fitted.report.size_gate
