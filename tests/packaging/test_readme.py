@@ -1,19 +1,20 @@
-"""The README's configs, commands and code blocks run as written, so the README cannot drift.
+"""The configs, commands and code blocks of the README and its docs/ pages run as written, so they cannot drift.
 
-Each block is taken from README.md by its section and a string it contains. The proxy quick start
-runs byte for byte in the real proxy: LiteLLM reads the provider's address and key from
-OPENAI_BASE_URL / OPENAI_API_KEY, so pointing it at the local fake provider changes no line. The
-Python blocks run in a fresh interpreter; the only additions are the names the README says are
-the reader's own (`history`, `messages`) and the local proxy's port in place of 4000.
+Each block is taken from its page (README.md, or a page of docs/) by its section and a string it
+contains. The proxy quick start runs byte for byte in the real proxy: its `export` lines run in
+bash as written, and LiteLLM reads the provider's address and key from OPENAI_BASE_URL /
+OPENAI_API_KEY, so pointing it at the local fake provider changes no line. The Python blocks run
+in a fresh interpreter; the only additions are the names the README says are the reader's own
+(`history`, `messages`) and the local proxy's port in place of 4000.
 """
 
 from __future__ import annotations
 
 import ast
-import dataclasses
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -27,12 +28,15 @@ import yaml
 
 from litellm_budget import BudgetSettings
 from litellm_budget.core.notices import NOTICE_PREFIX
+from tests.support import docs
 from tests.support.builders import agent_session, tokens_of
+from tests.support.docs import block
 from tests.support.fake_upstream import FakeUpstream
-from tests.support.paths import README, REPO_ROOT
+from tests.support.paths import DOCS, README, REPO_ROOT
 from tests.support.proxy_process import ProxyProcess, post_chat, start_proxy
 
-FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+#: The page that holds the report, its structlog configuration and the Prometheus section.
+REPORTS = DOCS / "reports.md"
 #: Where the README's commands find the proxy: `litellm --config config.yaml` listens on port 4000.
 README_PROXY = "http://127.0.0.1:4000"
 
@@ -50,31 +54,6 @@ for path in sys.argv[2:]:
     if pending is not None:
         asyncio.run(pending)
 """
-
-
-@dataclasses.dataclass(frozen=True)
-class Block:
-    """One fenced block of the README: its language, its text and the `## ` section it is in."""
-
-    lang: str
-    text: str
-    section: str
-
-
-def readme_blocks() -> list[Block]:
-    text = README.read_text(encoding="utf-8")
-    blocks = []
-    for match in FENCE.finditer(text):
-        sections = re.findall(r"^## (.+)$", text[: match.start()], re.MULTILINE)
-        blocks.append(Block(match.group(1), match.group(2), sections[-1] if sections else ""))
-    return blocks
-
-
-def block(lang: str, section: str, containing: str = "") -> str:
-    """The text of the one ``lang`` block of ``section`` that contains ``containing``."""
-    found = [b.text for b in readme_blocks() if b.lang == lang and b.section == section and containing in b.text]
-    assert len(found) == 1, f"expected one {lang} block containing {containing!r} under '## {section}'"
-    return found[0]
 
 
 def offline_env(**extra: str) -> dict[str, str]:
@@ -111,31 +90,44 @@ def run_blocks(
     return done
 
 
-def master_key_from_readme() -> str:
-    """Run the quick start's `export LITELLM_MASTER_KEY=...` line as written and return the key."""
+def exported_by_readme() -> dict[str, str]:
+    """Run the quick start's `export` lines as written, in bash, and return what they exported."""
     commands = block("sh", "Quick start: proxy", "litellm --config").splitlines()
     assert "litellm --config config.yaml" in [line.split("#")[0].strip() for line in commands]
-    export = next(line for line in commands if line.startswith("export LITELLM_MASTER_KEY="))
+    exports = [line for line in commands if line.startswith("export ")]
+    names = [re.match(r"export (\w+)=", line).group(1) for line in exports]  # type: ignore[union-attr]
+    show = "import json, os, sys; print(json.dumps({n: os.environ[n] for n in sys.argv[1:]}))"
+    printed = shlex.join([sys.executable, "-c", show, *names])
     done = subprocess.run(
-        ["bash", "-c", f'{export}\nprintf %s "$LITELLM_MASTER_KEY"'],
+        ["bash", "-c", "\n".join([*exports, printed])],
+        env={key: value for key, value in os.environ.items() if key not in names},
         capture_output=True,
         text=True,
         timeout=30,
         check=True,
     )
-    return done.stdout
+    exported: dict[str, str] = json.loads(done.stdout)
+    return exported
+
+
+def master_key_from_readme() -> str:
+    """The key the quick start's `export LITELLM_MASTER_KEY=...` line makes, run as written."""
+    return exported_by_readme()["LITELLM_MASTER_KEY"]
 
 
 def quick_start_config() -> str:
     return block("yaml", "Quick start: proxy", "# config.yaml")
 
 
-def started(config: str | dict[str, Any], upstream: FakeUpstream, tmp_path: Path, key: str) -> ProxyProcess:
-    """The real proxy with ``config`` (text is written byte for byte, a dict as YAML), the key exported."""
+def started(
+    config: str | dict[str, Any], upstream: FakeUpstream, tmp_path: Path, exported: dict[str, str]
+) -> ProxyProcess:
+    """The real proxy with ``config`` (text is written byte for byte, a dict as YAML), with the quick start's
+    exports, the provider's key among them pointed at the local fake provider."""
     if isinstance(config, str):
         (tmp_path / "config.yaml").write_text(config, encoding="utf-8")
     source = tmp_path / "config.yaml" if isinstance(config, str) else config
-    return start_proxy(source, tmp_path=tmp_path, env={"LITELLM_MASTER_KEY": key, **provider_env(upstream)})
+    return start_proxy(source, tmp_path=tmp_path, env={**exported, **provider_env(upstream)})
 
 
 @pytest.mark.proxy
@@ -144,12 +136,15 @@ def test_proxy_quick_start_runs_as_written(upstream: FakeUpstream, tmp_path: Pat
     config = quick_start_config()
     assert yaml.safe_load(config)["general_settings"]["master_key"] == "os.environ/LITELLM_MASTER_KEY"
     window = yaml.safe_load(config)["model_list"][0]["model_info"]["max_input_tokens"]
-    key = master_key_from_readme()
+    exported = exported_by_readme()
+    key = exported["LITELLM_MASTER_KEY"]
     assert key.startswith("sk-")
     assert len(key) > 40
+    assert exported["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"
+    assert set(exported) == {"LITELLM_LOCAL_MODEL_COST_MAP", "OPENAI_API_KEY", "LITELLM_MASTER_KEY"}
     upstream.clear()
 
-    with started(config, upstream, tmp_path, key) as proxy:
+    with started(config, upstream, tmp_path, exported) as proxy:
         assert proxy.master_key == key
         with openai.OpenAI(
             base_url=proxy.base_url + "/v1", api_key=key, http_client=openai.DefaultHttpxClient(trust_env=False)
@@ -180,16 +175,17 @@ def bad_key() -> dict[str, str]:
 
 @pytest.mark.proxy
 def test_prometheus_section_runs_as_written(upstream: FakeUpstream, tmp_path: Path) -> None:
-    """With the Prometheus section's callbacks, its curl command prints exactly the output the README shows."""
+    """With the Prometheus section's callbacks, its curl command prints exactly the output the page shows."""
     config = yaml.safe_load(quick_start_config())
-    callbacks = yaml.safe_load(block("yaml", "Prometheus", "callbacks"))
+    callbacks = yaml.safe_load(block("yaml", "Prometheus", "callbacks", page=REPORTS))
     assert callbacks == {"litellm_settings": {"callbacks": ["litellm_budget.handler", "prometheus"]}}
     config["litellm_settings"].update(callbacks["litellm_settings"])
-    command = block("sh", "Prometheus", "curl").strip()
+    command = block("sh", "Prometheus", "curl", page=REPORTS).strip()
     assert command.count(README_PROXY + "/metrics/") == 1
-    key = master_key_from_readme()
+    exported = exported_by_readme()
+    key = exported["LITELLM_MASTER_KEY"]
 
-    with started(config, upstream, tmp_path, key) as proxy:
+    with started(config, upstream, tmp_path, exported) as proxy:
         status, headers, _ = post_chat(proxy, {"model": "agent-model", "messages": [{"role": "user", "content": "Hi"}]})
         with httpx.Client(base_url=proxy.base_url, trust_env=False) as client:
             anonymous = client.get("/metrics/")
@@ -201,7 +197,7 @@ def test_prometheus_section_runs_as_written(upstream: FakeUpstream, tmp_path: Pa
     assert anonymous.status_code == 401
     assert redirect.status_code == 307
     assert redirect.headers["location"].endswith("/metrics/")
-    assert shown == block("text", "Prometheus", "litellm_budget_").splitlines()
+    assert shown == block("text", "Prometheus", "litellm_budget_", page=REPORTS).splitlines()
 
 
 def run_shell(command: str, key: str) -> list[str]:
@@ -263,8 +259,9 @@ def test_sync_fit_snippet_sends_the_fitted_messages(upstream: FakeUpstream, tmp_
 
 @pytest.mark.subprocess
 def test_structlog_snippet_prints_the_report_as_json_lines(upstream: FakeUpstream, tmp_path: Path) -> None:
-    """With the README's structlog configuration, the SDK quick start logs one JSON line for its trimmed request."""
-    configure = block("python", "What a report looks like", "structlog.configure")
+    """With the reports page's structlog configuration, the SDK quick start logs one JSON line for its trimmed
+    request, with every field the page's example shows."""
+    configure = block("python", "The report", "structlog.configure", page=REPORTS)
     snippet = block("python", "Quick start: SDK", "ContextBudget()")
 
     done = run_blocks(
@@ -276,7 +273,7 @@ def test_structlog_snippet_prints_the_report_as_json_lines(upstream: FakeUpstrea
     assert events[0]["level"] == "info"
     assert "timestamp" in events[0]
     assert events[0]["tokens_after"] < events[0]["tokens_before"]
-    example = json.loads(block("json", "What a report looks like", '"event": "request_trimmed"'))
+    example = json.loads(block("json", "The report", '"event": "request_trimmed"', page=REPORTS))
     assert set(example) <= set(events[0])
 
 
@@ -291,9 +288,11 @@ def test_per_model_settings_block_is_accepted() -> None:
 
 
 def test_every_make_target_in_the_readme_exists() -> None:
-    """Each `make X` the README shows is a target of the Makefile."""
+    """Each `make X` the README and its pages show is a target of the Makefile; the README shows the two commands."""
     targets = set(re.findall(r"^([\w-]+):", (REPO_ROOT / "Makefile").read_text(encoding="utf-8"), re.MULTILINE))
-    named = {name for b in readme_blocks() if b.lang == "sh" for name in re.findall(r"^make ([\w-]+)", b.text, re.M)}
+    named = {c.key.split()[1] for c in docs.commands() if c.key.startswith("make ")}
+    in_readme = {c.key.split()[1] for c in docs.commands(README) if c.key.startswith("make ")}
 
+    assert in_readme == {"demo", "test"}
     assert {"demo", "test", "wheel"} <= named
     assert named <= targets

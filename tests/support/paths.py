@@ -11,5 +11,7 @@ REPO_ROOT = SUPPORT.parents[1]
 """Put on the proxy's PYTHONPATH so ``litellm_budget.*`` callbacks import without installing."""
 EXAMPLES = REPO_ROOT / "examples"
 README = REPO_ROOT / "README.md"
+DOCS = REPO_ROOT / "docs"
+"""The pages the README links to; ``tests/support/docs.py`` reads them with the README."""
 SESSIONS_DIR = Path(os.environ.get("LITELLM_BUDGET_SESSIONS", REPO_ROOT.parent / "shared" / "sessions"))
 """The real agent sessions (``../shared/sessions``); tests that replay them skip when it is absent."""
