@@ -1,17 +1,31 @@
-"""The README documents exactly the settings and report fields the code has."""
+"""
+The README and its docs/ pages: the settings and report fields the code has, links that resolve,
+pages that say what they cover, a README short enough to read in ten minutes, and the figures they
+quote from BENCHMARKS.md the ones it has.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import re
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
 
 from litellm_budget import BudgetReport, BudgetSettings
-from tests.support.paths import README, REPO_ROOT
+from litellm_budget.core.notices import cut_note, omitted_note, placeholder_for
+from tests.support import docs
+from tests.support.paths import DOCS, README, REPO_ROOT
+
+#: "At most ~15 KB" (issue 21): what a first reader finishes in ten minutes.
+README_BYTES = 15 * 1024
+BENCHMARKS = REPO_ROOT / "BENCHMARKS.md"
 
 
-def table_after(heading: str) -> list[str]:
+def table_after(heading: str, page: Path = README) -> list[str]:
     """The rows of the first Markdown table under ``heading``."""
-    lines = README.read_text(encoding="utf-8").split(heading, 1)[1].splitlines()
+    lines = page.read_text(encoding="utf-8").split(heading, 1)[1].splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("|"))
     rows = []
     for line in lines[start:]:
@@ -19,6 +33,10 @@ def table_after(heading: str) -> list[str]:
             break
         rows.append(line)
     return rows[2:]  # header and separator
+
+
+def cells(row: str) -> list[str]:
+    return [cell.strip() for cell in row.strip().strip("|").split("|")]
 
 
 def names_in_first_column(rows: list[str]) -> set[str]:
@@ -39,3 +57,113 @@ def test_every_field_is_documented_where_it_is_defined() -> None:
         for field in dataclasses.fields(cls):
             at = next(i for i, line in enumerate(source) if re.match(rf"    {field.name}: ", line))
             assert source[at - 1].strip().startswith("#:"), f"{cls.__name__}.{field.name} has no #: comment"
+
+
+def test_the_readme_reads_in_ten_minutes() -> None:
+    """The README stays at most about 15 KB; the rest is in the pages it links to."""
+    assert len(README.read_bytes()) <= README_BYTES
+
+
+def test_every_link_resolves() -> None:
+    """Each relative link of the README, the pages and BENCHMARKS.md names a file that exists, and an anchor it has."""
+    broken = []
+    for page in [*docs.pages(), BENCHMARKS]:
+        for target in docs.links(page):
+            if re.match(r"[a-z]+:", target):
+                continue  # https:, mailto:
+            path, _, anchor = target.partition("#")
+            linked = (page.parent / unquote(path)).resolve() if path else page
+            if not linked.exists():
+                broken.append(f"{docs.page_name(page)} -> {target}: no such file")
+            elif anchor and linked.suffix == ".md" and anchor not in docs.anchors(linked):
+                broken.append(f"{docs.page_name(page)} -> {target}: no such anchor")
+
+    assert broken == []
+
+
+def test_the_readme_links_every_page() -> None:
+    """Every page of docs/ is linked from the README's Read more, and every page it links is there."""
+    section = README.read_text(encoding="utf-8").split("## Read more", 1)[1]
+    linked = {target.partition("#")[0] for target in docs.LINK.findall(section) if target.startswith("docs/")}
+
+    assert linked == {f"docs/{page.name}" for page in DOCS.glob("*.md")}
+
+
+@pytest.mark.parametrize("page", sorted(DOCS.glob("*.md")), ids=lambda p: p.name)
+def test_each_page_says_what_it_covers_and_links_back(page: Path) -> None:
+    """A page opens with its title, then one sentence saying what it covers, which links back to the README."""
+    text = page.read_text(encoding="utf-8")
+    title, blank, *rest = text.splitlines()
+    opening = " ".join(rest[: rest.index("")] if "" in rest else rest)
+
+    assert title.startswith("# ")
+    assert blank == ""
+    assert opening.endswith(".")
+    assert opening.count(". ") == 0, "the opening is one sentence"
+    assert "](../README.md)" in opening
+
+
+def table_with(header: str, page: Path) -> list[list[str]]:
+    """The cells of each row of the first table of ``page`` whose header row starts with ``header``."""
+    lines = page.read_text(encoding="utf-8").splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith(header))
+    rows = []
+    for line in lines[at + 2 :]:
+        if not line.startswith("|"):
+            break
+        rows.append(cells(line))
+    return [cells(lines[at]), *rows]
+
+
+def number(cell: str) -> float:
+    return float(re.sub(r"[*$,]", "", cell).split()[0])
+
+
+def test_the_comparison_quotes_benchmarks_section_1() -> None:
+    """docs/how-it-decides.md's 16k comparison is BENCHMARKS §1's 16k rows: overflow, pairs, needless, fill, cost."""
+    names, *bench_rows = table_with("| window | strategy |", BENCHMARKS)
+    column = {name: index for index, name in enumerate(names)}
+    bench = {row[1].strip("*").split(" (")[0]: row for row in bench_rows if row[0] == "16k"}
+    _, *rows = table_with("| strategy | overflowing requests |", DOCS / "how-it-decides.md")
+
+    assert len(rows) == 8
+    for strategy, overflow, pairs, needless, fill, cost in rows:
+        key = re.findall(r"`([a-z_]+)`", strategy)[0]
+        theirs = bench[key]
+        assert number(overflow) == number(theirs[column["overflow"]]), key
+        assert number(pairs) == number(theirs[column["invalid pairs"]]), key
+        assert number(needless) == round(number(theirs[column["needless / new"]]), 2), key
+        assert number(fill) == round(number(theirs[column["fill"]]), 2), key
+        assert number(cost) == number(theirs[column["input cost"]]), key
+        if "without the message to answer" in overflow:
+            assert overflow.split("(")[1].split()[0] == theirs[column["sent without newest"]], key
+
+
+def test_the_sawtooth_rows_quote_benchmarks_section_1() -> None:
+    """docs/how-it-decides.md's requests of one session at 16k are BENCHMARKS §1's rows of that session."""
+    header, *ours = table_with("| request | messages |", DOCS / "how-it-decides.md")
+    their_header, *theirs = table_with("| request | messages |", BENCHMARKS)
+    by_request = {row[0]: row for row in theirs}
+
+    assert header == their_header
+    assert ours
+    assert all(by_request[row[0]] == row for row in ours)
+
+
+def test_the_notices_shown_are_the_ones_the_model_reads() -> None:
+    """docs/how-it-decides.md's placeholder, marker and cut note are what the code writes, word for word."""
+    page = DOCS / "how-it-decides.md"
+    placeholder, marker, cut = (
+        docs.block("text", section, start, page=page)
+        for section, start in (
+            ("Markers and placeholders say what was removed", "[litellm_budget: this tool output"),
+            ("Markers and placeholders say what was removed", "earlier messages were omitted"),
+            ("Markers and placeholders say what was removed", "cut this message"),
+        )
+    )
+    head, *listed, dots, end = marker.splitlines()
+
+    assert placeholder.strip() == placeholder_for("tool", '35 lines: "total 180"')
+    assert cut.strip() == cut_note(4880, 4879, 32249)
+    assert dots == "..."
+    assert "\n".join([head, *listed, end]) == omitted_note(40, 22, listed)
