@@ -111,7 +111,7 @@ def cache_report(previous: SentPrompt | None, current: SentPrompt, usage: CacheU
         return int(usage.input * size / total) if total else 0
 
     entries = current.shared_with(previous)
-    shared = tokens(current.size_before(entries))
+    shared = tokens(current.shared_size(previous))
     idle = max(0.0, current.at - previous.at)
     same = current.deployment == previous.deployment
     warm = same and idle <= rules.lifetime and shared >= rules.minimum
@@ -149,12 +149,15 @@ def moved_by(previous: SentPrompt, current: SentPrompt, at: int) -> str:
     """
     Who changed entry ``at``, the first that differs from the previous request: the plugin (its
     marker, or an edit it made to one request and not the other) or the client (the same message,
-    edited alike in both, says something else). Where the edits do not add up to what was sent
-    (Anthropic merges the marker into the user message before it), only a change of the drops is
-    known to move the prefix near its start; anything else is ``unknown``.
+    edited alike in both, says something else). An entry that differs only by a marker merged into
+    it (``user_note``, Anthropic's alternation), or after the same text before the marker (the
+    marker joined the next user turn too), is the plugin's too. Where the edits do not add up
+    to what was sent, only a change of the drops is known to move the prefix near its start;
+    anything else is ``unknown``.
     """
-    if not previous.origins or not current.origins:
-        return "plugin_drop" if previous.dropped != current.dropped else "unknown"
+    marked = current.same_body(previous, at) or current.same_head(previous, at)
+    if marked or not previous.origins or not current.origins:
+        return "plugin_drop" if marked or previous.dropped != current.dropped else "unknown"
     before = previous.origins[at] if at < len(previous.origins) else TOOLS
     now = current.origins[at] if at < len(current.origins) else TOOLS
     if before is MARKER or now is MARKER:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from .formats import ASSISTANT
@@ -18,6 +19,28 @@ ASSISTANT_PLACEHOLDER = f"{TEXT_ELIDED}.]"
 NOTICE_PREFIX = "[litellm_budget:"
 #: How every marker ends.
 CONTINUES = " The conversation continues below.]"
+#: ... and every summary in a marker's place.
+MARKER_END = CONTINUES.lstrip()
+#: How a marker (``omitted_note``) or a summary in its place (``summary_note``) begins: what
+#: tells it from a placeholder or a cut's note where it was merged into a user message.
+_MARKER_START = re.compile(r"\[litellm_budget: (?:the )?\d+ earlier ")
+
+
+def marker_start(text: str) -> int | None:
+    """
+    Where in ``text`` a marker begins (at its start, or at the blank line that joins it to the
+    user text before it, as ``user_note`` places it), so the text before it can be told apart
+    from it; ``None`` where ``text`` holds none.
+    """
+    if _MARKER_START.match(text):
+        return 0
+    joined = "\n\n" + NOTICE_PREFIX
+    at = text.find(joined)
+    while at != -1:
+        if _MARKER_START.match(text, at + 2):
+            return at
+        at = text.find(joined, at + 2)
+    return None
 
 
 def placeholder_for(kind: str, identified: str | None = None) -> str:
@@ -47,7 +70,7 @@ def omitted_note(messages: int, units: int, digest: Sequence[str] = (), unlisted
         return f"{head}{CONTINUES}"
     older = f" ({unlisted} older not listed)" if unlisted else ""
     lines = "\n".join(digest)
-    return f"{head} What was done in them, oldest first{older}:\n{lines}\n{CONTINUES.lstrip()}"
+    return f"{head} What was done in them, oldest first{older}:\n{lines}\n{MARKER_END}"
 
 
 def summary_note(summary: str, messages: int, units: int) -> str:
@@ -61,7 +84,7 @@ def summary_note(summary: str, messages: int, units: int) -> str:
         f"[litellm_budget: the {messages} earlier {noun} of this conversation ({units} {exchanges}) "
         f"{verb} omitted by the gateway to fit the context window, summarized:]\n"
         f"{summary}\n"
-        "[litellm_budget: end of the summary. The conversation continues below.]"
+        f"[litellm_budget: end of the summary. {MARKER_END}"
     )
 
 

@@ -10,6 +10,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .notices import MARKER_END, marker_start
 from .report import BudgetReport, parse_ranges
 
 #: The entry that stands for the tools schema, which every provider caches ahead of the messages.
@@ -44,6 +45,14 @@ class SentPrompt:
     deployment: str = ""
     #: When it was served, in seconds of the adapter's clock.
     at: float = 0.0
+    #: Each entry's hash and size up to a marker merged into it (``user_note``): a token-prefix
+    #: cache still reads the text before the marker when only the marker changed. Where an entry
+    #: holds none, its own hash and size; empty: not known.
+    heads: tuple[int, ...] = ()
+    head_sizes: tuple[int, ...] = ()
+    #: Each entry's hash with the merged marker taken out (its own where it holds none): an entry
+    #: whose body is the same in both prompts changed only by the marker, the plugin's doing.
+    bodies: tuple[int, ...] = ()
 
     def size_before(self, entries: int) -> int:
         """Characters of the first ``entries`` entries."""
@@ -57,6 +66,20 @@ class SentPrompt:
                 break
             shared += 1
         return shared
+
+    def same_head(self, other: SentPrompt, entry: int) -> bool:
+        """Whether entry ``entry`` of both is the same up to a marker merged into one or both."""
+        return entry < min(len(self.heads), len(other.heads)) and self.heads[entry] == other.heads[entry]
+
+    def same_body(self, other: SentPrompt, entry: int) -> bool:
+        """Whether entry ``entry`` of both is the same but for a marker merged into one or both."""
+        return entry < min(len(self.bodies), len(other.bodies)) and self.bodies[entry] == other.bodies[entry]
+
+    def shared_size(self, other: SentPrompt) -> int:
+        """Characters of the prefix shared with ``other``: the shared entries, and the head of the next one."""
+        entries = self.shared_with(other)
+        head = self.head_sizes[entries] if self.same_head(other, entries) else 0
+        return self.size_before(entries) + head
 
 
 def sent_prompt(
@@ -73,13 +96,18 @@ def sent_prompt(
     """
     entries = ([tools] if tools else []) + list(messages)
     lead = len(entries) - len(messages)
-    digests, sizes, blocks, marks = [], [], [], []
+    digests, sizes, blocks, marks, heads, head_sizes, bodies = [], [], [], [], [], [], []
     for index, entry in enumerate(entries):
         (frozen, size), count, marked = _entry(entry, tools=index < lead)
         digests.append(hash(frozen))
         sizes.append(size)
         blocks.append(count)
         marks += [(index, block) for block in marked]
+        head, body = (None, None) if index < lead else _around_marker(entry)
+        (head_frozen, head_size), _, _ = _entry(head, tools=False) if head is not None else ((frozen, size), 0, [])
+        heads.append(hash(head_frozen))
+        head_sizes.append(head_size)
+        bodies.append(hash(_entry(body, tools=False)[0][0]) if body is not None else digests[-1])
     fields = _edits_of(report)
     layout = origins(len(messages), fields) if report is not None else tuple(range(len(messages)))
     return SentPrompt(
@@ -93,25 +121,53 @@ def sent_prompt(
         cut=frozenset(parse_ranges(fields["cut_at"])),
         deployment=deployment,
         at=at,
+        heads=tuple(heads),
+        head_sizes=tuple(head_sizes),
+        bodies=tuple(bodies),
     )
 
 
 def origins(sent: int, fields: Mapping[str, Any]) -> tuple[int | None, ...]:
     """
     Which of the client's messages each sent message was: the received ones in order, the
-    dropped left out and one ``MARKER`` where the first of them was (``drop.py`` puts it
-    there); ``()`` when that does not add up to ``sent`` messages.
+    dropped left out and one ``MARKER`` where the first of them was (``drop.py`` puts it there),
+    or, where the marker was merged into the user message before or after it (``user_note``),
+    no entry of its own, and one for both when it joined the two; ``()`` when none of these adds
+    up to ``sent`` messages.
     """
     received = int(fields.get("messages_before") or 0)
     dropped = set(parse_ranges(str(fields.get("dropped_at") or "")))
-    marker = bool(fields.get("marker"))
-    layout: list[int | None] = []
-    for index in range(received):
-        if index not in dropped:
-            layout.append(index)
-        elif marker and index == min(dropped):
-            layout.append(MARKER)
-    return tuple(layout) if len(layout) == sent else ()
+    kept: list[int | None] = [index for index in range(received) if index not in dropped]
+    if not fields.get("marker") or not dropped:
+        return tuple(kept) if len(kept) == sent else ()
+    at = sum(1 for index in kept if index is not None and index < min(dropped))
+    layouts = [[*kept[:at], MARKER, *kept[at:]], kept]
+    if 0 < at < len(kept):
+        layouts.append(kept[:at] + kept[at + 1 :])  # joined the user turns on both sides: the first's
+    return next((tuple(layout) for layout in layouts if len(layout) == sent), ())
+
+
+def _around_marker(entry: Any) -> tuple[Any, Any]:
+    """
+    ``entry`` up to the marker merged into it (``None`` where nothing is before it), and
+    ``entry`` without it; ``(None, None)`` where it holds no merged marker.
+    """
+    content = entry.get("content") if isinstance(entry, Mapping) else None
+    if isinstance(content, str):
+        start = marker_start(content)
+        if start is None:
+            return None, None
+        end = content.find(MARKER_END, start)
+        rest = content[end + len(MARKER_END) :] if end != -1 else ""
+        body = content[:start] + (rest if start else rest.removeprefix("\n\n"))
+        return ({**entry, "content": content[:start]} if start else None), {**entry, "content": body}
+    parts: list[Any] = content if isinstance(content, list) else []
+    for index, part in enumerate(parts):
+        text = part.get("text") if isinstance(part, Mapping) else None
+        if isinstance(text, str) and marker_start(text) == 0:
+            without = {**entry, "content": parts[:index] + parts[index + 1 :]}
+            return ({**entry, "content": parts[:index]} if index else None), without
+    return None, None
 
 
 def _edits_of(report: BudgetReport | Mapping[str, Any] | None) -> dict[str, Any]:

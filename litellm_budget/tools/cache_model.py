@@ -5,7 +5,8 @@ figure: the share of each prompt the provider's cache reads (``cache_hit_ratio``
 prices, its cache writes included (``cache_cost``).
 
 - ``openai``: automatic. Every prompt is cached; a later one reads the longest prefix of whole
-  messages it shares with one cached before, if at least ``minimum`` tokens, in steps of 128.
+  messages it shares with one cached before, and the text before a marker merged into the next
+  (``user_note``: the cache is a token prefix), if at least ``minimum`` tokens, in steps of 128.
 - ``anthropic``: only at ``cache_control`` breakpoints. A request writes an entry at each of its
   breakpoints (at least ``minimum`` tokens), reads at each the longest entry that ends at most 20
   blocks before it, and pays the write price for what lies between that read and its last
@@ -83,16 +84,23 @@ class CacheModel:
         return messages
 
     def _openai(self, sent: Sequence[Message], sizes: Sequence[int]) -> tuple[int, int]:
-        chain, total, read = 0, 0, 0
+        prompt = sent_prompt(sent)
+        chain, total, read = 0, 0, 0.0
         ids = []
-        for digest, size in zip(sent_prompt(sent).digests, sizes, strict=True):
+        for digest, head, chars, head_chars, size in zip(
+            prompt.digests, prompt.heads, prompt.sizes, prompt.head_sizes, sizes, strict=True
+        ):
+            head_id = hash((chain, "head", head))
+            if head_id in self._cached and chars:
+                read = max(read, total + size * head_chars / chars)
             chain = hash((chain, digest))
             total += size
-            ids.append(chain)
+            ids += [chain, head_id]
             if chain in self._cached:
                 read = total
         self._cached.update(ids)
-        return (read - read % OPENAI_STEP if read >= self.setup.minimum else 0), 0
+        whole = int(read)
+        return (whole - whole % OPENAI_STEP if whole >= self.setup.minimum else 0), 0
 
     def _anthropic(self, sent: Sequence[Message], sizes: Sequence[int]) -> tuple[int, int]:
         prompt = sent_prompt(sent)

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from litellm_budget.core.cache_truth import CacheReport, CacheRules, CacheUsage, cache_report, moved_by
+from litellm_budget.core.notices import cut_note, marker_start, omitted_note, placeholder_for, summary_note
 from litellm_budget.core.sent_prompt import MARKER, TOOLS, origins, sent_prompt
 from tests.support.builders import system, text, tool_step, user
 
@@ -67,11 +68,16 @@ class TestSentPrompt:
         assert prompt.origins == (TOOLS, 0, 1, 2, 3)
 
     def test_origins_follow_the_drops_and_the_marker(self) -> None:
-        """Dropped messages are left out and one marker stands where the first was."""
+        """
+        Dropped messages are left out and one marker stands where the first was, or joins the
+        message before or after it, or both (the first's origin).
+        """
         fields = {"messages_before": 8, "dropped_at": "2-5", "marker": True}
 
         assert origins(5, fields) == (0, 1, MARKER, 6, 7)
-        assert origins(4, fields) == ()  # does not add up: nothing is claimed
+        assert origins(4, fields) == (0, 1, 6, 7)
+        assert origins(3, fields) == (0, 1, 7)
+        assert origins(2, fields) == ()  # does not add up: nothing is claimed
         assert origins(8, {"messages_before": 8}) == tuple(range(8))
 
 
@@ -183,6 +189,56 @@ class TestMovedBy:
             moved_by(before, sent_prompt(now, report=_report(now, cut=str(len(now) - 1))), len(now) - 1) == "plugin_cut"
         )
         assert moved_by(before, sent_prompt(now, report={"messages_before": 3}), len(now) - 1) == "unknown"
+
+
+class TestMergedMarker:
+    """The default ``user_note``: the marker is text at the end of the user turn before the kept history."""
+
+    TASK = "Task: fix the parser. " + text(300)
+
+    def _sent(self, note: str | None, *, joined: str | None = None, task: str | None = None) -> Any:
+        body = task or self.TASK
+        content = body if note is None else f"{body}\n\n{note}"
+        if joined is not None:
+            content = f"{content}\n\n{joined}"
+        tail = tool_step(400, seed=7)
+        messages = [system(text(400)), user(content), *tail]
+        return sent_prompt(messages, deployment="d", at=1.0)
+
+    def test_the_marker_is_found_and_nothing_else(self) -> None:
+        """A marker, or a summary in its place, is found where it was merged; placeholders and cut notes are not."""
+        note, summary = omitted_note(4, 2), summary_note("Read setup.py.", 4, 2)
+
+        assert marker_start(note) == 0
+        assert marker_start(f"the task\n\n{summary}") == len("the task")
+        assert marker_start(f"the task\n\n{placeholder_for('tool')}") is None
+        assert marker_start(f"the task\n\n{cut_note(10, 10, 100)}") is None
+        assert marker_start("the task names [litellm_budget: 3 earlier things] inline") is None
+
+    def test_the_text_before_a_new_marker_is_still_shared(self) -> None:
+        """The task alone, then the task with a marker: the cache still reads the task's tokens."""
+        before, after = self._sent(None), self._sent(omitted_note(4, 2))
+
+        report = _observe(before, after, 3000)
+
+        assert report.shared_entries == 1  # the system prompt alone, as whole entries
+        assert report.shared_tokens > _observe(before, self._sent(None, task="Other. " + text(300)), 0).shared_tokens
+        assert report.cache_miss == "plugin_drop"
+
+    def test_a_changed_marker_is_the_plugins(self) -> None:
+        """Only the marker changed (more was dropped), or it joined the next user turn too: plugin_drop."""
+        before = self._sent(omitted_note(4, 2))
+
+        assert moved_by(before, self._sent(omitted_note(8, 4)), 1) == "plugin_drop"
+        assert moved_by(before, self._sent(omitted_note(8, 4), joined="Observation: ok"), 1) == "plugin_drop"
+
+    def test_the_clients_edit_under_a_marker_is_not(self) -> None:
+        """The task's own text changed beside an unchanged marker: not the plugin's."""
+        note = omitted_note(4, 2)
+
+        reason = moved_by(self._sent(note), self._sent(note, task="Task: fix the lexer. " + text(300)), 1)
+
+        assert reason != "plugin_drop"
 
 
 class TestBreakpoints:

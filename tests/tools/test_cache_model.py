@@ -11,6 +11,7 @@ import pytest
 from litellm_budget.core.formats.anthropic import ANTHROPIC
 from litellm_budget.core.formats.anthropic_convert import from_chat
 from litellm_budget.core.formats.chat import CHAT
+from litellm_budget.core.notices import omitted_note
 from litellm_budget.tools.cache_model import CacheModel, CacheSetup, cache_cost
 from litellm_budget.tools.cli import main
 from litellm_budget.tools.pricing import Prices
@@ -41,6 +42,20 @@ class TestOpenai:
         edited = [*messages[:3], {**messages[3], "content": "cleared"}, *messages[4:]]
 
         assert _serve(model, edited)[0] == 3 * SIZES - 3 * SIZES % 128
+
+    def test_the_text_before_a_merged_marker_is_read(self) -> None:
+        """A marker appended to the task (``user_note``): the task's text is still a cached token prefix."""
+        model = CacheModel(CacheSetup(kind="openai", minimum=1), CHAT)
+        task = "Task: " + text(200)
+        messages = [system(text(50)), user(task), *tool_step(100), *tool_step(100, seed=1)]
+        _serve(model, messages)
+        noted = [messages[0], user(f"{task}\n\n{omitted_note(2, 1)}"), *messages[4:]]
+        other = [messages[0], user(f"Task: other\n\n{omitted_note(2, 1)}"), *messages[4:]]
+
+        read = _serve(model, noted)[0]
+
+        assert SIZES < read < 2 * SIZES  # the system prompt and the head of the task, not all of it
+        assert _serve(model, other)[0] == SIZES - SIZES % 128
 
 
 class TestAnthropic:
