@@ -77,6 +77,11 @@ RUNS: dict[str, str] = {
     # docs/how-it-decides.md, docs/cache.md, docs/summaries.md
     "litellm-budget replay ../shared/sessions/mini__django__django-14351.json --model gpt-4o --window 16000 "
     "--policy auto --baseline trim_messages --rows": HERE,
+    "litellm-budget replay ../shared/sessions/mini__django__django-14351.json --model gpt-4o --window 16000 "
+    "--policy auto,plan,elide --baseline trim_messages,sliding --plot replay_16k.png": HERE,
+    "litellm-budget replay ../shared/sessions --model gpt-4o --window 16000 --policy auto --no-progress": HERE,
+    "litellm-budget replay ../shared/sessions --model gpt-4o --window 16000 --policy auto --stateless "
+    "--no-progress": HERE,
     "litellm-budget replay ../shared/sessions --model claude-sonnet-4-5 --format anthropic "
     "--window 16000,32000 --policy auto --client-breakpoints last --cache-breakpoints": HERE,
     "litellm-budget replay ../shared/sessions --model gpt-4o --window 8000,16000 --policy auto,summarize "

@@ -6,8 +6,11 @@ quote from BENCHMARKS.md the ones it has.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
 import re
+import shlex
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -15,8 +18,9 @@ import pytest
 
 from litellm_budget import BudgetReport, BudgetSettings
 from litellm_budget.core.notices import cut_note, omitted_note, placeholder_for
+from litellm_budget.tools.cli import main
 from tests.support import docs
-from tests.support.paths import DOCS, README, REPO_ROOT
+from tests.support.paths import DOCS, README, REPO_ROOT, SESSIONS_DIR
 
 #: "At most ~15 KB" (issue 21): what a first reader finishes in ten minutes.
 README_BYTES = 15 * 1024
@@ -115,39 +119,73 @@ def table_with(header: str, page: Path) -> list[list[str]]:
     return [cells(lines[at]), *rows]
 
 
-def number(cell: str) -> float:
-    return float(re.sub(r"[*$,]", "", cell).split()[0])
-
-
 def test_the_comparison_quotes_benchmarks_section_1() -> None:
-    """docs/how-it-decides.md's 16k comparison is BENCHMARKS §1's 16k rows: overflow, pairs, needless, fill, cost."""
+    """docs/how-it-decides.md's 16k comparison is BENCHMARKS §1's 16k rows, figure for figure."""
     names, *bench_rows = table_with("| window | strategy |", BENCHMARKS)
     column = {name: index for index, name in enumerate(names)}
     bench = {row[1].strip("*").split(" (")[0]: row for row in bench_rows if row[0] == "16k"}
     _, *rows = table_with("| strategy | overflowing requests |", DOCS / "how-it-decides.md")
+    quoted = ("overflow", "invalid pairs", "needless / new", "fill", "evidence recall", "input cost")
 
     assert len(rows) == 8
-    for strategy, overflow, pairs, needless, fill, cost in rows:
+    for strategy, *ours in rows:
         key = re.findall(r"`([a-z_]+)`", strategy)[0]
         theirs = bench[key]
-        assert number(overflow) == number(theirs[column["overflow"]]), key
-        assert number(pairs) == number(theirs[column["invalid pairs"]]), key
-        assert number(needless) == round(number(theirs[column["needless / new"]]), 2), key
-        assert number(fill) == round(number(theirs[column["fill"]]), 2), key
-        assert number(cost) == number(theirs[column["input cost"]]), key
-        if "without the message to answer" in overflow:
-            assert overflow.split("(")[1].split()[0] == theirs[column["sent without newest"]], key
+        shown = [cell.strip("*").split(" (")[0] for cell in ours]
+        assert shown == [theirs[column[name]].strip("*") for name in quoted], key
+        if "without the message to answer" in ours[0]:
+            assert ours[0].split("(")[1].split()[0] == theirs[column["sent without newest"]], key
 
 
-def test_the_sawtooth_rows_quote_benchmarks_section_1() -> None:
-    """docs/how-it-decides.md's requests of one session at 16k are BENCHMARKS §1's rows of that session."""
-    header, *ours = table_with("| request | messages |", DOCS / "how-it-decides.md")
-    their_header, *theirs = table_with("| request | messages |", BENCHMARKS)
-    by_request = {row[0]: row for row in theirs}
+def test_the_summaries_table_quotes_benchmarks_section_6() -> None:
+    """docs/summaries.md's calls, requests summarized, reuse and cost at 8k and 16k are BENCHMARKS §6's."""
+    _, *theirs = table_with("| window | `auto` reuse |", BENCHMARKS)
+    by_window = {row[0]: row for row in theirs}
+    _, *ours = table_with("| window | sessions with a summary |", DOCS / "summaries.md")
 
-    assert header == their_header
-    assert ours
-    assert all(by_request[row[0]] == row for row in ours)
+    assert len(ours) == 2
+    for window, _, calls, per_session, summarized, reuse, cost in ours:
+        auto_reuse, summarize_reuse, bench_calls, _, bench_cost, _ = by_window[
+            f"{int(window.replace(',', '')) // 1000}k"
+        ][1:]
+        assert bench_calls.startswith(f"{calls} (at most {per_session.split(', ')[1]} in a session; "), window
+        assert f"{summarized.split()[0]} requests sent a summary" in bench_calls, window
+        assert reuse == f"{auto_reuse} / {summarize_reuse}", window
+        assert cost == bench_cost, window
+
+
+@pytest.mark.sessions
+@pytest.mark.slow  # 20 s: trim_messages on every request of the session
+def test_the_sawtooth_rows_are_what_the_replay_prints() -> None:
+    """docs/how-it-decides.md's requests of one shared session are what its --rows command prints today."""
+    page = DOCS / "how-it-decides.md"
+    command = next(c for c in docs.commands(page) if "--rows" in c.text)
+    session = SESSIONS_DIR / "mini__django__django-14351.json"
+    if not session.is_file():
+        pytest.skip(f"{session} is absent")
+    argv = shlex.split(command.text.replace("../shared/sessions", str(SESSIONS_DIR)))[1:]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main([*argv, "--no-progress"]) == 0
+    printed = {name: dict(rows_of(out.getvalue(), f"== {name} at 16000")) for name in ("auto", "trim_messages")}
+    _, *rows = table_with("| request | messages |", page)
+
+    assert rows
+    for request, messages, auto_sent, auto_reused, trim_sent, trim_reused in rows:
+        assert printed["auto"][request] == [messages, auto_sent, auto_reused], request
+        assert printed["trim_messages"][request] == [messages, trim_sent, trim_reused], request
+
+
+def rows_of(text: str, title: str) -> list[tuple[str, list[str]]]:
+    """The rows of the `--rows` table under ``title``: request -> messages, tokens after, reused."""
+    lines = text.split(title + "\n", 1)[1].splitlines()[2:]
+    rows = []
+    for line in lines:
+        if not line.strip():
+            break
+        request, messages, _, after, reused, *_ = line.split()
+        rows.append((request, [messages, after, reused]))
+    return rows
 
 
 def test_the_notices_shown_are_the_ones_the_model_reads() -> None:
