@@ -480,6 +480,7 @@ class TestProxy:
         assert len(module_upstream.requests) == 1
 
 
+@pytest.mark.slow  # the harness's own lifecycle; every proxy test exercises the usual path
 @pytest.mark.proxy
 class TestProxyLifecycle:
     def test_path_config_env_key_and_stop(self, tmp_path: Path) -> None:

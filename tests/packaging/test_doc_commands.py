@@ -223,6 +223,7 @@ def test_cheap_commands_run_as_written(command: docs.Command, workspace: Path, t
         json.loads(done.stdout)
 
 
+@pytest.mark.slow  # tests/tools/test_cli.py runs the demo through the real proxy in the default run
 @pytest.mark.proxy
 @pytest.mark.subprocess
 @pytest.mark.parametrize("command", run_here("demo"), ids=lambda c: c.key)
