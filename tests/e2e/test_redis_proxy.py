@@ -327,6 +327,7 @@ def test_requests_succeed_while_redis_is_down(rig: Rig, outage: Outage) -> None:
         assert [line for line in lines if "hook_failed" in line] == [], name
 
 
+@pytest.mark.slow  # an outage and a restart of Redis; the default run covers sharing and the outage itself
 @pytest.mark.proxy
 def test_sharing_resumes_when_redis_returns(rig: Rig, outage: Outage) -> None:
     ensure_running(rig.redis)  # the same port, empty
@@ -486,6 +487,7 @@ def _configs(redis: RedisServer) -> dict[str, tuple[dict[str, Any], dict[str, st
     }
 
 
+@pytest.mark.slow  # a pin of LiteLLM's start-up; the tests that rely on it run by default
 @pytest.mark.subprocess
 def test_pin_which_proxy_config_backs_the_hook_cache_with_redis(live_redis: RedisServer, tmp_path: Path) -> None:
     configs = _configs(live_redis)

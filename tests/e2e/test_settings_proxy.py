@@ -72,6 +72,7 @@ def test_a_typo_in_a_deployments_settings_stops_the_proxy(tmp_path: Path) -> Non
     assert line in error  # the end of the log, where the operator looks
 
 
+@pytest.mark.slow  # the same refusal as the typo's, another message (tests/adapter covers each message)
 def test_a_bad_policy_value_stops_the_proxy(tmp_path: Path) -> None:
     """``policy: planx`` on a deployment without an id: named by its model_name, with the policies there are."""
     error, log = _refused({"max_input_tokens": WINDOW, "litellm_budget": {"policy": "planx"}}, tmp_path)
