@@ -206,12 +206,7 @@ def _fitted(ledger: Ledger, draft: Draft, max_tokens: int | None, started: float
     report = BudgetReport(
         **base,
         action="trimmed" if action == "rejected" else action,
-        window=limits.window,
-        budget=limits.budget,
-        reserve=limits.reserve,
-        margin=limits.margin,
-        watermark=limits.watermark,
-        quantum=limits.quantum,
+        **limits.report_fields(),
         tokens_before=tokens_before,
         tokens_after=tokens_after,
         messages_before=len(ledger.messages),
@@ -230,7 +225,6 @@ def _fitted(ledger: Ledger, draft: Draft, max_tokens: int | None, started: float
         first_changed_index=changed,
         max_tokens_sent=sent,
         counter=ledger.counter.name,
-        token_ratio=limits.ratio,
         duration_ms=_elapsed_ms(started),
     )
     if not fits:

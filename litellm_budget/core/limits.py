@@ -4,8 +4,21 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import TypedDict
 
 from .settings import BudgetSettings
+
+
+class LimitFields(TypedDict):
+    """The fields of ``BudgetReport`` that say what a request was fitted against."""
+
+    window: int
+    budget: int
+    reserve: int
+    margin: int
+    watermark: int
+    quantum: int
+    token_ratio: float
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -41,6 +54,18 @@ class Limits:
     def provider_tokens(self, counted: int) -> int:
         """``counted`` tokens as the provider is expected to count them."""
         return math.ceil(counted * self.ratio)
+
+    def report_fields(self) -> LimitFields:
+        """What every report says of these limits, as ``BudgetReport`` names the fields."""
+        return {
+            "window": self.window,
+            "budget": self.budget,
+            "reserve": self.reserve,
+            "margin": self.margin,
+            "watermark": self.watermark,
+            "quantum": self.quantum,
+            "token_ratio": self.ratio,
+        }
 
 
 def limits_for(
