@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
-import httpx
 import openai
 import pytest
 
@@ -27,7 +26,7 @@ from tests.support.fake_cache import PrefixCache
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.jsonl import wait_for_records
 from tests.support.paths import SUPPORT
-from tests.support.proxy_process import ProxyProcess, anthropic_client, start_proxy
+from tests.support.proxy_process import ProxyProcess, anthropic_client, openai_client, start_proxy
 
 pytestmark = pytest.mark.proxy
 
@@ -46,12 +45,7 @@ class Rig:
     claude: anthropic.Anthropic
 
     def gpt(self) -> openai.OpenAI:
-        return openai.OpenAI(
-            base_url=self.proxy.base_url + "/v1",
-            api_key=self.proxy.master_key,
-            max_retries=0,
-            http_client=httpx.Client(trust_env=False),
-        )
+        return openai_client(self.proxy)
 
     def message(
         self, model: str, messages: list[dict[str, Any]], **extra: Any

@@ -26,7 +26,7 @@ from tests.support.fake_cache import CacheUse, PrefixCache
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.hook_recorder import ENV_VAR, read_records
 from tests.support.jsonl import wait_for_records
-from tests.support.proxy_process import REPO_ROOT, anthropic_client, start_proxy
+from tests.support.proxy_process import REPO_ROOT, anthropic_client, openai_client, start_proxy
 
 pytestmark = pytest.mark.proxy
 
@@ -89,12 +89,7 @@ def fixture_rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
         with (
             start_proxy(config, tmp_path=folder, env=env) as proxy,
             anthropic_client(proxy) as claude,
-            openai.OpenAI(
-                base_url=proxy.base_url + "/v1",
-                api_key=proxy.master_key,
-                max_retries=0,
-                http_client=openai.DefaultHttpxClient(trust_env=False),
-            ) as gpt,
+            openai_client(proxy) as gpt,
         ):
             yield Rig(log, gpt_cache, claude_cache, claude, gpt)
 

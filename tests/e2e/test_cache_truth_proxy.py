@@ -26,7 +26,7 @@ from tests.support.fake_cache import PrefixCache
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.jsonl import wait_for_records
 from tests.support.paths import SESSIONS_DIR, SUPPORT
-from tests.support.proxy_process import ProxyProcess, start_proxy
+from tests.support.proxy_process import ProxyProcess, openai_client, start_proxy
 from tests.support.shifted_clock import ENV_VAR, ShiftedClock
 
 pytestmark = pytest.mark.proxy
@@ -47,10 +47,7 @@ class Rig:
     folder: Path
 
     def client(self) -> openai.OpenAI:
-        http = httpx.Client(trust_env=False)
-        return openai.OpenAI(
-            base_url=self.proxy.base_url + "/v1", api_key=self.proxy.master_key, max_retries=0, http_client=http
-        )
+        return openai_client(self.proxy)
 
     def send(self, messages: list[dict[str, Any]], *, tag: str = "a", model: str = "gpt") -> dict[str, Any]:
         """One chat request, served by deployment ``tag``; its ``cache_observed`` event."""

@@ -26,7 +26,7 @@ import pytest
 
 from tests.support.fake_upstream import CWE_MARKER, FakeUpstream
 from tests.support.hook_recorder import ENV_VAR, HookRecorder, read_records
-from tests.support.proxy_process import REPO_ROOT, ProxyProcess, anthropic_client, start_proxy
+from tests.support.proxy_process import REPO_ROOT, ProxyProcess, anthropic_client, openai_client, start_proxy
 from tests.support.sdk_support import only_callbacks
 
 pytestmark = pytest.mark.proxy
@@ -144,12 +144,7 @@ def fixture_rig(upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory
     with (
         start_proxy(config, tmp_path=folder, env=env) as proxy,
         anthropic_client(proxy) as claude,
-        openai.OpenAI(
-            base_url=proxy.base_url + "/v1",
-            api_key=proxy.master_key,
-            max_retries=0,
-            http_client=openai.DefaultHttpxClient(trust_env=False),
-        ) as gpt,
+        openai_client(proxy) as gpt,
     ):
         yield Rig(proxy=proxy, upstream=upstream, log=log, claude=claude, gpt=gpt)
 

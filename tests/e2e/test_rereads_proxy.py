@@ -10,12 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import openai
 import pytest
 
 from tests.support.builders import system, text, user
 from tests.support.fake_upstream import SHELL_TOOLS, AgentScript, FakeUpstream
-from tests.support.proxy_process import ProxyProcess, start_proxy
+from tests.support.proxy_process import ProxyProcess, openai_client, start_proxy
 
 pytestmark = pytest.mark.proxy
 GROUP = "agent"
@@ -69,7 +68,7 @@ def fixture_proxy(upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFacto
 
 def run_agent(proxy: ProxyProcess) -> list[str]:
     """The agent loop a client runs: call the model, run its command, send the result, until it answers."""
-    client = openai.OpenAI(base_url=proxy.base_url + "/v1", api_key=proxy.master_key, max_retries=0)
+    client = openai_client(proxy)
     messages: list[Any] = [system("You read files."), user("Read the files, then check the first again.")]
     commands = []
     for run in range(1, 12):

@@ -13,7 +13,7 @@ from litellm_budget.core.formats.responses_checks import unsupported_reason
 from litellm_budget.core.tokens import counter_for
 from tests.support.builders import agent_session
 from tests.support.fake_upstream import FakeUpstream
-from tests.support.proxy_process import ProxyProcess, start_proxy
+from tests.support.proxy_process import ProxyProcess, openai_client, start_proxy
 
 pytestmark = pytest.mark.proxy
 WINDOW = 8000
@@ -38,12 +38,7 @@ def fixture_proxy(upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFacto
 
 @pytest.fixture(name="client")
 def fixture_client(proxy: ProxyProcess) -> Iterator[openai.OpenAI]:
-    with openai.OpenAI(
-        base_url=proxy.base_url + "/v1",
-        api_key=proxy.master_key,
-        max_retries=0,
-        http_client=openai.DefaultHttpxClient(trust_env=False),
-    ) as client:
+    with openai_client(proxy) as client:
         yield client
 
 

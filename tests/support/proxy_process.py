@@ -351,3 +351,15 @@ def anthropic_client(proxy: ProxyProcess) -> Any:
         max_retries=0,
         http_client=anthropic.DefaultHttpxClient(trust_env=False),
     )
+
+
+def openai_client(proxy: ProxyProcess) -> Any:
+    """The official openai SDK on the proxy's ``/v1``, set up as ``anthropic_client`` sets up its SDK."""
+    import openai
+
+    return openai.OpenAI(
+        base_url=proxy.base_url + "/v1",
+        api_key=proxy.master_key,
+        max_retries=0,
+        http_client=openai.DefaultHttpxClient(trust_env=False),
+    )
