@@ -63,11 +63,15 @@ def edits_sent(messages: Sequence[Message], report: BudgetReport) -> SentEdits |
 
 def continues(ledger: Ledger) -> bool:
     """Whether the request is the remembered one with messages appended, and that one was edited."""
-    sent = ledger.previous
+    return continues_from(ledger.previous, ledger.messages)
+
+
+def continues_from(sent: SentEdits | None, messages: Sequence[Message]) -> bool:
+    """``continues`` without a ledger (the size gate has none): ``messages`` extend the edited ``sent``."""
     return (
         sent is not None
         and bool(sent.dropped or sent.elided)
-        and sent.digest == history_digest(ledger.messages, sent.messages)
+        and sent.digest == history_digest(messages, sent.messages)
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .conversation import history_digest
+from .conversation import continues
 from .ledger import Ledger
 from .tool_calls import CallKey, calls_made
 
@@ -21,11 +21,7 @@ def rereads(ledger: Ledger) -> int:
     request did not send (elided, or dropped with its step); 0 without conversation state.
     """
     sent = ledger.previous
-    if (
-        sent is None
-        or not (sent.dropped or sent.elided)
-        or sent.digest != history_digest(ledger.messages, sent.messages)
-    ):
+    if sent is None or not continues(ledger):
         return 0
     fmt, messages, keys = ledger.format, ledger.messages, ledger.keys
     made = [

@@ -43,7 +43,7 @@ from typing import Any
 from litellm_budget.typing import Message, Tools
 
 from .canonical import content_key
-from .conversation import history_digest
+from .conversation import continues_from
 from .formats import MessageFormat
 from .ledger import SentEdits
 from .limits import Limits, max_tokens_to_send
@@ -118,7 +118,7 @@ def passed_untouched(
     fit's own fields (model, policy, format, what was asked, why the window is a default).
     """
     counter, limits = context.counter, context.limits
-    if not counter.name.startswith("tiktoken:") or _keeps_edits(context.previous, messages):
+    if not counter.name.startswith("tiktoken:") or continues_from(context.previous, messages):
         return None
     bound = size_bound(messages, tools, context.format, context.image_tokens, above=limits.budget)
     if bound > limits.budget or max_tokens_to_send(limits, max_tokens, bound) != max_tokens:
@@ -148,15 +148,6 @@ class GateContext:
     limits: Limits
     image_tokens: int
     previous: SentEdits | None
-
-
-def _keeps_edits(previous: SentEdits | None, messages: Sequence[Message]) -> bool:
-    """``conversation.continues`` without a ledger: the request continues an edited one."""
-    return (
-        previous is not None
-        and bool(previous.dropped or previous.elided)
-        and previous.digest == history_digest(messages, previous.messages)
-    )
 
 
 def counted(
