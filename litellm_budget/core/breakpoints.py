@@ -28,10 +28,11 @@ UNMARKABLE = frozenset({"thinking", "redacted_thinking"})
 
 def breakpoints_in(messages: Sequence[Message], tools: object = None) -> int:
     """Breakpoints already in a request: on tools, on the system prompt's and messages' blocks, on messages."""
-    found = sum(1 for tool in tools if _marked(tool)) if isinstance(tools, list) else 0
+    found = sum(1 for tool in tools if has_breakpoint(tool)) if isinstance(tools, list) else 0
     for message in messages:
         content = message.get("content")
-        found += _marked(message) + (sum(1 for block in content if _marked(block)) if isinstance(content, list) else 0)
+        blocks = sum(1 for block in content if has_breakpoint(block)) if isinstance(content, list) else 0
+        found += has_breakpoint(message) + blocks
     return found
 
 
@@ -105,7 +106,7 @@ def _with_breakpoint(message: Message) -> Message | None:
 
 def _ends_marked(message: Message) -> bool:
     content = message.get("content")
-    return _marked(message) or (isinstance(content, list) and bool(content) and _marked(content[-1]))
+    return has_breakpoint(message) or (isinstance(content, list) and bool(content) and has_breakpoint(content[-1]))
 
 
 def _markable(block: Any) -> bool:
@@ -114,7 +115,8 @@ def _markable(block: Any) -> bool:
     return block.get("type") != "text" or bool(block.get("text"))
 
 
-def _marked(value: Any) -> bool:
+def has_breakpoint(value: Any) -> bool:
+    """Whether ``value`` (a tool, a message or a block) carries a ``cache_control`` breakpoint."""
     # dict first: the request's own JSON, where a Mapping check would cost most of the scan.
     if isinstance(value, dict):
         return "cache_control" in value and isinstance(value["cache_control"], Mapping)

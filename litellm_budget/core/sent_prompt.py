@@ -10,6 +10,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .breakpoints import has_breakpoint
 from .notices import MARKER_END, marker_start
 from .report import BudgetReport, parse_ranges
 
@@ -184,16 +185,16 @@ def _entry(entry: Any, *, tools: bool) -> tuple[tuple[object, int], int, list[in
     """An entry frozen without its breakpoints (and its size), its number of blocks, and the blocks that carry one."""
     if tools:
         parts = list(entry) if isinstance(entry, list) else [entry]
-        marked = [i for i, part in enumerate(parts) if _has_breakpoint(part)]
+        marked = [i for i, part in enumerate(parts) if has_breakpoint(part)]
         return _frozen(parts), max(1, len(parts)), marked
     if not isinstance(entry, Mapping):
         return _frozen(entry), 1, []
     content = entry.get("content")
     if not isinstance(content, list):
-        marked = [0] if _has_breakpoint(entry) else []
+        marked = [0] if has_breakpoint(entry) else []
         return _frozen(entry), 1, marked
-    marked = [i for i, part in enumerate(content) if _has_breakpoint(part)]
-    if _has_breakpoint(entry):
+    marked = [i for i, part in enumerate(content) if has_breakpoint(part)]
+    if has_breakpoint(entry):
         marked = marked or [len(content) - 1]
     parts = [_unmarked(part) for part in content] if marked else content
     # One plain text block is the string it holds, as the API reads it (and as a breakpoint
@@ -206,10 +207,6 @@ def _entry(entry: Any, *, tools: bool) -> tuple[tuple[object, int], int, list[in
 
 def _is_plain_text(part: Any) -> bool:
     return isinstance(part, Mapping) and part.get("type") == "text" and set(part) == {"type", "text"}
-
-
-def _has_breakpoint(value: Any) -> bool:
-    return isinstance(value, Mapping) and isinstance(value.get("cache_control"), Mapping)
 
 
 def _unmarked(value: Any) -> Any:
