@@ -12,10 +12,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from .checks import is_mapping
-from .settings import SETTING_NAMES, BudgetSettings, SettingError
+from .settings import SETTING_NAMES, SHOWN_CHARS, BudgetSettings, SettingError, shown
 
-#: The longest value a message shows; a request's metadata may hold anything.
-SHOWN_CHARS = 80
+__all__ = ["SHOWN_CHARS", "SettingProblem", "apply_valid", "closest_setting", "shown"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,12 +67,6 @@ def closest_setting(key: str) -> str | None:
     """The setting ``key`` is most likely a typo of, if any is close."""
     found = difflib.get_close_matches(key, sorted(SETTING_NAMES), n=1, cutoff=0.6)
     return found[0] if found else None
-
-
-def shown(value: object) -> str:
-    """``repr(value)``, at most ``SHOWN_CHARS`` long."""
-    text = repr(value)
-    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 3] + "..."
 
 
 def _takes(settings: BudgetSettings, overrides: Mapping[Any, Any]) -> bool:

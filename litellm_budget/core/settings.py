@@ -169,8 +169,7 @@ class BudgetSettings:
 
     def _check(self, ok: bool, field: str, expected: str) -> None:
         if not ok:
-            shown = repr(getattr(self, field))
-            msg = f"BudgetSettings.{field} must be {expected}, got {shown if len(shown) <= 80 else shown[:77] + '...'}"
+            msg = f"BudgetSettings.{field} must be {expected}, got {shown(getattr(self, field))}"
             raise SettingError(field, f"must be {expected}", msg)
 
     def lifetime_for(self, model: str) -> float:
@@ -188,6 +187,16 @@ class BudgetSettings:
                 return self.token_ratios[name]
         lowered = model.lower()
         return next((ratio for word, ratio in PRIOR_RATIOS if word in lowered), 1.0)
+
+
+#: The longest value a message shows; a request's metadata may hold anything.
+SHOWN_CHARS = 80
+
+
+def shown(value: object) -> str:
+    """``repr(value)``, at most ``SHOWN_CHARS`` long."""
+    text = repr(value)
+    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 3] + "..."
 
 
 class SettingError(ValueError):
