@@ -180,8 +180,8 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         self, kwargs: dict[str, Any], response_obj: Any, start_time: Any, end_time: Any
     ) -> None:
         """A request LiteLLM's own pre-call checks refused before the plugin fitted it: what it would have sent."""
-        settings, router = self.settings, self._router_in_use()
-        Guard("async_log_failure_event").run("unfitted", lambda: report_unfitted(kwargs, settings, router))
+        settings, router, ratio_of = self.settings, self._router_in_use(), self._memory.ratio
+        Guard("async_log_failure_event").run("unfitted", lambda: report_unfitted(kwargs, settings, router, ratio_of))
 
     def log_pre_api_call(self, model: Any, messages: Any, kwargs: dict[str, Any]) -> None:
         """Every call, just before it goes out: a request rejected here is being re-sent past the hooks."""

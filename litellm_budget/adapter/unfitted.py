@@ -7,8 +7,9 @@ hook leaves such a request to the deployment hook (whether the plugin or Anthrop
 edits depends on the deployment's provider), and the Router's window check runs in between, on the
 request as it came. The report is made in the failure callback, off the request's path, from the
 client's body as the proxy received it, against the model group's largest window (no deployment
-was chosen): the client's edits applied as the deployment hook would for a non-Anthropic group,
-then the fit (a compaction the summary model would serve is not asked for). It is the plugin's
+was chosen) and at the token ratio the hooks have learned for its model: the client's edits
+applied as the deployment hook would for a non-Anthropic group, then the fit (a compaction the
+summary model would serve is not asked for). It is the plugin's
 estimate of a request that was never sent, so it goes under its own key
 (``litellm_budget_unfitted``), with a reason that says so; the request's own report
 (``litellm_budget``) stays absent, as nothing of the plugin's reached anyone.
@@ -17,7 +18,7 @@ estimate of a request that was never sent, so it goes under its own key
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any
 
 import structlog
@@ -29,7 +30,7 @@ from litellm_budget.core.report import BudgetReport
 from .context_management import apply_client_edits
 from .publish import REPORT_KEY, report_in
 from .shapes import ANTHROPIC_SHAPE, shape_for
-from .targets import pre_call_target
+from .targets import Target, pre_call_target
 
 log = structlog.get_logger("litellm_budget")
 
@@ -39,8 +40,13 @@ PRE_CALL_CHECKS = "litellm._pre_call_checks"
 REASON = "not sent: LiteLLM's pre-call checks refused the request before the plugin fitted it"
 
 
-def report_unfitted(kwargs: Mapping[str, Any], settings: Any, router: Any) -> BudgetReport | None:
-    """What the plugin would have sent for a request refused by the pre-call checks; ``None`` for other failures."""
+def report_unfitted(
+    kwargs: Mapping[str, Any], settings: Any, router: Any, ratio_of: Callable[[Target], float | None]
+) -> BudgetReport | None:
+    """
+    What the plugin would have sent for a request refused by the pre-call checks; ``None`` for
+    other failures. ``ratio_of`` is the learned token ratio the hooks would have applied (``Memory.ratio``).
+    """
     payload = kwargs.get("standard_logging_object")
     if not is_mapping(payload):
         return None
@@ -72,6 +78,7 @@ def report_unfitted(kwargs: Mapping[str, Any], settings: Any, router: Any) -> Bu
         tools=parts.tools,
         max_tokens=parts.max_tokens,
         settings=target.settings,
+        ratio=ratio_of(target),
         fmt=shape.format,
     )
     report = dataclasses.replace(fitted.report, reason=REASON)
