@@ -95,8 +95,8 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         """Router, before its own window check: fit in place, so ``enable_pre_call_checks`` keeps deployments."""
         kwargs = request_kwargs or {}
 
-        def lending(settings: BudgetSettings | None, guard: Guard) -> FilterPass | None:
-            if settings is None or not isinstance(messages, list) or not messages or not self._may_be_chat(kwargs):
+        def lending(settings: BudgetSettings, guard: Guard) -> FilterPass | None:
+            if not isinstance(messages, list) or not messages or not self._may_be_chat(kwargs):
                 return None
             target = group_target(model, healthy_deployments, settings)
             context = self._context(settings)
@@ -187,31 +187,31 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         """Every call, just before it goes out: a request rejected here is being re-sent past the hooks."""
         Guard("log_pre_api_call").run("resent", lambda: self._warn_if_resent(kwargs))
 
-    def _read(self, hook: str, read: Callable[[BudgetSettings | None, Guard], _T]) -> _T | None:
+    def _read(self, hook: str, read: Callable[[BudgetSettings, Guard], _T]) -> _T | None:
         """The hook's pass, read inside its boundary; ``None``: nothing for this hook to do."""
         settings = self.settings
-        guard = Guard(hook, fail_closed=settings is not None and settings.fail_closed)
+        guard = Guard(hook, fail_closed=settings.fail_closed)
         return guard.run("read", lambda: read(settings, guard))
 
     def _group_pass(
-        self, data: dict[str, Any], call_type: Any, settings: BudgetSettings | None, guard: Guard
+        self, data: dict[str, Any], call_type: Any, settings: BudgetSettings, guard: Guard
     ) -> GroupPass | None:
         shape = shape_for(call_type, data)
         if shape is not CHAT_SHAPE:
             # The Router's filter hook sees other call types' messages (a text completion's
             # prompt, Anthropic's blocks) as chat: it must leave them alone.
             self._memory.calls.not_chat(call_id_of(data))
-        if settings is None or shape is None or is_summary_call(data):
+        if shape is None or is_summary_call(data):
             return None
         context = self._context(settings)
         target = pre_call_target(data, settings, context.router)
         return None if target is None else GroupPass.reading(data, shape, target, context, guard)
 
     def _deployment_pass(
-        self, kwargs: dict[str, Any], call_type: Any, settings: BudgetSettings | None, guard: Guard
+        self, kwargs: dict[str, Any], call_type: Any, settings: BudgetSettings, guard: Guard
     ) -> DeploymentPass | None:
         shape = shape_for(call_type, kwargs)
-        if settings is None or shape is None or is_summary_call(kwargs):
+        if shape is None or is_summary_call(kwargs):
             return None
         target = deployment_target(kwargs, settings)
         return DeploymentPass.reading(kwargs, shape, target, self._context(settings), guard)

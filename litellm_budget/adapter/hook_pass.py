@@ -118,10 +118,9 @@ class HookPass:
         """Share the conversation edits remembered during the fit."""
         await self.guard.run_async("after", lambda: self.context.memory.conversations.flush(self.context.cache))
 
-    def trial(self, parts: Parts | None = None) -> Fitted | None:
+    def trial(self, parts: Parts) -> Fitted | None:
         """A silent fit of ``parts`` (``_trial_parts``), for the summary step to see what would drop: nothing kept."""
-        trial_parts = parts if parts is not None else self._trial_parts()
-        return dataclasses.replace(self, parts=trial_parts, metadata=None, silent=True)._fit_once()
+        return dataclasses.replace(self, parts=parts, metadata=None, silent=True)._fit_once()
 
     def _trial_parts(self) -> Parts:
         """The parts the summary step reads: the caller's own list where the filter hook lent it a trim."""

@@ -32,14 +32,6 @@ def _as_dict(message: Any) -> Any:
     return dump(exclude_none=True) if callable(dump) and not is_mapping(message) else message
 
 
-def max_tokens_of(request: Mapping[str, Any]) -> tuple[str, Any]:
-    """The key the client used for the answer's length, and its value (``max_tokens`` if neither)."""
-    for key in MAX_TOKENS_KEYS:
-        if request.get(key) is not None:
-            return key, request[key]
-    return "max_tokens", None
-
-
 def metadata_key(request: Mapping[str, Any]) -> str:
     """
     Where LiteLLM keeps its own metadata for this request: ``litellm_metadata`` on the
