@@ -33,8 +33,11 @@ def elide_oldest(draft: Draft, ledger: Ledger, target: int) -> Draft:
     valid by construction; only its bulky text is swapped for a placeholder.
     """
     start = _tail_start(ledger)
-    stale = sorted(index for index in superseded(ledger) if index < start)
-    order = [*stale, *(index for index in range(start) if index not in stale)]
+    stale = superseded(ledger)
+    order = [
+        *sorted(index for index in stale if index < start),
+        *(index for index in range(start) if index not in stale),
+    ]
     return _elide_in(draft, ledger, order, target)
 
 
@@ -73,8 +76,11 @@ def _elide_in(draft: Draft, ledger: Ledger, indices: Iterable[int], target: floa
 def superseded(ledger: Ledger) -> frozenset[int]:
     """
     The outputs a later call of the same tool with the same arguments made stale (a file read
-    again, a test run again): what they said was said again after them, so they go first.
+    again, a test run again): what they said was said again after them, so they go first. Read
+    once per request: ``auto`` elides again on each pass of its loop.
     """
+    if ledger.derived.superseded is not None:
+        return ledger.derived.superseded
     fmt, keys = ledger.format, ledger.keys
     latest: dict[CallKey, str] = {}
     answers: dict[str, list[int]] = {}
@@ -87,7 +93,8 @@ def superseded(ledger: Ledger) -> frozenset[int]:
             if key in latest:
                 stale.update(answers.get(latest[key], ()))
             latest[key] = call_id
-    return frozenset(stale)
+    ledger.derived.superseded = frozenset(stale)
+    return ledger.derived.superseded
 
 
 def _tail_start(ledger: Ledger) -> int:

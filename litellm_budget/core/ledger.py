@@ -91,6 +91,8 @@ class Derived:
     atom_lines: dict[tuple[int, ...], AtomLines] = dataclasses.field(default_factory=dict)
     #: Each message's ``content_key``: what the memos know it by.
     keys: list[int] | None = None
+    #: The outputs a later identical call made stale (``elide.superseded``).
+    superseded: frozenset[int] | None = None
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
