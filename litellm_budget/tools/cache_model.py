@@ -24,6 +24,7 @@ import itertools
 from collections.abc import Sequence
 
 from litellm_budget.core.breakpoints import stable_ends, with_breakpoints
+from litellm_budget.core.cache_truth import LOOKBACK_BLOCKS, STEP_TOKENS
 from litellm_budget.core.formats import SYSTEM, MessageFormat
 from litellm_budget.core.sent_prompt import sent_prompt
 from litellm_budget.typing import Message
@@ -32,8 +33,6 @@ from .pricing import Prices
 
 CACHE_KINDS = ("openai", "anthropic")
 CLIENT_BREAKPOINTS = ("last", "none")
-LOOKBACK_BLOCKS = 20
-OPENAI_STEP = 128
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -48,7 +47,7 @@ class CacheSetup:
     def describe(self) -> str:
         """One line for the replay's notes."""
         if self.kind == "openai":
-            return f"OpenAI's automatic prefix cache (at least {self.minimum} tokens, in steps of {OPENAI_STEP})"
+            return f"OpenAI's automatic prefix cache (at least {self.minimum} tokens, in steps of {STEP_TOKENS})"
         marks = {"last": "the client's on the system prompt and the last message", "none": "none of the client's"}
         plugin = ", and the plugin's (cache_breakpoints)" if self.plugin else ""
         return f"Anthropic's cache at breakpoints ({marks[self.client]}{plugin}; at least {self.minimum} tokens)"
@@ -100,7 +99,7 @@ class CacheModel:
                 read = total
         self._cached.update(ids)
         whole = int(read)
-        return (whole - whole % OPENAI_STEP if whole >= self.setup.minimum else 0), 0
+        return (whole - whole % STEP_TOKENS if whole >= self.setup.minimum else 0), 0
 
     def _anthropic(self, sent: Sequence[Message], sizes: Sequence[int]) -> tuple[int, int]:
         prompt = sent_prompt(sent)
