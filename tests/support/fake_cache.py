@@ -14,7 +14,7 @@ What it models, from the providers' documentation (notes/anchors-2026.md §6):
   prefix: moving one keeps the cache.
 
 An entry lives ``lifetime`` seconds after it was last written or read, by ``clock`` (a test
-passes a :class:`ManualClock` to make a conversation idle without waiting).
+passes ``tests/support/shifted_clock.ShiftedClock`` to make a conversation idle without waiting).
 
 Tokens are the fake's own: each block is serialised as JSON, and the prompt's tokens (whatever
 the fake reports as ``prompt_tokens``) are spread over its characters, so what is read is the
@@ -30,28 +30,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["LOOKBACK_BLOCKS", "CacheUse", "ManualClock", "PrefixCache", "anthropic_blocks", "openai_blocks"]
+__all__ = ["LOOKBACK_BLOCKS", "CacheUse", "PrefixCache", "anthropic_blocks", "openai_blocks"]
 
 #: How far back from a breakpoint Anthropic looks for an earlier entry.
 LOOKBACK_BLOCKS = 20
 #: The most entries one cache keeps (the least recently used go first).
 MAX_ENTRIES = 256
-
-
-class ManualClock:
-    """A clock that moves only when told: ``clock.advance(400)`` makes every conversation 400 s idle."""
-
-    def __init__(self, start: float = 1_000_000.0) -> None:
-        self.now = start
-        self._lock = threading.Lock()
-
-    def __call__(self) -> float:
-        with self._lock:
-            return self.now
-
-    def advance(self, seconds: float) -> None:
-        with self._lock:
-            self.now += seconds
 
 
 @dataclass(frozen=True)
