@@ -32,6 +32,7 @@ from litellm_budget.core.compaction import (
     compact_edit,
     compact_trigger,
     compaction_note,
+    split_applied,
     without_compact_edit,
 )
 from litellm_budget.core.context_edits import apply_context_edits
@@ -124,10 +125,10 @@ def respond_with_edits(response: Any, applied: list[dict[str, Any]] | None) -> A
     """
     if applied is None or not isinstance(response, dict):
         return response
-    blocks = [entry for entry in applied if entry.get("type") == COMPACTION_BLOCK]
+    blocks, edits = split_applied(applied)
     if blocks and isinstance(response.get("content"), list):
         response["content"] = [*blocks, *response["content"]]
-    response["context_management"] = {"applied_edits": [e for e in applied if e.get("type") != COMPACTION_BLOCK]}
+    response["context_management"] = {"applied_edits": edits}
     return response
 
 

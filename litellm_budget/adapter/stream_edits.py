@@ -16,7 +16,7 @@ import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from litellm_budget.core.compaction import COMPACTION_BLOCK
+from litellm_budget.core.compaction import COMPACTION_BLOCK, split_applied
 
 _SEPARATOR = "\n\n"
 _INDEXED = frozenset({"content_block_start", "content_block_delta", "content_block_stop"})
@@ -26,8 +26,7 @@ class FrameRewriter:
     """The rewrite of one stream's frames, given what its response reports (``Calls.take_edits``)."""
 
     def __init__(self, applied: list[dict[str, Any]]) -> None:
-        self.blocks = [entry for entry in applied if entry.get("type") == COMPACTION_BLOCK]
-        self.edits = [entry for entry in applied if entry.get("type") != COMPACTION_BLOCK]
+        self.blocks, self.edits = split_applied(applied)
 
     def frame(self, text: str) -> str:
         """One whole frame (``event:`` and ``data:`` lines, its separator included) as it is to be sent."""

@@ -21,6 +21,12 @@ COMPACTION_BLOCK = "compaction"
 DEFAULT_COMPACT_TRIGGER = 150_000
 
 
+def split_applied(applied: Sequence[Mapping[str, Any]]) -> tuple[list[Any], list[Any]]:
+    """What a response reports of the edits served: the compaction blocks (first in its content) and the other edits."""
+    blocks = [entry for entry in applied if entry.get("type") == COMPACTION_BLOCK]
+    return blocks, [entry for entry in applied if entry.get("type") != COMPACTION_BLOCK]
+
+
 def compact_edit(context_management: object) -> Mapping[str, Any] | None:
     """The ``compact_20260112`` edit a request's ``context_management`` asks for, if any."""
     edits = context_management.get("edits") if is_mapping(context_management) else None
