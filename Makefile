@@ -20,9 +20,13 @@ install: $(BIN)/.installed
 demo: install
 	$(BIN)/litellm-budget demo --config examples/config.yaml
 
+# Workers for the default run: most of its time is a test waiting on a proxy it started, so two
+# workers keep two cores busy. A file stays on one worker (its module-scoped proxy starts once).
+WORKERS ?= 2
+
 # The default run: everything but the few slow end-to-end cases (marked `slow`).
 test: install
-	$(BIN)/python -m pytest -m "not slow"
+	$(BIN)/python -m pytest -m "not slow" -n $(WORKERS) --dist loadfile
 
 # The slow end-to-end cases the default run leaves out; CI (.ci/run) runs them after `make test`.
 test-slow: install

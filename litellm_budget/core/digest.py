@@ -66,6 +66,9 @@ def outcome_of(texts: Sequence[str], limit: int) -> str:
 
 
 def _outcome(texts: Sequence[str], limit: int) -> str:
+    listed = _json_list(texts)
+    if listed is not None:
+        return _items_outcome(listed, limit)
     lines = [line for text in texts for line in text.splitlines()]
     meaningful = [line.strip() for line in lines if line.strip() and not _MARKUP_ONLY.fullmatch(line)]
     if not meaningful:
@@ -77,6 +80,48 @@ def _outcome(texts: Sequence[str], limit: int) -> str:
         return f"{size}: {quoted(first, limit)}"
     half = max(1, limit // 2)
     return f"{size}: {quoted(first, half)} ... {quoted(notable, half)}"
+
+
+def _json_list(texts: Sequence[str]) -> list[object] | None:
+    """The output as a JSON array, when it is one (a search's results): ``None`` for any other text."""
+    text = "".join(texts).strip()
+    if not text.startswith("[") or not text.endswith("]"):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, list) else None
+
+
+def _items_outcome(items: Sequence[object], limit: int) -> str:
+    """
+    What a list of results held: how many, and what identifies each (its first field's value, a
+    pair's both), within ``limit`` characters: which flights a search found, not only the first.
+    """
+    if not items:
+        return "0 items"
+    size = f"{len(items)} items" if len(items) != 1 else "1 item"
+    shown: list[str] = []
+    left = limit
+    for item in items:
+        if left <= 0:
+            shown.append(_CUT)
+            break
+        name = _identity(item)
+        shown.append(quoted(name, left))
+        left -= min(len(name), left) + 2
+    return f"{size}: {', '.join(shown)}"
+
+
+def _identity(item: object) -> str:
+    """An item's first field's value (an object's), its parts' joined by ``+`` (a list's), or the item itself."""
+    if isinstance(item, dict):
+        first = next(iter(item.values()), "")
+        return first if isinstance(first, str) else json.dumps(first, ensure_ascii=False, default=str)
+    if isinstance(item, list):
+        return "+".join(_identity(part) for part in item)
+    return item if isinstance(item, str) else json.dumps(item, ensure_ascii=False, default=str)
 
 
 def call_text(name: object, arguments: object, limit: int) -> str:

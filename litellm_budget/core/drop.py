@@ -70,19 +70,48 @@ def drop_units(draft: Draft, ledger: Ledger, units: Sequence[Unit], counted: int
     )
 
 
-def marker_entry(ledger: Ledger, gone: Sequence[int], units: int, *, digest: bool = True) -> Entry:
-    """The marker for the dropped messages ``gone`` (``units`` of them, as it says), with its token cost."""
-    listed = marker_digest(ledger, gone) if digest else ([], 0)
+def marker_entry(
+    ledger: Ledger, gone: Sequence[int], units: int, *, digest: bool = True, room: int | None = None
+) -> Entry:
+    """
+    The marker for the dropped messages ``gone`` (``units`` of them, as it says), with its token
+    cost; its digest within ``room`` tokens where given.
+    """
+    listed = marker_digest(ledger, gone, room) if digest else ([], 0)
     marker = ledger.format.notice(omitted_note(len(gone), units, *listed), ledger.settings.marker_placement)
     return Entry(None, marker, ledger.count(marker))
 
 
-def without_digest(draft: Draft, ledger: Ledger) -> Draft:
+def digest_to_fit(draft: Draft, ledger: Ledger) -> Draft:
     """
-    The draft with its marker's digest taken out: a digest is worth less than the text of the
-    question or the final step, so it goes before the last resort would cut them.
+    The draft with its marker's digest shortened to the room the budget leaves, its oldest lines
+    first, or taken out where none is left: a digest is worth less than the text of the question
+    or the final step, so it goes before the last resort would cut them.
     """
     if not draft.marker or draft.summary is not None:
         return draft
     plain = marker_entry(ledger, draft.dropped, draft.dropped_units, digest=False)
-    return dataclasses.replace(draft, entries=tuple(plain if e.source is None else e for e in draft.entries))
+    fitted = _with_marker(draft, plain)
+    room = ledger.limits.budget - fitted.total
+    for _ in range(_ROOM_TRIES):
+        if room <= 0:
+            break
+        marker = marker_entry(ledger, draft.dropped, draft.dropped_units, room=room)
+        over = draft.total - _marker_tokens(draft) + marker.tokens - ledger.limits.budget
+        if over <= 0:
+            return _with_marker(draft, marker)
+        # The marker's text joins its lines, so it may count a little above their sum.
+        room -= over
+    return fitted
+
+
+#: Shortening tries before the digest goes: the first nearly always fits, the joins cost a few tokens.
+_ROOM_TRIES = 3
+
+
+def _marker_tokens(draft: Draft) -> int:
+    return next(entry.tokens for entry in draft.entries if entry.source is None)
+
+
+def _with_marker(draft: Draft, marker: Entry) -> Draft:
+    return dataclasses.replace(draft, entries=tuple(marker if e.source is None else e for e in draft.entries))

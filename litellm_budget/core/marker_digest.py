@@ -29,18 +29,18 @@ _T = TypeVar("_T")
 _OPENERS = frozenset({USER, ASSISTANT, SYSTEM})
 
 
-def marker_digest(ledger: Ledger, gone: Sequence[int]) -> tuple[Sequence[str], int]:
+def marker_digest(ledger: Ledger, gone: Sequence[int], room: int | None = None) -> tuple[Sequence[str], int]:
     """
     What the dropped messages ``gone`` did, newest actions first within the digest's share of the
-    prompt room, and how many older ones are not listed: ``newest_within(step_entries(...))``.
+    prompt room (or ``room`` tokens, when less is left), and how many older ones are not listed:
+    ``newest_within(step_entries(...))``.
     """
     settings = ledger.settings
     if not settings.digest_chars or not gone:
         return [], 0
-    # A share of the prompt's room in the window, not of the budget: the budget moves with the
-    # learned token ratio, and a digest that moved with it would move the cached prefix too.
-    limits = ledger.limits
-    cap = int((limits.window - limits.reserve - limits.margin) * settings.digest_share)
+    cap = digest_cap(ledger) if room is None else min(room, digest_cap(ledger))
+    if cap <= 0:
+        return [], 0
     keys, kinds = ledger.keys, ledger.kinds
     seen = (ledger.format.name, ledger.counter.name, settings.digest_chars, cap)
     key = hash((*seen, _picked(keys, gone), _picked(kinds, gone)))
@@ -50,6 +50,16 @@ def marker_digest(ledger: Ledger, gone: Sequence[int]) -> tuple[Sequence[str], i
         found = (tuple(listed), unlisted)
         _BLOCKS.put(key, found)
     return found
+
+
+def digest_cap(ledger: Ledger) -> int:
+    """
+    The digest's most tokens: a share of the prompt's room in the window, not of the budget. The
+    budget moves with the learned token ratio, and a digest that moved with it would move the
+    cached prefix too.
+    """
+    limits = ledger.limits
+    return int((limits.window - limits.reserve - limits.margin) * ledger.settings.digest_share)
 
 
 def _lines(ledger: Ledger, gone: Sequence[int]) -> list[str]:

@@ -10,7 +10,7 @@ from litellm_budget.typing import PolicyName
 
 from .conversation import with_state
 from .cut import cut_to_fit
-from .drop import drop_oldest, drop_units, units_worth, without_digest
+from .drop import digest_to_fit, drop_oldest, drop_units, units_worth
 from .elide import elide_oldest, elide_tail, settled_sizes
 from .formats import SYSTEM
 from .ledger import Draft, Ledger, Policy
@@ -77,10 +77,10 @@ def fit_auto(ledger: Ledger) -> Draft:
 
 
 def _cut_if_over(draft: Draft, ledger: Ledger) -> Draft:
-    """The last resort, when the draft still overflows: the marker's digest first, then the cut."""
+    """The last resort, when the draft still overflows: the marker's digest shortens first, then the cut."""
     if draft.total <= ledger.limits.budget:
         return draft
-    draft = without_digest(draft, ledger)
+    draft = digest_to_fit(draft, ledger)
     return cut_to_fit(draft, ledger) if draft.total > ledger.limits.budget else draft
 
 

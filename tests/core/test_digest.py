@@ -90,6 +90,29 @@ class TestOutcome:
     def test_one_line(self) -> None:
         assert outcome_of(["42 passed"], 100) == '1 line: "42 passed"'
 
+    def test_a_list_of_results_says_what_identifies_each(self) -> None:
+        """A search's JSON results: how many, and each one's first field (a pair's both), not the first only."""
+        direct = [{"flight_number": f"HAT0{n}", "origin": "JFK", "price": 300 + n} for n in (23, 45, 100)]
+        onestop = [[{"flight_number": "HAT123", "origin": "SFO"}, {"flight_number": "HAT456", "origin": "PHX"}]]
+
+        assert outcome_of([json.dumps(direct)], 100) == '3 items: "HAT023", "HAT045", "HAT0100"'
+        assert outcome_of([json.dumps(onestop)], 100) == '1 item: "HAT123+HAT456"'
+        assert outcome_of(['["K1NW8N", 7]'], 100) == '2 items: "K1NW8N", "7"'
+        assert outcome_of(["[]"], 100) == "0 items"
+
+    def test_a_long_list_is_cut_within_the_limit(self) -> None:
+        results = json.dumps([{"id": f"reservation_{n:04}"} for n in range(50)])
+
+        came = outcome_of([results], 60)
+
+        assert came.startswith('50 items: "reservation_0000", "reservation_0001"')
+        assert came.endswith(", …")
+        assert sum(len(json.loads(q)) for q in QUOTE.findall(came)) <= 60
+
+    def test_text_that_only_looks_like_a_list_is_read_as_lines(self) -> None:
+        assert outcome_of(["[1, 2] and more"], 100) == '1 line: "[1, 2] and more"'
+        assert outcome_of(["[not json]"], 100) == '1 line: "[not json]"'
+
 
 class TestCallText:
     def test_json_arguments_by_name(self) -> None:
@@ -193,6 +216,27 @@ class TestMarker:
 
         assert sum(count(line) + 1 for line in digest_lines(marker)) <= room * 0.05
 
+    def test_a_digest_shortens_to_the_room_the_final_step_leaves(self) -> None:
+        """
+        Every step but a heavy final one dropped and its digest too long beside it: the newest
+        lines that fit stay, the older ones are counted, and the request fits.
+        """
+        final = tool_step(20, thought=text(5200, 7), command="cat src/final.py")
+        fitted = fit([*self.session(), *final], model="gpt-4o", window=8000)
+        report = fitted.report
+        marker = marker_of(fitted.messages)
+        assert marker is not None
+        lines = digest_lines(marker)
+        room = report.budget - (report.tokens_after - counter_for("gpt-4o").count_text(marker))
+        count = counter_for("gpt-4o").count_text
+
+        assert (report.cut, report.dropped_units) == (0, 30)
+        assert report.tokens_after <= report.budget
+        assert 0 < sum(count(line) + 1 for line in lines) < (report.window - report.reserve - report.margin) * 0.15
+        assert sum(count(line) + 1 for line in lines) <= room
+        assert "cat src/module_29.py" in lines[-1]
+        assert f"({30 - len(lines)} older not listed)" in marker
+
     @pytest.mark.parametrize("fmt", ["anthropic", "responses"])
     def test_every_format_records_its_calls(self, fmt: str) -> None:
         """Anthropic's tool_use blocks and Responses' function_call items are read as chat's tool_calls are."""
@@ -229,9 +273,9 @@ def test_a_digest_is_a_bounded_record_of_actions(messages: list[dict[str, Any]],
     """
     Whatever was dropped: every digest line is a record of an action, never a role or a turn of
     its own; each quote stays within digest_chars and all lines within digest_share; no chat
-    template token forms; and the same dropped content reads the same bytes in the next request,
-    unless what may not be dropped left room for the digest in only one of the two (the digest goes
-    first, before the last resort cuts the question; tool pairs and the budget: ``test_properties``).
+    template token forms; and the same dropped content reads the same bytes in the next request
+    while both have room for a whole digest (where what may not be dropped leaves less, the last
+    resort shortens the digest first; tool pairs and the budget: ``test_properties``).
     """
     options = BudgetSettings(digest_chars=chars)
     try:
@@ -259,5 +303,8 @@ def test_a_digest_is_a_bounded_record_of_actions(messages: list[dict[str, Any]],
         report.dropped_at,
         report.dropped_units,
     )
-    if same_drops and not (report.cut or next_fit.report.cut):
+    share = int((report.window - report.reserve - report.margin) * 0.15)
+    # Room for a whole digest beside what was sent, in both: the last resort shortened neither.
+    roomy = all(r.budget - r.tokens_after >= share for r in (report, next_fit.report))
+    if same_drops and roomy:
         assert marker_of(next_fit.messages) == marker
