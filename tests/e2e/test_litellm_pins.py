@@ -23,6 +23,7 @@ import anthropic
 import litellm
 import openai
 import pytest
+from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
 
 from tests.support.fake_upstream import CWE_MARKER, FakeUpstream
 from tests.support.hook_recorder import ENV_VAR, HookRecorder, read_records
@@ -387,22 +388,44 @@ def fixture_sdk_recorder(tmp_path: Path) -> Iterator[HookRecorder]:
         yield recorder
 
 
+async def _logging_settled() -> None:
+    """
+    Until LiteLLM's logging worker (1.108.5) has nothing queued or running, twice in a row: an
+    earlier test's success event still queued would reach this test's recorder, whose callbacks
+    are the ones installed when the event is handled, and read as this call's.
+    """
+    worker = GLOBAL_LOGGING_WORKER
+    idle = 0
+    for _ in range(250):
+        queue = worker._queue
+        busy = (queue is not None and not queue.empty()) or worker._running_tasks or worker._dequeued_tasks
+        idle = 0 if busy else idle + 1
+        if idle >= 2:
+            return
+        await asyncio.sleep(0.02)
+
+
 async def _sdk_call(
     recorder: HookRecorder, upstream: FakeUpstream, request: Callable[[], Any], until: str
 ) -> tuple[Any, list[dict[str, Any]]]:
-    """Await ``request`` and return its result (or exception) and the records, once ``until`` was logged."""
+    """
+    Await ``request`` and return its result (or exception) and the records it made, once
+    ``until`` was logged: those written before it, by earlier calls' logging, are left out.
+    """
     path = recorder.path
+    await _logging_settled()
+    earlier = len(read_records(path))
     upstream.clear()
     try:
         result: Any = await request()
     except litellm.exceptions.BadRequestError as exc:
         result = exc
     for _ in range(500):
-        records = read_records(path)
+        records = read_records(path)[earlier:]
         if until in _hooks(records):
             break
         await asyncio.sleep(0.02)
-    return result, read_records(path)
+    return result, read_records(path)[earlier:]
 
 
 @pytest.mark.asyncio
@@ -495,8 +518,7 @@ class TestSdk:
             )
 
         _, ok = await _sdk_call(sdk_recorder, upstream, request("hello"), LOG_SUCCESS)
-        error, records = await _sdk_call(sdk_recorder, upstream, request(CWE_MARKER), LOG_FAILURE)
-        failed = records[len(ok) :]
+        error, failed = await _sdk_call(sdk_recorder, upstream, request(CWE_MARKER), LOG_FAILURE)
 
         assert _one(ok, LOG_SUCCESS)["slo_spend_logs_metadata"] == expected
         assert isinstance(error, litellm.ContextWindowExceededError)
