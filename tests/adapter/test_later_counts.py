@@ -24,7 +24,7 @@ from litellm_budget.tools.sessions import load_conversation, requests_of, sessio
 from tests.support.builders import agent_session
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.paths import SESSIONS_DIR
-from tests.support.sdk_support import PayloadSpy, only_callbacks
+from tests.support.sdk_support import PayloadSpy, logging_settled, only_callbacks
 
 #: Fields that say when and how fast a report was made, not what was done: everything else must agree.
 TIMING = ("duration_ms", "size_gate", "tokens_bound")
@@ -167,6 +167,7 @@ async def test_reports_with_the_gate_on_and_off_agree_on_the_shared_sessions(win
         pytest.skip(f"{SESSIONS_DIR} is absent")
     gated, counted = ContextBudget(), ContextBudget(size_gate=False)
     passed = 0
+    await logging_settled()  # no earlier test's queued logging lands in these captures
     for path in session_files([SESSIONS_DIR]):
         for number, request in enumerate(requests_of(load_conversation(path).messages)):
             call_id = f"{path.stem}-{number}"

@@ -23,12 +23,11 @@ import anthropic
 import litellm
 import openai
 import pytest
-from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
 
 from tests.support.fake_upstream import CWE_MARKER, FakeUpstream
 from tests.support.hook_recorder import ENV_VAR, HookRecorder, read_records
 from tests.support.proxy_process import REPO_ROOT, ProxyProcess, anthropic_client, openai_client, start_proxy
-from tests.support.sdk_support import only_callbacks
+from tests.support.sdk_support import logging_settled, only_callbacks
 
 pytestmark = pytest.mark.proxy
 
@@ -388,23 +387,6 @@ def fixture_sdk_recorder(tmp_path: Path) -> Iterator[HookRecorder]:
         yield recorder
 
 
-async def _logging_settled() -> None:
-    """
-    Until LiteLLM's logging worker (1.108.5) has nothing queued or running, twice in a row: an
-    earlier test's success event still queued would reach this test's recorder, whose callbacks
-    are the ones installed when the event is handled, and read as this call's.
-    """
-    worker = GLOBAL_LOGGING_WORKER
-    idle = 0
-    for _ in range(250):
-        queue = worker._queue
-        busy = (queue is not None and not queue.empty()) or worker._running_tasks or worker._dequeued_tasks
-        idle = 0 if busy else idle + 1
-        if idle >= 2:
-            return
-        await asyncio.sleep(0.02)
-
-
 async def _sdk_call(
     recorder: HookRecorder, upstream: FakeUpstream, request: Callable[[], Any], until: str
 ) -> tuple[Any, list[dict[str, Any]]]:
@@ -413,7 +395,7 @@ async def _sdk_call(
     ``until`` was logged: those written before it, by earlier calls' logging, are left out.
     """
     path = recorder.path
-    await _logging_settled()
+    await logging_settled()
     earlier = len(read_records(path))
     upstream.clear()
     try:

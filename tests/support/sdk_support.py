@@ -9,6 +9,7 @@ from typing import Any
 
 import litellm
 from litellm.integrations.custom_logger import CustomLogger
+from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
 
 # LiteLLM copies `litellm.callbacks` into these lists on each call and de-duplicates by
 # type, so a test's fresh instances only take effect when all of them are reset together.
@@ -64,3 +65,20 @@ class PayloadSpy(CustomLogger):  # type: ignore[misc]
                 break
             await asyncio.sleep(0.02)
         return self.payloads
+
+
+async def logging_settled() -> None:
+    """
+    Until LiteLLM's logging worker (1.108.5) has nothing queued or running, twice in a row: an
+    earlier test's success event still queued would reach this test's callbacks (those installed
+    when the event is handled) and read as this test's own.
+    """
+    worker = GLOBAL_LOGGING_WORKER
+    idle = 0
+    for _ in range(250):
+        queue = worker._queue
+        busy = (queue is not None and not queue.empty()) or worker._running_tasks or worker._dequeued_tasks
+        idle = 0 if busy else idle + 1
+        if idle >= 2:
+            return
+        await asyncio.sleep(0.02)
