@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -47,16 +48,26 @@ class PayloadSpy(CustomLogger):  # type: ignore[misc]
         super().__init__()
         self.payloads: list[dict[str, Any]] = []
         self.failures: list[dict[str, Any]] = []
+        # LiteLLM hands a queued event to the callbacks installed when it is handled: one of a call
+        # an earlier test made (started before this spy) is not this test's.
+        self._since = datetime.datetime.now()
+
+    def _ours(self, start_time: Any) -> bool:
+        if not isinstance(start_time, datetime.datetime):
+            return True
+        return start_time >= (self._since if start_time.tzinfo is None else self._since.astimezone())
 
     async def async_log_success_event(
         self, kwargs: dict[str, Any], response_obj: Any, start_time: Any, end_time: Any
     ) -> None:
-        self.payloads.append(kwargs.get("standard_logging_object") or {})
+        if self._ours(start_time):
+            self.payloads.append(kwargs.get("standard_logging_object") or {})
 
     async def async_log_failure_event(
         self, kwargs: dict[str, Any], response_obj: Any, start_time: Any, end_time: Any
     ) -> None:
-        self.failures.append(kwargs.get("standard_logging_object") or {})
+        if self._ours(start_time):
+            self.failures.append(kwargs.get("standard_logging_object") or {})
 
     async def wait(self, count: int = 1, timeout: float = 5.0) -> list[dict[str, Any]]:
         """LiteLLM logs success in a background task: wait for it in the same event loop."""
