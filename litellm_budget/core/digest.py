@@ -117,11 +117,15 @@ def _items_outcome(items: Sequence[object], limit: int) -> str:
 def _identity(item: object) -> str:
     """An item's first field's value (an object's), its parts' joined by ``+`` (a list's), or the item itself."""
     if isinstance(item, dict):
-        first = next(iter(item.values()), "")
-        return first if isinstance(first, str) else json.dumps(first, ensure_ascii=False, default=str)
+        return _as_text(next(iter(item.values()), ""))
     if isinstance(item, list):
         return "+".join(_identity(part) for part in item)
-    return item if isinstance(item, str) else json.dumps(item, ensure_ascii=False, default=str)
+    return _as_text(item)
+
+
+def _as_text(value: object) -> str:
+    """A string as it is, any other JSON value as JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
 def call_text(name: object, arguments: object, limit: int) -> str:
@@ -136,7 +140,7 @@ def call_text(name: object, arguments: object, limit: int) -> str:
             if left <= 0:
                 parts.append(_CUT)
                 break
-            text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+            text = _as_text(value)
             parts.append(f"{key}={quoted(text, left)}")
             left -= min(len(text), left) + len(str(key))
         rendered = ", ".join(parts)

@@ -96,10 +96,10 @@ def digest_to_fit(draft: Draft, ledger: Ledger) -> Draft:
     for _ in range(_ROOM_TRIES):
         if room <= 0:
             break
-        marker = marker_entry(ledger, draft.dropped, draft.dropped_units, room=room)
-        over = draft.total - _marker_tokens(draft) + marker.tokens - ledger.limits.budget
+        shortened = _with_marker(draft, marker_entry(ledger, draft.dropped, draft.dropped_units, room=room))
+        over = shortened.total - ledger.limits.budget
         if over <= 0:
-            return _with_marker(draft, marker)
+            return shortened
         # The marker's text joins its lines, so it may count a little above their sum.
         room -= over
     return fitted
@@ -107,10 +107,6 @@ def digest_to_fit(draft: Draft, ledger: Ledger) -> Draft:
 
 #: Shortening tries before the digest goes: the first nearly always fits, the joins cost a few tokens.
 _ROOM_TRIES = 3
-
-
-def _marker_tokens(draft: Draft) -> int:
-    return next(entry.tokens for entry in draft.entries if entry.source is None)
 
 
 def _with_marker(draft: Draft, marker: Entry) -> Draft:

@@ -38,7 +38,8 @@ def marker_digest(ledger: Ledger, gone: Sequence[int], room: int | None = None) 
     settings = ledger.settings
     if not settings.digest_chars or not gone:
         return [], 0
-    cap = digest_cap(ledger) if room is None else min(room, digest_cap(ledger))
+    cap = digest_cap(ledger)
+    cap = cap if room is None else min(room, cap)
     if cap <= 0:
         return [], 0
     keys, kinds = ledger.keys, ledger.kinds
