@@ -154,6 +154,7 @@ def test_messages_bridged_to_an_openai_deployment_fit(client: anthropic.Anthropi
     assert sum(RESPONSES.count_message(counter_for("gpt-4o"), item) for item in items) < WINDOW
 
 
+@pytest.mark.slow  # its own proxy; calibration through the proxy runs by default in test_calibration_proxy.py
 def test_claudes_own_counting_is_learned_from_its_usage(tmp_path: Path) -> None:
     """Usage reported on /v1/messages calibrates later fits of that model, as on chat."""
     shutil.copy(SUPPORT / "proxy_spy.py", tmp_path / "proxy_spy.py")

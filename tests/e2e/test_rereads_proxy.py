@@ -6,7 +6,6 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -18,6 +17,8 @@ from tests.support.proxy_process import ProxyProcess, openai_client, start_proxy
 
 pytestmark = pytest.mark.proxy
 GROUP = "agent"
+#: The same deployment in a window that holds the whole conversation: nothing is ever hidden.
+WIDE = "agent-wide"
 TOOLS = [
     {
         "type": "function",
@@ -52,13 +53,11 @@ def fixture_upstream() -> Iterator[FakeUpstream]:
 
 @pytest.fixture(name="proxy", scope="module")
 def fixture_proxy(upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyProcess]:
+    params = {"model": "openai/gpt-4o", "api_base": upstream.base_url, "api_key": "k"}
     config = {
         "model_list": [
-            {
-                "model_name": GROUP,
-                "litellm_params": {"model": "openai/gpt-4o", "api_base": upstream.base_url, "api_key": "k"},
-                "model_info": {"max_input_tokens": 6000},
-            }
+            {"model_name": GROUP, "litellm_params": params, "model_info": {"max_input_tokens": 6000}},
+            {"model_name": WIDE, "litellm_params": params, "model_info": {"max_input_tokens": 100_000}},
         ],
         "litellm_settings": {"callbacks": ["litellm_budget.handler", "prometheus"]},
     }
@@ -66,13 +65,13 @@ def fixture_proxy(upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFacto
         yield proxy
 
 
-def run_agent(proxy: ProxyProcess) -> list[str]:
+def run_agent(proxy: ProxyProcess, group: str = GROUP) -> list[str]:
     """The agent loop a client runs: call the model, run its command, send the result, until it answers."""
     client = openai_client(proxy)
     messages: list[Any] = [system("You read files."), user("Read the files, then check the first again.")]
     commands = []
     for run in range(1, 12):
-        reply = client.chat.completions.create(model=GROUP, messages=messages, tools=TOOLS)  # type: ignore[arg-type]
+        reply = client.chat.completions.create(model=group, messages=messages, tools=TOOLS)  # type: ignore[arg-type]
         message = reply.choices[0].message
         if not message.tool_calls:
             break
@@ -84,9 +83,9 @@ def run_agent(proxy: ProxyProcess) -> list[str]:
     return commands
 
 
-def rereads_counted(proxy: ProxyProcess) -> float:
+def rereads_counted(proxy: ProxyProcess, group: str = GROUP) -> float:
     metrics = httpx.get(proxy.base_url + "/metrics/", headers=proxy.auth_headers, timeout=10, follow_redirects=True)
-    found = re.search(rf'^litellm_budget_rereads_total\{{model_group="{GROUP}"\}} ([\d.]+)$', metrics.text, re.M)
+    found = re.search(rf'^litellm_budget_rereads_total\{{model_group="{group}"\}} ([\d.]+)$', metrics.text, re.M)
     return float(found.group(1)) if found else 0.0
 
 
@@ -102,21 +101,9 @@ def test_a_call_repeated_for_a_hidden_output_is_counted(proxy: ProxyProcess, ups
     assert rereads_counted(proxy) == 1.0
 
 
-def test_asking_again_for_what_was_sent_is_not_counted(tmp_path: Path) -> None:
+def test_asking_again_for_what_was_sent_is_not_counted(proxy: ProxyProcess) -> None:
     """The same agent in a window that holds everything: nothing was hidden, so no re-read."""
-    with FakeUpstream(script=Rereader(steps=5)) as upstream:
-        config = {
-            "model_list": [
-                {
-                    "model_name": GROUP,
-                    "litellm_params": {"model": "openai/gpt-4o", "api_base": upstream.base_url, "api_key": "k"},
-                    "model_info": {"max_input_tokens": 100_000},
-                }
-            ],
-            "litellm_settings": {"callbacks": ["litellm_budget.handler", "prometheus"]},
-        }
-        with start_proxy(config, tmp_path=tmp_path) as proxy:
-            commands = run_agent(proxy)
+    commands = run_agent(proxy, WIDE)
 
-            assert commands[-1] == "cat file_1.txt"
-            assert rereads_counted(proxy) == 0.0
+    assert commands[-1] == "cat file_1.txt"
+    assert rereads_counted(proxy, WIDE) == 0.0

@@ -146,6 +146,7 @@ def test_a_mixed_group_is_fitted_to_the_deployment_that_serves(proxy: ProxyProce
     assert (headers["x-litellm-budget-action"], headers["x-litellm-budget-window"]) == ("passthrough", str(BIG))
 
 
+@pytest.mark.slow  # the control run of LiteLLM alone; the plugin's own routing runs by default above
 def test_without_the_plugin_the_same_deployments_serve(upstream: FakeUpstream, tmp_path: Path) -> None:
     """LiteLLM alone routes these requests to the same deployments: the plugin honours the router."""
     config = {

@@ -55,6 +55,7 @@ def _refused(model_info: dict[str, Any], folder: Path) -> tuple[str, str]:
     return str(failed.value), (folder / "proxy.log").read_text(encoding="utf-8", errors="replace")
 
 
+@pytest.mark.slow  # a refusal at start runs by default in test_reports_proxy.py; tests/adapter covers this message
 def test_a_typo_in_a_deployments_settings_stops_the_proxy(tmp_path: Path) -> None:
     """``model_info.litellm_budget: {polcy: plan}``: the proxy exits, its log names key, value, deployment and id."""
     error, log = _refused(

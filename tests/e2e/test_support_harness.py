@@ -417,6 +417,7 @@ def proxy(module_upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactor
 
 
 @pytest.mark.proxy
+@pytest.mark.slow  # the harness's own proxy cases; every proxy test of the default run exercises it
 class TestProxy:
     def test_generated_master_key_is_enforced(self, proxy: ProxyProcess) -> None:
         """The injected sk- master key is written to the config, and requests without it are refused."""

@@ -84,6 +84,7 @@ def test_config_summaries_yaml_names_valid_settings_and_its_own_summary_group() 
 
 
 @pytest.mark.proxy
+@pytest.mark.slow  # its own proxy; summaries through the real proxy run by default in tests/e2e/test_summaries_proxy.py
 def test_config_summaries_yaml_in_the_real_proxy(tmp_path: Path) -> None:
     """examples/config-summaries.yaml starts the proxy offline; a long session is trimmed with a summary, made once."""
     messages = agent_session(40, 400)
