@@ -34,18 +34,33 @@ _NOTABLE_LINE = re.compile(
 _MARKUP_ONLY = re.compile(r"\s*(?:</?[\w.-]+(?:\s[^<>]*)?>\s*[\d.]*\s*)+")
 #: Sequences chat templates give a meaning to; quoted content never carries them as they are.
 _TEMPLATE_TOKENS = re.compile(r"<\|")
+#: Runs of spaces and tabs, and the blanks beside a line break: indentation and alignment, which
+#: identify nothing and cost a token or more each in a quote.
+_BLANKS = re.compile(r"[ \t]+")
+_BLANKS_AT_BREAKS = re.compile(r" ?\n ?")
 #: How a cut quote ends.
 _CUT = "…"
+#: A dropped call's line quotes its arguments (what was done) at this multiple of ``digest_chars``
+#: and what came of it at the next: on the shared sessions a call's arguments hold 1.2 to 1.7 of
+#: the strings later answers name per thousand tokens, outputs 0.26 (BENCHMARKS §1).
+ARGUMENTS_SHARE = 1.5
+OUTCOME_SHARE = 0.5
 #: Outcomes remembered, each a few hundred characters at most.
 OUTCOME_ENTRIES = 16_384
 _OUTCOMES: BoundedLRU[str] = remembered(OUTCOME_ENTRIES)
 
 
+def squeezed(text: str) -> str:
+    """``text`` with each run of spaces and tabs as one space and none beside a line break."""
+    return _BLANKS_AT_BREAKS.sub("\n", _BLANKS.sub(" ", text))
+
+
 def quoted(text: str, limit: int) -> str:
     """
-    ``text`` on one line, at most ``limit`` characters of it, JSON-escaped in double quotes:
-    a newline in it reads ``\\n``, and a chat template's special token cannot be formed.
+    ``text`` on one line, ``squeezed``, at most ``limit`` characters of it, JSON-escaped in double
+    quotes: a newline in it reads ``\\n``, and a chat template's special token cannot be formed.
     """
+    text = squeezed(text)
     shown = text if len(text) <= limit else text[: max(0, limit - 1)].rstrip() + _CUT
     return json.dumps(_TEMPLATE_TOKENS.sub("<\\|", shown), ensure_ascii=False)
 
@@ -140,7 +155,7 @@ def call_text(name: object, arguments: object, limit: int) -> str:
             if left <= 0:
                 parts.append(_CUT)
                 break
-            text = _as_text(value)
+            text = squeezed(_as_text(value))
             parts.append(f"{key}={quoted(text, left)}")
             left -= min(len(text), left) + len(str(key))
         rendered = ", ".join(parts)
@@ -183,8 +198,8 @@ def _entries_of(
     calls = [call for message in step for call in fmt.calls(message)]
     for call_id, name, arguments in calls:
         result = outputs.get(call_id)
-        came = outcome_of(result, limit) if result is not None else "no result"
-        yield f"- called {call_text(name, arguments, limit)} -> {came}"
+        came = outcome_of(result, int(limit * OUTCOME_SHARE)) if result is not None else "no result"
+        yield f"- called {call_text(name, arguments, int(limit * ARGUMENTS_SHARE))} -> {came}"
     if calls:
         return
     text = " ".join(t for message in step for t in fmt.texts(message)).strip()

@@ -59,8 +59,9 @@ class BudgetSettings:
     #: The same for the text an assistant writes beside its tool calls: the calls say what was
     #: done, so its reasoning goes before outputs do.
     elide_step_text_min_tokens: int = 150
-    #: The most characters a digest quotes of one dropped call or elided output (its arguments,
-    #: its first and last or error line); 0: plain markers and placeholders that say only how much.
+    #: The most characters a digest quotes of one elided output (its first and last or error line),
+    #: and of one dropped call (its arguments 1.5 times this, what came of it half: ``digest.py``);
+    #: 0: plain markers and placeholders that say only how much.
     digest_chars: int = 160
     #: The most of the budget a marker's digest of dropped steps may take; older steps beyond it
     #: are counted, not listed.
