@@ -50,17 +50,21 @@ OUTCOME_ENTRIES = 16_384
 _OUTCOMES: BoundedLRU[str] = remembered(OUTCOME_ENTRIES)
 
 
-def squeezed(text: str) -> str:
+def _squeezed(text: str) -> str:
     """``text`` with each run of spaces and tabs as one space and none beside a line break."""
     return _BLANKS_AT_BREAKS.sub("\n", _BLANKS.sub(" ", text))
 
 
 def quoted(text: str, limit: int) -> str:
     """
-    ``text`` on one line, ``squeezed``, at most ``limit`` characters of it, JSON-escaped in double
+    ``text`` on one line, ``_squeezed``, at most ``limit`` characters of it, JSON-escaped in double
     quotes: a newline in it reads ``\\n``, and a chat template's special token cannot be formed.
     """
-    text = squeezed(text)
+    return _quoted_squeezed(_squeezed(text), limit)
+
+
+def _quoted_squeezed(text: str, limit: int) -> str:
+    """``quoted`` of a text already ``_squeezed``."""
     shown = text if len(text) <= limit else text[: max(0, limit - 1)].rstrip() + _CUT
     return json.dumps(_TEMPLATE_TOKENS.sub("<\\|", shown), ensure_ascii=False)
 
@@ -155,8 +159,8 @@ def call_text(name: object, arguments: object, limit: int) -> str:
             if left <= 0:
                 parts.append(_CUT)
                 break
-            text = squeezed(_as_text(value))
-            parts.append(f"{key}={quoted(text, left)}")
+            text = _squeezed(_as_text(value))  # squeezed once: the limit counts what is shown
+            parts.append(f"{key}={_quoted_squeezed(text, left)}")
             left -= min(len(text), left) + len(str(key))
         rendered = ", ".join(parts)
     else:
