@@ -11,6 +11,7 @@ from typing import Any
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import pytest
+import pytest_asyncio
 import structlog
 from hypothesis import settings
 
@@ -19,6 +20,7 @@ from tests.support import proxy_process
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.paths import SESSIONS_DIR
 from tests.support.redis_process import fixture_redis_server  # noqa: F401 - the `redis_server` fixture
+from tests.support.sdk_support import logging_settled
 
 # The default run is reproducible: the same examples on every machine, so a red CI always
 # reproduces and never comes from a new random draw. `make fuzz` searches fresh examples.
@@ -62,6 +64,15 @@ def fixture_upstream() -> Iterator[FakeUpstream]:
     """A recording fake provider on 127.0.0.1, one per module; a module needing another kind defines its own."""
     with FakeUpstream() as upstream:
         yield upstream
+
+
+@pytest_asyncio.fixture(name="quiet_logging")
+async def fixture_quiet_logging() -> None:
+    """
+    LiteLLM's logging worker idle before an SDK test installs its plugin: an earlier test's queued
+    success event would reach it as this test's own, and teach it a ratio between two requests.
+    """
+    await logging_settled()
 
 
 @pytest.fixture(name="sessions", scope="session")

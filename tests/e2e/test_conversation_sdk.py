@@ -7,15 +7,14 @@ from typing import Any
 
 import litellm
 import pytest
-import pytest_asyncio
 from structlog.testing import capture_logs
 
 from litellm_budget import ContextBudget
 from tests.support.builders import agent_session, tool_step
 from tests.support.fake_upstream import FakeUpstream
-from tests.support.sdk_support import logging_settled, only_callbacks
+from tests.support.sdk_support import only_callbacks
 
-pytestmark = pytest.mark.asyncio
+pytestmark = [pytest.mark.asyncio, pytest.mark.usefixtures("quiet_logging")]
 WINDOW = 8000
 
 
@@ -29,12 +28,6 @@ def conversation() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """A trimmed request and its continuation (one more small step)."""
     first = agent_session(14, 700)
     return first, [*first, *tool_step(40, seed=99)]
-
-
-@pytest_asyncio.fixture(autouse=True)
-async def _logging_settled() -> None:
-    """No earlier test's queued success event reaches this test's plugin: it would teach it a ratio."""
-    await logging_settled()
 
 
 async def test_a_continuation_keeps_the_cached_prefix(upstream: FakeUpstream) -> None:

@@ -21,7 +21,7 @@ from tests.support.builders import agent_session, system, text, user
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.sdk_support import PayloadSpy, only_callbacks
 
-pytestmark = pytest.mark.asyncio
+pytestmark = [pytest.mark.asyncio, pytest.mark.usefixtures("quiet_logging")]
 SMALL = 8000
 
 

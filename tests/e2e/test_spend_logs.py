@@ -32,7 +32,7 @@ from tests.support.builders import agent_session, system, text, user
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.sdk_support import only_callbacks
 
-pytestmark = pytest.mark.asyncio
+pytestmark = [pytest.mark.asyncio, pytest.mark.usefixtures("quiet_logging")]
 WINDOW = 8000
 # In every prompt, so a test can tell that no row's report copies message contents.
 SECRET = "zebra-quartz-7319"

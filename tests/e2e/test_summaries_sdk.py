@@ -13,9 +13,9 @@ from litellm_budget import ContextBudget
 from litellm_budget.core.notices import NOTICE_PREFIX
 from tests.support.builders import agent_session, tool_step
 from tests.support.fake_upstream import FakeUpstream
-from tests.support.sdk_support import logging_settled, only_callbacks
+from tests.support.sdk_support import only_callbacks
 
-pytestmark = pytest.mark.asyncio
+pytestmark = [pytest.mark.asyncio, pytest.mark.usefixtures("quiet_logging")]
 WINDOW = 3000
 SUMMARY = "Task: fix the failing test. Decisions: ran the suite. Files: none yet. Errors: 1 failed."
 
@@ -38,9 +38,6 @@ async def test_the_summary_stands_where_the_marker_was_and_is_made_once(upstream
     second = [*first, *tool_step(40, seed=99)]
     upstream.reply = SUMMARY
     upstream.clear()
-    # An earlier test's success event still queued would teach this plugin a ratio for "openai/agent"
-    # between the two requests, and the second would fit (and summarize) another block.
-    await logging_settled()
     with only_callbacks(plugin), capture_logs() as logs:
         await router.acompletion(model="agent", messages=first)
         await router.acompletion(model="agent", messages=second)
