@@ -10,7 +10,9 @@ import httpx
 import litellm
 import pytest
 
+from litellm_budget.core.formats.chat import CHAT
 from litellm_budget.core.notices import NOTICE_PREFIX
+from litellm_budget.core.tokens import REPLY_PRIMING, counter_for
 from tests.support.builders import agent_session, system, text, user
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.jsonl import wait_for_count, wait_for_records
@@ -89,6 +91,10 @@ class TestTrimming:
         assert any(NOTICE_PREFIX in str(m.get("content")) for m in sent)
         assert headers["x-litellm-budget-action"] == "trimmed"
         assert int(headers["x-litellm-budget-tokens-after"]) < int(headers["x-litellm-budget-tokens-before"])
+        # The report counts what the provider received, markers and digests included, as the plugin counts.
+        counter = counter_for("gpt-4o")
+        received = REPLY_PRIMING + sum(CHAT.count_message(counter, message) for message in sent)
+        assert int(headers["x-litellm-budget-tokens-after"]) == received
 
     def test_small_requests_pass_untouched(self, proxy: ProxyProcess, upstream: FakeUpstream) -> None:
         """A request that fits is forwarded exactly."""
