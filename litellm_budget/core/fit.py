@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from litellm_budget.typing import Action, Message, Tools
@@ -197,7 +197,7 @@ def _fitted(ledger: Ledger, draft: Draft, max_tokens: int | None, started: float
         # Only edits are written back in the API's shape; what the client sent as it is stays so.
         # Placing a notice merges it with its neighbours: what is sent is counted as it is sent.
         out = ledger.format.finish(out)
-        tokens_after = ledger.tools_and_priming + sum(map(ledger.count, out))
+        tokens_after = ledger.tools_and_priming + sum(_sent_counts(ledger, draft, out))
     changed = _first_changed(ledger.messages, out)
     action: Action = "rejected" if not fits else ("passthrough" if changed is None else "trimmed")
     sent = max_tokens_to_send(limits, max_tokens, tokens_after if fits else tokens_before)
@@ -230,6 +230,18 @@ def _fitted(ledger: Ledger, draft: Draft, max_tokens: int | None, started: float
     if not fits:
         report = unsent(report, "rejected", base["reason"])
     return Fitted(messages=out, max_tokens=sent, report=report)
+
+
+def _sent_counts(ledger: Ledger, draft: Draft, out: Sequence[Message]) -> Iterator[int]:
+    """
+    Each sent message's tokens: a draft entry's own where ``finish`` left its message the same
+    object (every entry's tokens are its message's count), counted where a notice was placed.
+    The draft holds its messages, so no id is reused while this runs.
+    """
+    known = {id(entry.message): entry.tokens for entry in draft.entries}
+    for message in out:
+        tokens = known.get(id(message))
+        yield ledger.count(message) if tokens is None else tokens
 
 
 def passed_through(

@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .breakpoints import has_breakpoint
+from .canonical import content_key
+from .memo import BoundedLRU, remembered
 from .notices import MARKER_END, marker_start
 from .report import BudgetReport, parse_ranges
 
@@ -18,6 +20,11 @@ from .report import BudgetReport, parse_ranges
 TOOLS = -1
 #: The entry of a marker (or summary) the plugin put where dropped messages were.
 MARKER = None
+#: An entry's hash, size, blocks, breakpoints (blocks), head hash and size, body hash.
+_Facts = tuple[int, int, int, tuple[int, ...], int, int, int]
+#: Each message's facts by its ``content_key``: as many as the counter remembers counts.
+FACT_ENTRIES = 65_536
+_FACTS: BoundedLRU[_Facts] = remembered(FACT_ENTRIES)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,16 +106,16 @@ def sent_prompt(
     lead = len(entries) - len(messages)
     digests, sizes, blocks, marks, heads, head_sizes, bodies = [], [], [], [], [], [], []
     for index, entry in enumerate(entries):
-        (frozen, size), count, marked = _entry(entry, tools=index < lead)
-        digests.append(hash(frozen))
+        digest, size, count, marked, head, head_size, body = (
+            _tools_facts(entry) if index < lead else _message_facts(entry)
+        )
+        digests.append(digest)
         sizes.append(size)
         blocks.append(count)
         marks += [(index, block) for block in marked]
-        head, body = (None, None) if index < lead else _around_marker(entry)
-        (head_frozen, head_size), _, _ = _entry(head, tools=False) if head is not None else ((frozen, size), 0, [])
-        heads.append(hash(head_frozen))
+        heads.append(head)
         head_sizes.append(head_size)
-        bodies.append(hash(_entry(body, tools=False)[0][0]) if body is not None else digests[-1])
+        bodies.append(body)
     fields = _edits_of(report)
     layout = origins(len(messages), fields) if report is not None else tuple(range(len(messages)))
     return SentPrompt(
@@ -126,6 +133,30 @@ def sent_prompt(
         head_sizes=tuple(head_sizes),
         bodies=tuple(bodies),
     )
+
+
+def _tools_facts(tools: Any) -> _Facts:
+    (frozen, size), count, marked = _entry(tools, tools=True)
+    digest = hash(frozen)
+    return digest, size, count, tuple(marked), digest, size, digest
+
+
+def _message_facts(message: Any) -> _Facts:
+    """
+    A message's facts, remembered by its content: a conversation's history is read once, and
+    each success after that costs a lookup per message it already sent (issue 22).
+    """
+    key = content_key(message)
+    facts = _FACTS.get(key)
+    if facts is None:
+        (frozen, size), count, marked = _entry(message, tools=False)
+        digest = hash(frozen)
+        head, body = _around_marker(message)
+        (head_frozen, head_size), _, _ = _entry(head, tools=False) if head is not None else ((frozen, size), 0, [])
+        body_digest = hash(_entry(body, tools=False)[0][0]) if body is not None else digest
+        facts = (digest, size, count, tuple(marked), hash(head_frozen), head_size, body_digest)
+        _FACTS.put(key, facts)
+    return facts
 
 
 def origins(sent: int, fields: Mapping[str, Any]) -> tuple[int | None, ...]:

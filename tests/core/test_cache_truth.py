@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from litellm_budget.core.cache_truth import CacheReport, CacheRules, CacheUsage, cache_report, moved_by
+from litellm_budget.core.memo import forget_all
 from litellm_budget.core.notices import cut_note, marker_start, omitted_note, placeholder_for, summary_note
 from litellm_budget.core.sent_prompt import MARKER, TOOLS, origins, sent_prompt
 from tests.support.builders import system, text, tool_step, user
@@ -57,6 +59,22 @@ class TestSentPrompt:
         assert one.digests == two.digests
         assert (one.marks, two.marks) == ((), ((0, 1),))
         assert two.blocks == (2,)
+
+    def test_remembered_facts_equal_fresh_ones(self) -> None:
+        """A history read before (facts remembered by content) gives the very prompt a cold read gives."""
+        note = omitted_note(4, 2)
+        messages = [system(text(400)), user(f"Task.\n\n{note}"), *tool_step(400, seed=1), *_history(2)[2:]]
+        copies = json.loads(json.dumps(messages))  # other objects, the same content: as the next request brings
+
+        forget_all()
+        cold = sent_prompt(messages, tools=TOOLS_SCHEMA)
+        warm = sent_prompt(copies, tools=TOOLS_SCHEMA)
+        edited = sent_prompt([*copies[:-1], {**copies[-1], "content": "other"}], tools=TOOLS_SCHEMA)
+
+        assert warm == cold
+        assert cold.heads[2] != cold.digests[2]  # the merged marker's head and body were remembered too
+        assert edited.digests[:-1] == cold.digests[:-1]
+        assert edited.digests[-1] != cold.digests[-1]
 
     def test_the_tools_schema_leads(self) -> None:
         """The tools schema is the first entry, its origin TOOLS; messages follow with their own."""
