@@ -323,10 +323,32 @@ def sessions(quick: bool) -> None:
     print(f"  growth at 16k, hook median 290 / 100 messages: {spread(growth)}")
 
 
+def rendering(quick: bool) -> None:
+    """Section 4: one report event through structlog's default console renderer and through JSON."""
+    report = fit_request(agent_request(60, 120_000), model="gpt-4o", window=SMALL).report.as_dict()
+    repeat = 500 if quick else 3000
+    print(f"\n4. one report event ({len(report)} fields), rendered and discarded, median of {repeat}")
+    for label, processors in (
+        ("structlog's default console renderer (no configuration, as the proxy runs)", None),
+        ("JSON lines (docs/reports.md)", [structlog.processors.add_log_level, structlog.processors.JSONRenderer()]),
+    ):
+        structlog.reset_defaults()
+        if processors is None:
+            structlog.configure(logger_factory=structlog.PrintLoggerFactory(file=open(os.devnull, "w")))  # noqa: SIM115
+        else:
+            structlog.configure(processors=processors, logger_factory=structlog.ReturnLoggerFactory())
+        log = structlog.get_logger("litellm_budget")
+        print(f"  {label}: {timed(lambda log=log: log.info('request_trimmed', **report), repeat):.4f} ms")
+    structlog.configure(
+        processors=[structlog.processors.add_log_level, structlog.processors.JSONRenderer()],
+        logger_factory=structlog.ReturnLoggerFactory(),
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="fewer sizes and repetitions (a smoke run)")
-    parser.add_argument("--only", choices=["synthetic", "gate", "sessions"], help="run one section")
+    parser.add_argument("--only", choices=["synthetic", "gate", "sessions", "logging"], help="run one section")
     args = parser.parse_args()
     # Library logging as an operator would run it: JSON lines (rendered, then discarded).
     structlog.configure(
@@ -343,6 +365,8 @@ def main() -> int:
         gate(args.quick)
     if args.only in (None, "sessions"):
         sessions(args.quick)
+    if args.only in (None, "logging"):
+        rendering(args.quick)
     return 0
 
 

@@ -1,7 +1,7 @@
 """Load: the real proxy with the plugin on and off, agent-sized requests at concurrency 50.
 
 Run: .venv/bin/python benchmarks/load_proxy.py [--requests 2000] [--concurrency 50] [--redis]
-     [--window 16000|128000] [--sessions all|longest] [--rounds 3]
+     [--window 16000|128000] [--sessions all|longest] [--rounds 3] [--hook-cpu]
 
 A fake OpenAI-compatible upstream runs in its own process on 127.0.0.1; each proxy gets the same
 requests (real agent sessions from ../shared/sessions when present, else the built-in one) with
@@ -16,12 +16,17 @@ must stay flat).
 ``litellm_settings.enable_redis_auth_cache: true``, the config that backs the DualCache the plugin's
 pre-call hook receives with Redis (tests/e2e/test_redis_proxy.py pins it). The targets (issue 22): the
 median over rounds of p50 on / off at most x1.03 at a 128k window and x1.06 at 16k, with and without Redis.
+
+``--hook-cpu`` runs the plugin-on proxy with ``benchmarks/hook_cpu.py``'s handler, which times each
+hook in the event loop thread's CPU time, and prints the plugin's CPU per request by hook: the
+figure latency ratios on a shared machine are too noisy to give (read it without ``--redis``).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -31,6 +36,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -80,8 +86,14 @@ def start_upstream() -> tuple[subprocess.Popen[str], str]:
     return process, line.strip().rsplit(" ", 1)[-1]
 
 
-def write_config(
-    folder: Path, upstream: str, *, plugin: bool, window: int = 16_000, redis: tuple[str, int] | None = None
+def write_config(  # noqa: PLR0913 - one keyword per variant of the run
+    folder: Path,
+    upstream: str,
+    *,
+    plugin: bool,
+    window: int = 16_000,
+    redis: tuple[str, int] | None = None,
+    handler: str = "litellm_budget.handler",
 ) -> Path:
     config: dict[str, Any] = {
         "model_list": [
@@ -91,7 +103,7 @@ def write_config(
                 "model_info": {"max_input_tokens": window},
             }
         ],
-        "litellm_settings": {"callbacks": ["litellm_budget.handler"] if plugin else []},
+        "litellm_settings": {"callbacks": [handler] if plugin else []},
         "general_settings": {"master_key": KEY},
     }
     if redis is not None:
@@ -171,6 +183,25 @@ async def drive(
     return latencies, errors, memory
 
 
+@contextlib.contextmanager
+def timed_hooks(timing: Path | None) -> Iterator[None]:
+    """With ``timing``: the proxy started in the block imports ``hook_cpu`` and writes its totals there."""
+    if timing is None:
+        yield
+        return
+    saved = {name: os.environ.get(name) for name in ("PYTHONPATH", "HOOK_CPU_FILE")}
+    paths = [str(ROOT / "benchmarks"), *filter(None, [saved["PYTHONPATH"]])]
+    os.environ.update({"PYTHONPATH": os.pathsep.join(paths), "HOOK_CPU_FILE": str(timing)})
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def run(config: Path, requests: list[list[dict[str, Any]]], concurrency: int, log: Path) -> dict[str, Any]:
     with running_proxy(config, log) as base_url:
         asyncio.run(drive(base_url, requests[:100], concurrency))  # warm-up, not measured
@@ -213,6 +244,11 @@ def main() -> int:
         help="draw the requests from every session, or from the longest one (by characters) only",
     )
     parser.add_argument(
+        "--hook-cpu",
+        action="store_true",
+        help="time the plugin's CPU per hook inside the proxy (benchmarks/hook_cpu.py) and print it per request",
+    )
+    parser.add_argument(
         "--rounds",
         type=int,
         default=1,
@@ -234,10 +270,19 @@ def main() -> int:
                             redis.command("FLUSHALL")  # each run starts on an empty Redis
                             redis.command("CONFIG", "RESETSTAT")
                         address = None if redis is None else (redis.host, redis.port)
+                        timing = Path(folder) / f"hook_cpu_{number}.json" if args.hook_cpu and name == "on" else None
                         config = write_config(
-                            Path(folder), base, plugin=name == "on", window=args.window, redis=address
+                            Path(folder),
+                            base,
+                            plugin=name == "on",
+                            window=args.window,
+                            redis=address,
+                            handler="hook_cpu.handler" if timing else "litellm_budget.handler",
                         )
-                        results[name] = run(config, requests, args.concurrency, Path(folder) / f"{name}.log")
+                        with timed_hooks(timing):
+                            results[name] = run(config, requests, args.concurrency, Path(folder) / f"{name}.log")
+                        if timing is not None:
+                            results[name]["hook_cpu"] = json.loads(timing.read_text()) if timing.exists() else {}
                         if redis is not None:
                             results[name]["redis_keys"] = redis.command("KEYS", "litellm_budget:*")
                             results[name]["redis_calls"] = redis_calls(redis.command("INFO", "commandstats"))
@@ -281,6 +326,8 @@ def report(
     print(f"\nadded latency: {median} (on / off{', median of the rounds' if len(rounds) > 1 else ''})")
     gated = [(results["on"]["gated"], results["on"]["events"]) for results in rounds]
     print(f"plugin on, per round: (passed by the size gate, events logged) {gated}")
+    if args.hook_cpu:
+        print_hook_cpu([results["on"].get("hook_cpu", {}) for results in rounds])
     target = p50_target(args.window)
     verdict = "met" if statistics.median(ratios["p50"]) <= target else "MISSED"
     print(f"target at this window: median p50 on / off at most x{target:.2f}: {verdict}")
@@ -321,6 +368,22 @@ def start_redis_server(folder: Path) -> Any:
     if binary is None:
         raise SystemExit(f"--redis needs redis-server ({why}): {INSTALL_HINT}")
     return RedisServer(binary=binary, folder=folder).start()
+
+
+def print_hook_cpu(tables: list[dict[str, dict[str, float]]]) -> None:
+    """The plugin's CPU per request by hook (the calls each made, over the requests it timed), per round."""
+    print("plugin CPU inside the proxy, ms of the event loop thread per call (calls), per round:")
+    for name in sorted({name for table in tables for name in table}):
+        cells = []
+        for table in tables:
+            entry = table.get(name)
+            cells.append(f"{1000 * entry['seconds'] / entry['calls']:.3f} ({entry['calls']})" if entry else "-")
+        print(f"  {name:42} " + "  ".join(cells))
+    per_request = []
+    for table in tables:
+        requests = table.get("async_pre_call_hook", {}).get("calls", 0)  # the proxy calls it once a request
+        per_request.append(1000 * sum(entry["seconds"] for entry in table.values()) / requests if requests else 0.0)
+    print("  all of it, per request (async_pre_call_hook's calls): " + ", ".join(f"{ms:.3f} ms" for ms in per_request))
 
 
 if __name__ == "__main__":
