@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,23 +20,13 @@ from litellm_budget.adapter.later_counts import LaterCounts
 from litellm_budget.core.fit import fit_request
 from litellm_budget.core.report import BudgetReport
 from litellm_budget.tools.sessions import load_conversation, requests_of, session_files
-from tests.support.builders import agent_session
+from tests.support.builders import agent_session, deployment_kwargs
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.paths import SESSIONS_DIR
 from tests.support.sdk_support import PayloadSpy, logging_settled, only_callbacks
 
 #: Fields that say when and how fast a report was made, not what was done: everything else must agree.
 TIMING = ("duration_ms", "size_gate", "tokens_bound")
-
-
-def kwargs_for(messages: list[dict[str, Any]], window: int, call_id: str) -> dict[str, Any]:
-    return {
-        "model": "gpt-4o",
-        "messages": json.loads(json.dumps(messages)),
-        "model_info": {"max_input_tokens": window},
-        "litellm_call_id": call_id,
-        "metadata": {},
-    }
 
 
 def report_of(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -49,7 +38,7 @@ async def test_the_bound_goes_now_and_the_count_right_after() -> None:
     """In the hook's return the report holds the bound; one loop turn later the exact count, published once."""
     budget = ContextBudget()
     messages = agent_session(10, 300)
-    kwargs = kwargs_for(messages, 128_000, "gated-1")
+    kwargs = deployment_kwargs(messages, 128_000, "gated-1")
     exact = fit_request(messages, model="gpt-4o", window=128_000).report
 
     with capture_logs() as logs:
@@ -83,7 +72,7 @@ async def test_the_bound_goes_now_and_the_count_right_after() -> None:
 async def test_headers_written_before_the_count_say_so() -> None:
     """A response faster than the count (it never is here, but could be): the bound, marked as one."""
     budget = ContextBudget()
-    kwargs = kwargs_for(agent_session(4, 100), 128_000, "gated-2")
+    kwargs = deployment_kwargs(agent_session(4, 100), 128_000, "gated-2")
     await budget.async_pre_call_deployment_hook(kwargs, CallTypes.acompletion)
 
     headers = await budget.async_post_call_response_headers_hook(kwargs, None, None)
@@ -98,7 +87,7 @@ async def test_a_full_queue_counts_on_the_path() -> None:
     """The queue holds at most so much: past it, the request is counted before it goes, as without the gate."""
     budget = ContextBudget()
     budget._memory.later = LaterCounts(budget._memory.calls, max_queued=0)
-    kwargs = kwargs_for(agent_session(4, 100), 128_000, "gated-3")
+    kwargs = deployment_kwargs(agent_session(4, 100), 128_000, "gated-3")
 
     await budget.async_pre_call_deployment_hook(kwargs, CallTypes.acompletion)
 
@@ -110,7 +99,7 @@ async def test_a_full_queue_counts_on_the_path() -> None:
 @pytest.mark.asyncio
 async def test_size_gate_off_counts_every_request_before_it_goes() -> None:
     """``size_gate: false``: the report is exact in the hook, as before the gate."""
-    kwargs = kwargs_for(agent_session(4, 100), 128_000, "gated-4")
+    kwargs = deployment_kwargs(agent_session(4, 100), 128_000, "gated-4")
 
     await ContextBudget(size_gate=False).async_pre_call_deployment_hook(kwargs, CallTypes.acompletion)
 
@@ -172,11 +161,11 @@ async def test_reports_with_the_gate_on_and_off_agree_on_the_shared_sessions(win
         for number, request in enumerate(requests_of(load_conversation(path).messages)):
             call_id = f"{path.stem}-{number}"
             with capture_logs() as on:
-                sent_on = kwargs_for(request, window, call_id)
+                sent_on = deployment_kwargs(request, window, call_id)
                 await gated.async_pre_call_deployment_hook(sent_on, CallTypes.acompletion)
                 await asyncio.sleep(0)
             with capture_logs() as off:
-                sent_off = kwargs_for(request, window, call_id)
+                sent_off = deployment_kwargs(request, window, call_id)
                 await counted.async_pre_call_deployment_hook(sent_off, CallTypes.acompletion)
             assert [same_but_timing(e) for e in on] == [same_but_timing(e) for e in off], call_id
             assert sent_on["messages"] == sent_off["messages"]

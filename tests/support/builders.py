@@ -97,3 +97,14 @@ def text_of(message: dict[str, Any]) -> str:
     """A message's texts, joined: a string content, or its text blocks."""
     content = message["content"]
     return content if isinstance(content, str) else " ".join(b.get("text", "") for b in content)
+
+
+def deployment_kwargs(messages: list[dict[str, Any]], window: int, call_id: str) -> dict[str, Any]:
+    """What the deployment hook gets for ``messages`` (a copy, as from the wire) on a ``window``-token gpt-4o."""
+    return {
+        "model": "gpt-4o",
+        "messages": json.loads(json.dumps(messages)),
+        "model_info": {"max_input_tokens": window},
+        "litellm_call_id": call_id,
+        "metadata": {},
+    }

@@ -8,12 +8,11 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import pytest
 from litellm.types.utils import CallTypes
 
-from tests.support.builders import agent_session
+from tests.support.builders import agent_session, deployment_kwargs
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
@@ -29,24 +28,16 @@ def hook_cpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Module
     sys.modules.pop("hook_cpu", None)
 
 
-def _kwargs(messages: list[dict[str, Any]], window: int, call_id: str) -> dict[str, Any]:
-    return {
-        "model": "gpt-4o",
-        "messages": json.loads(json.dumps(messages)),
-        "model_info": {"max_input_tokens": window},
-        "litellm_call_id": call_id,
-        "metadata": {},
-    }
-
-
 @pytest.mark.asyncio
 async def test_hooks_and_later_counts_are_timed_and_written(hook_cpu: ModuleType, tmp_path: Path) -> None:
     """A trimmed request times its hook; a passed one also its count on the loop's next turn, not twice."""
     budget = hook_cpu.TimedBudget()
     messages = agent_session(30, 3000)
 
-    await budget.async_pre_call_deployment_hook(_kwargs(messages, 16_000, "trimmed"), CallTypes.acompletion)
-    await budget.async_pre_call_deployment_hook(_kwargs(messages[:4], 128_000, "passed"), CallTypes.acompletion)
+    await budget.async_pre_call_deployment_hook(deployment_kwargs(messages, 16_000, "trimmed"), CallTypes.acompletion)
+    await budget.async_pre_call_deployment_hook(
+        deployment_kwargs(messages[:4], 128_000, "passed"), CallTypes.acompletion
+    )
     assert len(budget._memory.later) == 1  # the gate passed it uncounted
     budget._memory.later.settle()  # as the loop's next turn would
 
