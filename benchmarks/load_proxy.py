@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import os
 import random
@@ -36,7 +35,6 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -183,27 +181,16 @@ async def drive(
     return latencies, errors, memory
 
 
-@contextlib.contextmanager
-def timed_hooks(timing: Path | None) -> Iterator[None]:
-    """With ``timing``: the proxy started in the block imports ``hook_cpu`` and writes its totals there."""
-    if timing is None:
-        yield
-        return
-    saved = {name: os.environ.get(name) for name in ("PYTHONPATH", "HOOK_CPU_FILE")}
-    paths = [str(ROOT / "benchmarks"), *filter(None, [saved["PYTHONPATH"]])]
-    os.environ.update({"PYTHONPATH": os.pathsep.join(paths), "HOOK_CPU_FILE": str(timing)})
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+def hook_cpu_env(timing: Path) -> dict[str, str]:
+    """What the proxy needs to import ``hook_cpu`` and write its totals to ``timing``."""
+    paths = [str(ROOT / "benchmarks"), *filter(None, [os.environ.get("PYTHONPATH")])]
+    return {"PYTHONPATH": os.pathsep.join(paths), "HOOK_CPU_FILE": str(timing)}
 
 
-def run(config: Path, requests: list[list[dict[str, Any]]], concurrency: int, log: Path) -> dict[str, Any]:
-    with running_proxy(config, log) as base_url:
+def run(
+    config: Path, requests: list[list[dict[str, Any]]], concurrency: int, log: Path, env: dict[str, str] | None = None
+) -> dict[str, Any]:
+    with running_proxy(config, log, extra_env=env) as base_url:
         asyncio.run(drive(base_url, requests[:100], concurrency))  # warm-up, not measured
         started = time.perf_counter()
         latencies, errors, memory = asyncio.run(drive(base_url, requests, concurrency))
@@ -279,8 +266,8 @@ def main() -> int:
                             redis=address,
                             handler="hook_cpu.handler" if timing else "litellm_budget.handler",
                         )
-                        with timed_hooks(timing):
-                            results[name] = run(config, requests, args.concurrency, Path(folder) / f"{name}.log")
+                        env = hook_cpu_env(timing) if timing else None
+                        results[name] = run(config, requests, args.concurrency, Path(folder) / f"{name}.log", env)
                         if timing is not None:
                             results[name]["hook_cpu"] = json.loads(timing.read_text()) if timing.exists() else {}
                         if redis is not None:

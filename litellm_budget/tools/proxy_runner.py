@@ -9,7 +9,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import httpx
@@ -69,10 +69,25 @@ def stop_process(process: subprocess.Popen[bytes], grace: float = 10.0) -> int |
 
 
 @contextlib.contextmanager
-def running_proxy(config: Path, log_path: Path, *, host: str = "127.0.0.1", timeout: float = 120.0) -> Iterator[str]:
-    """Run the proxy for the ``with`` block and yield its base URL; it is stopped however the block ends."""
+def running_proxy(
+    config: Path,
+    log_path: Path,
+    *,
+    host: str = "127.0.0.1",
+    timeout: float = 120.0,
+    extra_env: Mapping[str, str] | None = None,
+) -> Iterator[str]:
+    """
+    Run the proxy for the ``with`` block and yield its base URL; it is stopped however the block ends.
+    ``extra_env`` is added to this process's environment for the proxy alone.
+    """
     port = free_port(host)
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "NO_PROXY": "127.0.0.1,localhost"}
+    env = {
+        **os.environ,
+        **(extra_env or {}),
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "NO_PROXY": "127.0.0.1,localhost",
+    }
     with log_path.open("ab") as log:
         process = subprocess.Popen(  # noqa: S603 - our own interpreter and arguments
             proxy_command(config, host, port), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env
