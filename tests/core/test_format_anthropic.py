@@ -216,7 +216,7 @@ def test_invariants(conversation: tuple[Any, list[dict[str, Any]]], policy: str,
             assert least_sendable(joined, keeps_task=policy == "auto") > report.budget
         return
     out = result.messages
-    assert tokens(out) <= report.tokens_after <= report.budget
+    assert tokens(out) == report.tokens_after <= report.budget
     out_system, out_messages = split_system(out)
     assert out_system is system
     assert unsupported_reason(out, None, result.max_tokens) is None
