@@ -46,7 +46,8 @@ def _parser() -> argparse.ArgumentParser:
     inspect.add_argument(
         "--window", type=_tokens, help="context window in tokens, 16000 or 16k (default: LiteLLM's model map)"
     )
-    inspect.add_argument("--policy", choices=sorted(POLICIES), default="auto")
+    inspect.add_argument("--policy", choices=sorted(POLICIES), help="the policy (default: --config's, else auto)")
+    _settings_arguments(inspect)
     inspect.add_argument("--json", action="store_true", help="machine-readable output")
     inspect.set_defaults(run=_inspect)
 
@@ -60,7 +61,9 @@ def _parser() -> argparse.ArgumentParser:
         default="chat",
         help="replay the sessions as chat completions, Anthropic Messages or Responses input items",
     )
-    replay.add_argument("--policy", type=_name_list, default=["auto"], help=f"policies: {','.join(POLICIES)}")
+    replay.add_argument(
+        "--policy", type=_name_list, help=f"policies: {','.join(POLICIES)} (default: --config's, else auto)"
+    )
     replay.add_argument(
         "--baseline",
         type=_name_list,
@@ -118,6 +121,7 @@ def _parser() -> argparse.ArgumentParser:
         help="write a PNG of evidence recall against input cost, per window (needs matplotlib)",
     )
     replay.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    _settings_arguments(replay)
     replay.set_defaults(run=_replay)
 
     demo = commands.add_parser("demo", help="start the LiteLLM proxy and replay a built-in agent session")
@@ -130,20 +134,38 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _settings_arguments(command: argparse.ArgumentParser) -> None:
+    """``--config`` and ``--set``: the settings to run with, as ``settings_args.settings_from`` reads them."""
+    command.add_argument(
+        "--config",
+        type=Path,
+        help="a LiteLLM proxy config: run with its callback_settings.litellm_budget (--policy still picks the policy)",
+    )
+    command.add_argument(
+        "--set",
+        dest="assignments",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a setting to run with, over --config's (repeat it): --set watermark=0.8 --set elide_min_tokens=null",
+    )
+
+
 def _inspect(args: argparse.Namespace) -> int:
-    from litellm_budget.core.settings import BudgetSettings
+    import dataclasses
 
     from .inspect import inspect_conversation, render_inspection
     from .sessions import load_conversation
+    from .settings_args import settings_from
 
+    settings = settings_from(args.config, args.assignments)
+    settings = dataclasses.replace(settings, policy=args.policy or settings.policy)
     conversation = load_conversation(args.file)
     model = args.model or conversation.model
     if not model:
         msg = "no --model given and the file names none"
         raise ValueError(msg)
-    data = inspect_conversation(
-        conversation, model=model, window=args.window, settings=BudgetSettings(policy=args.policy)
-    )
+    data = inspect_conversation(conversation, model=model, window=args.window, settings=settings)
     print(json.dumps(data, indent=2) if args.json else render_inspection(data))
     return 0
 

@@ -23,6 +23,7 @@ from .progress import Progress
 from .replay import Row, Session, Totals, format_rows, replay_session, strategy_for
 from .replay_summaries import OFFLINE_SUMMARY_NOTE, SummarizingStrategy, format_session_summaries
 from .sessions import load_conversation, requests_of, session_files
+from .settings_args import non_defaults, settings_from
 
 COLUMNS = [
     "requests",
@@ -56,16 +57,24 @@ class Run:
     name: str
     watermark: float | None = None
     stateless: bool = False
+    #: The settings every run starts from: the defaults, ``--config``'s, ``--set``'s.
+    base: BudgetSettings = dataclasses.field(default_factory=BudgetSettings)
 
     def settings(self) -> BudgetSettings:
-        watermark = BudgetSettings().watermark if self.watermark is None else self.watermark
-        return BudgetSettings(watermark=watermark, conversation_state=not self.stateless)
+        watermark = self.base.watermark if self.watermark is None else self.watermark
+        stateful = self.base.conversation_state and not self.stateless
+        return dataclasses.replace(self.base, watermark=watermark, conversation_state=stateful)
 
 
 def run_replay(args: argparse.Namespace) -> int:
     """Replay, print the totals (and rows, plots) and return 0."""
     if args.plot or args.plot_cost or args.plot_recall:
         require_matplotlib()  # before minutes of replay, not after
+    base = settings_from(getattr(args, "config", None), getattr(args, "assignments", None) or [])
+    if args.policy is None:
+        args.policy = [base.policy]
+    # The provider's cache is modelled with the breakpoints the settings add, whichever way they were set.
+    args.cache_breakpoints = bool(getattr(args, "cache_breakpoints", False)) or base.cache_breakpoints
     why = unpriced(args.model) if args.price_per_mtok is None else None
     if why is not None:
         msg = (
@@ -78,7 +87,7 @@ def run_replay(args: argparse.Namespace) -> int:
         msg = "no session files found"
         raise ValueError(msg)
     fmt = format_named(args.format)
-    runs = _runs(args)
+    runs = _runs(args, base)
     for run in runs:
         strategy_for(run.name, args.model, 1000, run.settings(), fmt=fmt)  # unknown names fail before the long run
     prices = prices_for(
@@ -101,14 +110,15 @@ def run_replay(args: argparse.Namespace) -> int:
         for run in runs:
             totals, rows = replayer.replay(run, window)
             all_rows[(window, run.label)] = rows
-            watermark = run.watermark if run.watermark is not None else _default_watermark(run.name)
+            watermark = run.settings().watermark if run.name in POLICIES else None
             results.append({"window": window, "strategy": run.label, "watermark": watermark, **totals.summary(prices)})
             strategy = replayer.strategies[(window, run.label)]
             if isinstance(strategy, SummarizingStrategy):
                 results[-1].update(strategy.totals())
     progress.close()
     peers = {name: describe(name, args.model, args.window) for name in args.baseline}
-    _print(args, results, all_rows, {"prices": prices.source, "cache": replayer.cache.describe()}, peers)
+    notes = {"prices": prices.source, "cache": replayer.cache.describe(), "settings": non_defaults(runs[0].base)}
+    _print(args, results, all_rows, notes, peers)
     if args.plot:
         _plot(args, all_rows)
     if args.plot_cost:
@@ -118,14 +128,16 @@ def run_replay(args: argparse.Namespace) -> int:
     return 0
 
 
-def _runs(args: argparse.Namespace) -> list[Run]:
-    """The policies and baselines as asked, then each policy again at every other ``--watermarks`` setting."""
+def _runs(args: argparse.Namespace, base: BudgetSettings) -> list[Run]:
+    """
+    The policies and baselines as asked, then each policy again at every other ``--watermarks``
+    setting, all from the ``base`` settings.
+    """
     stateless = bool(getattr(args, "stateless", False))
-    runs = [Run(name, name, stateless=stateless) for name in [*args.policy, *args.baseline]]
-    default = BudgetSettings().watermark
+    runs = [Run(name, name, stateless=stateless, base=base) for name in [*args.policy, *args.baseline]]
     for watermark in args.watermarks or []:
-        if watermark != default:  # the default is each policy's own run
-            runs += [Run(f"{name}@{watermark:g}", name, watermark, stateless) for name in args.policy]
+        if watermark != base.watermark:  # that one is each policy's own run
+            runs += [Run(f"{name}@{watermark:g}", name, watermark, stateless, base) for name in args.policy]
     return runs
 
 
@@ -140,10 +152,6 @@ def cache_setup(args: argparse.Namespace) -> CacheSetup:
         plugin=bool(getattr(args, "cache_breakpoints", False)),
         minimum=getattr(args, "cache_min_tokens", 1024),
     )
-
-
-def _default_watermark(name: str) -> float | None:
-    return BudgetSettings().watermark if name in POLICIES else None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -182,10 +190,13 @@ def _print(
     args: argparse.Namespace,
     results: list[dict[str, Any]],
     rows: dict[tuple[int, str], list[Row]],
-    notes: dict[str, str],
+    notes: dict[str, Any],
     peers: dict[str, str],
 ) -> None:
-    """The totals table (or JSON) with what each column means; ``notes``: the prices and the cache modelled."""
+    """
+    The totals table (or JSON) with what each column means; ``notes``: the prices and the cache
+    modelled, and the settings that are not the defaults.
+    """
     prices = notes["prices"]
     if args.json:
         print(json.dumps({"model": args.model, **notes, "peers": peers, "results": results}, indent=2))
@@ -209,6 +220,9 @@ def _print(
     print("  as the plugin's cache_observed reports it in production; cache_cost: those prompts at the prices below,")
     print("  reads at the cache-read price, writes at the cache-write price, the rest at the input price;")
     print(f"input_cost: in dollars, at {prices}.")
+    changed = ", ".join(f"{key}={value!r}" for key, value in notes["settings"].items())
+    settings = f"the defaults, and {changed}" if changed else "the defaults"
+    print(f"settings: {settings} (each row's own policy and watermark over them).")
     if peers:
         print("\nbaselines and peers (thresholds per window):")
         for name, text in peers.items():

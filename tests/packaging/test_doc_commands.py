@@ -72,6 +72,10 @@ RUNS: dict[str, str] = {
     "litellm-budget replay sessions/ --model gpt-4o --window 16000 --policy auto,plan "
     "--baseline masking,clear_tool_uses,litellm_polyfill,langchain_trim "
     "--watermarks 0.5,0.6,0.75,0.85 --plot-cost cost.png": HERE,
+    "litellm-budget replay sessions/ --model gpt-4o --window 16k --config examples/config.yaml": HERE,
+    "litellm-budget replay sessions/ --model gpt-4o --window 16k --set watermark=0.8 --set protected_tail=12": HERE,
+    "litellm-budget inspect request.json --model gpt-4o --window 16k --config examples/config.yaml "
+    "--set policy=plan": HERE,
     "litellm-budget demo": HERE,
     "litellm-budget demo --config examples/config.yaml": HERE,
     # docs/how-it-decides.md, docs/cache.md, docs/summaries.md
@@ -166,6 +170,8 @@ def fixture_workspace(tmp_path: Path) -> Path:
         session = {"source": "test", "messages": agent_session(12, 700)}
         (work / "sessions" / f"s{number}.json").write_text(json.dumps(session), encoding="utf-8")
     (work / "request.json").write_text(json.dumps({"model": "gpt-4o", "messages": agent_session(30, 700)}))
+    (work / "examples").mkdir()
+    (work / "examples" / "config.yaml").write_text((REPO_ROOT / "examples" / "config.yaml").read_text())
     shared = tmp_path / "shared" / "sessions"
     shared.mkdir(parents=True)
     for number, name in enumerate(SHARED_NAMES):

@@ -654,3 +654,105 @@ def test_demo_reads_a_master_key_from_the_environment(monkeypatch: pytest.Monkey
     assert master_key_of({"general_settings": {"master_key": "os.environ/DEMO_KEY_FOR_TEST"}}) == "sk-from-env"
     assert master_key_of({"general_settings": {"master_key": "sk-literal"}}) == "sk-literal"
     assert master_key_of({}) == ""
+
+
+class TestSettingsOfARun:
+    """``--config`` (a proxy config's ``callback_settings.litellm_budget``) and ``--set KEY=VALUE``."""
+
+    @staticmethod
+    def _replay(session_dir: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> dict[str, Any]:
+        argv = ["replay", str(session_dir), "--model", "gpt-4o", "--window", "4000", "--json", *extra]
+        assert main(argv) == 0
+        return json.loads(capsys.readouterr().out)
+
+    def test_set_changes_the_fit_and_the_output_says_so(
+        self, session_dir: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A what-if is replayed with that setting, and the output names every setting not a default."""
+        default = self._replay(session_dir, capsys, "--policy", "plan")
+        changed = self._replay(
+            session_dir, capsys, "--policy", "plan", "--set", "watermark=0.5", "--set", "elide_min_tokens=null"
+        )
+
+        assert default["settings"] == {}
+        assert changed["settings"] == {"watermark": 0.5}  # elide_min_tokens=null is its default
+        assert changed["results"][0]["watermark"] == 0.5
+        assert changed["results"][0]["mean_fill"] < default["results"][0]["mean_fill"]  # plan aims lower
+
+    def test_a_proxy_config_is_replayed_with_its_settings_and_set_goes_over_them(
+        self, session_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """The config's policy is the default policy; ``--set`` overrides a config's value."""
+        config = tmp_path / "config.yaml"
+        config.write_text(
+            yaml.safe_dump(
+                {
+                    "model_list": [],
+                    "callback_settings": {"litellm_budget": {"policy": "plan", "watermark": 0.5}},
+                    "litellm_settings": {"callbacks": ["litellm_budget.handler"]},
+                }
+            )
+        )
+        from_config = self._replay(session_dir, capsys, "--config", str(config))
+        from_flags = self._replay(session_dir, capsys, "--policy", "plan", "--set", "watermark=0.5")
+        over = self._replay(session_dir, capsys, "--config", str(config), "--set", "watermark=0.6")
+
+        assert [r["strategy"] for r in from_config["results"]] == ["plan"]
+        assert from_config["settings"] == {"policy": "plan", "watermark": 0.5}
+        assert _measures(from_config) == _measures(from_flags)
+        assert over["results"][0]["watermark"] == 0.6
+        assert _measures(over) != _measures(from_config)
+
+    def test_inspect_takes_them_too(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        request = tmp_path / "request.json"
+        request.write_text(json.dumps(agent_session(16, 800)))
+        argv = ["inspect", str(request), "--model", "gpt-4o", "--window", "8000", "--json"]
+
+        assert main([*argv, "--set", "watermark=0.5", "--set", "policy=plan"]) == 0
+        report = json.loads(capsys.readouterr().out)["report"]
+
+        assert report["policy"] == "plan"
+        assert report["watermark"] == report["budget"] // 2
+
+    def test_the_examples_config_replays_as_written(
+        self, session_dir: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        result = self._replay(session_dir, capsys, "--config", str(EXAMPLES / "config.yaml"))
+        assert [r["strategy"] for r in result["results"]] == ["auto"]
+
+    @pytest.mark.parametrize(
+        ("extra", "said"),
+        [
+            (["--set", "watermak=0.8"], "--set watermak=0.8: 'watermak' is not a setting (did you mean 'watermark'?)"),
+            (["--set", "watermark=1.5"], "--set watermark=1.5: BudgetSettings.watermark must be between 0 and 1"),
+            (["--set", "protected_tail=many"], "--set protected_tail=many: litellm_budget setting 'protected_tail'"),
+            (["--set", "watermark"], "--set 'watermark': give a setting as KEY=VALUE"),
+            (["--config", "{missing}"], "missing.yaml: cannot read the config"),
+            (["--config", "{bare}"], "bare.yaml: no callback_settings.litellm_budget mapping"),
+            (["--config", "{typo}"], "typo.yaml: callback_settings.litellm_budget: 'polcy' is not a setting"),
+        ],
+    )
+    def test_a_mistyped_setting_fails_before_anything_is_measured(
+        self,
+        session_dir: Path,
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],
+        extra: list[str],
+        said: str,
+    ) -> None:
+        """Never the defaults' numbers under the operator's settings: exit 2, the file or flag and the key named."""
+        (tmp_path / "bare.yaml").write_text("model_list: []\n")
+        (tmp_path / "typo.yaml").write_text("callback_settings:\n  litellm_budget:\n    polcy: plan\n")
+        paths = {name: str(tmp_path / f"{name}.yaml") for name in ("missing", "bare", "typo")}
+        extra = [part.format(**paths) for part in extra]
+
+        for command in (["replay", str(session_dir), "--window", "4000"], ["inspect", str(session_dir / "s0.json")]):
+            assert main([*command, "--model", "gpt-4o", *extra]) == 2
+            captured = capsys.readouterr()
+            assert said in captured.err
+            assert captured.out == ""
+
+
+def _measures(output: dict[str, Any]) -> list[dict[str, Any]]:
+    """A replay's results without the time each request took, the one field that differs between runs."""
+    return [{k: v for k, v in r.items() if k != "ms_per_request"} for r in output["results"]]
