@@ -11,11 +11,10 @@ from __future__ import annotations
 from collections.abc import MutableMapping
 from typing import Any
 
-import structlog
-
 from litellm_budget.core.breakpoints import stable_ends, with_breakpoints
 from litellm_budget.core.errors import provider_of
 from litellm_budget.core.formats import unjoin_for
+from litellm_budget.logs import get_logger
 
 from .calls import CallRecord
 from .conversation_state import conversation_key
@@ -23,7 +22,7 @@ from .request import resolved_provider
 from .shapes import ANTHROPIC_SHAPE, CHAT_SHAPE, RESPONSES_SHAPE, Shape
 from .targets import Target
 
-log = structlog.get_logger("litellm_budget")
+log = get_logger()
 
 PROMPT_CACHE_KEY = "prompt_cache_key"
 #: What the key sent to OpenAI starts with, so a provider-side log tells it from a client's own.

@@ -17,14 +17,13 @@ import time
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
-import structlog
-
 from litellm_budget.core.cache_truth import CacheReport, CacheRules, CacheUsage, cache_report
 from litellm_budget.core.checks import is_int, is_mapping
 from litellm_budget.core.formats import format_named, joined
 from litellm_budget.core.memo import BoundedLRU
 from litellm_budget.core.sent_prompt import SentPrompt, sent_prompt
 from litellm_budget.core.settings import BudgetSettings
+from litellm_budget.logs import get_logger
 
 from .calls import Calls, call_id_of
 from .conversation_state import conversation_key
@@ -33,7 +32,7 @@ from .publish import REPORT_KEY, report_in
 from .request import chat_messages
 from .shapes import format_of_call
 
-log = structlog.get_logger("litellm_budget")
+log = get_logger()
 
 CACHE_KEY = f"{REPORT_KEY}_cache"
 #: The actions whose request went to the provider (a rejected or deferred one never did).

@@ -6,18 +6,17 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-import structlog
-
 from litellm_budget.core.checks import is_int, is_number
 from litellm_budget.core.memo import BoundedDict, BoundedLRU
 from litellm_budget.core.report import BudgetReport
 from litellm_budget.core.settings import BudgetSettings
+from litellm_budget.logs import get_logger
 
 from .publish import report_in
 from .shapes import format_of_call
 from .shared import shared_get, shared_set
 
-log = structlog.get_logger("litellm_budget")
+log = get_logger()
 
 #: Requests smaller than this say little about a ratio (framing dominates).
 MIN_COUNTED = 200

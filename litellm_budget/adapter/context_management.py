@@ -23,8 +23,6 @@ import functools
 from collections.abc import MutableMapping
 from typing import Any
 
-import structlog
-
 from litellm_budget.core.compaction import (
     COMPACT,
     COMPACTION_BLOCK,
@@ -41,12 +39,13 @@ from litellm_budget.core.formats import SYSTEM
 from litellm_budget.core.formats.anthropic import ANTHROPIC
 from litellm_budget.core.summary import summary_job
 from litellm_budget.core.tokens import counter_for
+from litellm_budget.logs import get_logger
 
 from .shapes import ANTHROPIC_SHAPE
 from .summarizer import Summarizer, SummarySource
 from .targets import Target
 
-log = structlog.get_logger("litellm_budget")
+log = get_logger()
 #: The proxy's mark on the requests it serves: only there does the response get the block back.
 PROXY_MARK = "proxy_server_request"
 

@@ -10,20 +10,19 @@ import time
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-import structlog
-
 from litellm_budget.core.canonical import content_key, digest
 from litellm_budget.core.conversation import edits_sent, history_digest
 from litellm_budget.core.formats import SYSTEM, USER, MessageFormat
 from litellm_budget.core.ledger import SentEdits
 from litellm_budget.core.memo import BoundedDict, BoundedLRU
 from litellm_budget.core.report import BudgetReport
+from litellm_budget.logs import get_logger
 from litellm_budget.typing import Message
 
 from .shared import shared_get, shared_set, shared_store
 from .targets import Target
 
-log = structlog.get_logger("litellm_budget")
+log = get_logger()
 
 CACHE_PREFIX = "litellm_budget:conversation:"
 #: Conversation keys remembered by what names them (a few dozen characters each).

@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import TypeVar
 
 import litellm
-import structlog
 
-log = structlog.get_logger("litellm_budget")
+from litellm_budget.logs import get_logger
+
+log = get_logger()
 _T = TypeVar("_T")
 
 

@@ -17,11 +17,10 @@ import functools
 from collections.abc import Mapping, MutableMapping
 from typing import Any, ClassVar, TypeVar
 
-import structlog
-
 from litellm_budget.core.errors import context_window_exceeded
 from litellm_budget.core.fit import Fitted, fit_request, passed_through
 from litellm_budget.core.report import unsent
+from litellm_budget.logs import get_logger
 
 from .calls import FitRecord, Lent, call_id_of, record_of, sent_record
 from .context_management import apply_client_edits, serve_compaction
@@ -38,7 +37,7 @@ from .summarizer import SummaryOutcome, SummarySource
 from .summary_step import summary_ahead
 from .targets import Target
 
-log = structlog.get_logger("litellm_budget")
+log = get_logger()
 
 PRE_CALL_HOOK = "async_pre_call_hook"
 FILTER_HOOK = "async_filter_deployments"

@@ -14,13 +14,12 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-import structlog
-
 from litellm_budget.core.checks import is_mapping, positive_int
 from litellm_budget.core.setting_problems import SettingProblem, apply_valid
 from litellm_budget.core.settings import SETTING_NAMES, BudgetSettings
+from litellm_budget.logs import get_logger
 
-log = structlog.get_logger("litellm_budget")
+log = get_logger()
 
 #: The key of ``callback_settings`` (proxy config), of ``model_info`` and of request metadata.
 SETTINGS_KEY = "litellm_budget"

@@ -18,19 +18,18 @@ import threading
 from collections.abc import Callable, MutableMapping
 from typing import Any
 
-import structlog
-
 from litellm_budget.core.formats import MessageFormat
 from litellm_budget.core.report import BudgetReport
 from litellm_budget.core.settings import BudgetSettings
 from litellm_budget.core.size_gate import counted
+from litellm_budget.logs import get_logger
 
 from .calls import Calls
 from .failopen import Guard
 from .publish import publish, record_in_metadata
 from .shapes import Parts
 
-log = structlog.get_logger("litellm_budget")
+log = get_logger()
 
 #: Requests waiting for their count, at most; more are counted on their path.
 MAX_QUEUED = 1024

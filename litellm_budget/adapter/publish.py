@@ -5,13 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
-import structlog
-
 from litellm_budget.core.report import BudgetReport
+from litellm_budget.logs import get_logger
 
 from .metrics import record_metrics, record_resent
 
-log = structlog.get_logger("litellm_budget")
+log = get_logger()
 
 #: One stable event name per action, so dashboards can count them.
 EVENTS = {

@@ -30,13 +30,12 @@ import weakref
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
-import structlog
-
 from litellm_budget.core.memo import BoundedLRU
+from litellm_budget.logs import get_logger
 
 from .redis_pipe import Pipe
 
-log = structlog.get_logger("litellm_budget")
+log = get_logger()
 
 _T = TypeVar("_T")
 

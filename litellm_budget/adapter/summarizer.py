@@ -16,18 +16,17 @@ import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any
 
-import structlog
-
 from litellm_budget.core.memo import BoundedDict, BoundedLRU
 from litellm_budget.core.report import BudgetReport
 from litellm_budget.core.settings import BudgetSettings
 from litellm_budget.core.summary import SummaryJob
+from litellm_budget.logs import get_logger
 from litellm_budget.typing import Message
 
 from .shared import shared_get_many, shared_set
 from .summary_prompt import bounded_summary, reply_cost, reply_text, summary_prompt, usage_tokens
 
-log = structlog.get_logger("litellm_budget")
+log = get_logger()
 
 #: Key prefix of a summary in the shared cache; the block's digest follows.
 CACHE_PREFIX = "litellm_budget:summary:"

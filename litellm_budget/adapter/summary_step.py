@@ -4,17 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import structlog
-
 from litellm_budget.core.fit import Fitted
 from litellm_budget.core.formats import MessageFormat
 from litellm_budget.core.report import parse_ranges
 from litellm_budget.core.summary import block_digest, summary_job
+from litellm_budget.logs import get_logger
 from litellm_budget.typing import Message
 
 from .summarizer import Summarizer, SummaryOutcome, SummarySource
 
-log = structlog.get_logger("litellm_budget")
+log = get_logger()
 
 
 async def summary_ahead(

@@ -21,18 +21,17 @@ import dataclasses
 from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any
 
-import structlog
-
 from litellm_budget.core.checks import is_mapping
 from litellm_budget.core.fit import fit_request
 from litellm_budget.core.report import BudgetReport
+from litellm_budget.logs import get_logger
 
 from .context_management import apply_client_edits
 from .publish import REPORT_KEY, report_in
 from .shapes import ANTHROPIC_SHAPE, shape_for
 from .targets import Target, pre_call_target
 
-log = structlog.get_logger("litellm_budget")
+log = get_logger()
 
 UNFITTED_KEY = f"{REPORT_KEY}_unfitted"
 #: How LiteLLM 1.108.5 words the error of its Router's window check (pinned in tests/e2e).

@@ -8,8 +8,7 @@ import re
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-import structlog
-
+from litellm_budget.logs import get_logger
 from litellm_budget.typing import Message, Tools
 
 from .canonical import as_json, text_key
@@ -21,7 +20,7 @@ from .memo import BoundedLRU, forget_all
 if TYPE_CHECKING:
     from .formats import MessageFormat
 
-log = structlog.get_logger("litellm_budget")
+log = get_logger()
 
 # OpenAI's accounting, as LiteLLM's token_counter applies it: every message pays 3 tokens of
 # framing, a ``name`` one more, every reply is primed with 3, and a tools schema costs 9 extra.

@@ -115,3 +115,28 @@ def test_a_wrong_setting_stops_the_proxy_at_start(upstream: FakeUpstream, tmp_pa
     )
     assert "the settings are: allow_request_overrides," in str(failed.value)
     assert "watermark" in str(failed.value)
+
+
+def test_with_litellms_json_logs_every_event_is_a_json_line(upstream: FakeUpstream, tmp_path: Path) -> None:
+    """
+    ``litellm_settings.json_logs: true`` and nothing configuring structlog (the proxy as operators run
+    it): the report and the cache report are JSON lines among LiteLLM's, none a console line.
+    """
+    config = _config(upstream, litellm_settings={"callbacks": ["litellm_budget.handler"], "json_logs": True})
+
+    with start_proxy(config, tmp_path=tmp_path) as proxy:
+        status, headers, _ = post_chat(proxy, {"model": "m", "messages": [system(), user(text(3 * WINDOW))]})
+        call_id = headers["x-litellm-call-id"]
+        deadline = time.monotonic() + 20
+        while '"cache_observed"' not in proxy.log_text() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        lines = proxy.log_text().splitlines()
+
+    ours = [json.loads(line) for line in lines if '"component": "litellm_budget"' in line]
+    assert status == 200
+    assert [(e["event"], e["message"]) for e in ours if e["level"] == "info"] == [
+        ("request_trimmed", "request_trimmed"),
+        ("cache_observed", "cache_observed"),
+    ]
+    assert {e["litellm_call_id"] for e in ours if e["level"] == "info"} == {call_id}
+    assert not [line for line in lines if "request_trimmed" in line and not line.startswith("{")]

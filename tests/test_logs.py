@@ -1,0 +1,87 @@
+"""
+The plugin's events as the application configured structlog, and as JSON lines where nobody did
+and LiteLLM writes JSON (``JSON_LOGS=True``): a proxy's log pipeline reads every line as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import litellm
+import pytest
+import structlog
+from structlog.testing import capture_logs
+
+from litellm_budget.logs import get_logger
+
+log = get_logger()
+
+
+@pytest.fixture(name="json_logs")
+def fixture_json_logs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(litellm, "json_logs", True)
+
+
+@pytest.mark.usefixtures("json_logs")
+def test_unconfigured_structlog_follows_litellm_json_logs(capsys: pytest.CaptureFixture[str]) -> None:
+    """One JSON line per event, on stdout, with LiteLLM's ``message`` key beside structlog's ``event``."""
+    log.info("request_trimmed", tokens_before=12, dropped_at="2-5")
+    log.warning("hook_failed", hook="h", step="fit")
+
+    lines = capsys.readouterr().out.splitlines()
+    events = [json.loads(line) for line in lines]
+
+    assert [(e["event"], e["message"], e["level"], e["component"]) for e in events] == [
+        ("request_trimmed", "request_trimmed", "info", "litellm_budget"),
+        ("hook_failed", "hook_failed", "warning", "litellm_budget"),
+    ]
+    assert (events[0]["tokens_before"], events[0]["dropped_at"]) == (12, "2-5")
+    assert events[0]["timestamp"].endswith("Z")
+
+
+def test_without_json_logs_it_is_structlogs_default(capsys: pytest.CaptureFixture[str]) -> None:
+    assert litellm.json_logs is not True
+    log.info("request_trimmed", tokens_before=12)
+
+    out = capsys.readouterr().out
+
+    assert "request_trimmed" in out
+    assert "tokens_before=12" in out
+    assert not out.lstrip().startswith("{")
+
+
+@pytest.mark.usefixtures("json_logs")
+def test_the_applications_configuration_wins(capsys: pytest.CaptureFixture[str]) -> None:
+    """Configured structlog (here by ``capture_logs``) gets every event, whatever LiteLLM writes."""
+    with capture_logs() as logs:
+        log.info("request_trimmed", tokens_before=12)
+
+    assert logs == [{"event": "request_trimmed", "tokens_before": 12, "log_level": "info"}]
+    assert capsys.readouterr().out == ""
+
+
+@pytest.mark.usefixtures("json_logs")
+def test_a_later_configure_wins_too(capsys: pytest.CaptureFixture[str]) -> None:
+    """Decided per event: an application that configures structlog after the plugin loaded is obeyed."""
+    log.info("before")  # the plugin's logger is in use before the application configures structlog
+    capsys.readouterr()
+    structlog.configure(processors=[structlog.processors.KeyValueRenderer(key_order=["event"])])
+
+    log.info("request_trimmed", tokens_before=12)
+
+    assert capsys.readouterr().out == "event='request_trimmed' tokens_before=12\n"
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize(("value", "expected"), [("true", True), ("1", False)])
+def test_litellm_reads_json_logs_from_its_environment(value: str, expected: bool) -> None:
+    """Pinned: LiteLLM 1.108.5 sets ``litellm.json_logs`` from ``JSON_LOGS`` at import (only "true", any case)."""
+    env = {**os.environ, "JSON_LOGS": value, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    code = "import litellm; print(litellm.json_logs is True)"
+    command = [sys.executable, "-c", code]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=True, timeout=120)
+
+    assert done.stdout.strip() == str(expected)
