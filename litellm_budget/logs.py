@@ -2,17 +2,20 @@
 The plugin's logger: structlog's ``litellm_budget`` logger, as the application configured it.
 
 The library never configures structlog. But in the proxy nobody does (LiteLLM logs through the
-standard library), and structlog's default renders ``key=value`` console lines: an operator who
-turned on LiteLLM's JSON logs (``JSON_LOGS=True``, or ``litellm_settings.json_logs: true``) would
-find every report event breaking the JSON lines a log pipeline reads. So, only while structlog
-is unconfigured and LiteLLM writes JSON, an event is rendered as one JSON line to stdout (with
-``message`` beside ``event``, the key LiteLLM's own lines carry); otherwise it is the application's
-structlog, exactly as ``structlog.get_logger("litellm_budget")`` would give. Decided per event,
-as structlog's own lazy logger reads its configuration, so a later ``structlog.configure`` wins.
+standard library), and structlog's defaults print every level as ``key=value`` console lines: an
+operator who turned on LiteLLM's JSON logs (``JSON_LOGS=True``, or ``litellm_settings.json_logs:
+true``) would find every report event breaking the JSON lines a log pipeline reads, and every
+proxy would print a debug line per response. So, only while structlog is unconfigured, the
+plugin logs at ``info`` and above, each event one JSON line to stdout where LiteLLM writes JSON
+(with ``message`` beside ``event``, the key LiteLLM's own lines carry), else as structlog's
+defaults render it. Once anything configures structlog, every event goes to that configuration,
+exactly as ``structlog.get_logger("litellm_budget")`` would. Decided per event, as structlog's own
+lazy logger reads its configuration, so a later ``structlog.configure`` wins.
 """
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import MutableMapping
 from typing import Any
@@ -22,6 +25,10 @@ import structlog
 NAME = "litellm_budget"
 #: The application's logger: structlog's lazy proxy reads the configuration when an event is logged.
 _CONFIGURED = structlog.get_logger(NAME)
+#: Where nothing configured structlog: only ``info`` and above (a ``debug`` call returns at once) ...
+_AT_INFO = structlog.make_filtering_bound_logger(logging.INFO)
+#: ... rendered by structlog's defaults, read when an event is logged.
+_UNCONFIGURED = structlog.wrap_logger(None, wrapper_class=_AT_INFO, logger_factory_args=(NAME,))
 
 
 def get_logger() -> Any:
@@ -42,11 +49,14 @@ _PLUGIN_LOGGER = _PluginLogger()
 
 
 def in_force() -> Any:
-    """The application's structlog logger, or JSON lines where structlog is unconfigured and LiteLLM writes JSON."""
-    if structlog.is_configured() or not litellm_writes_json():
+    """The application's structlog logger; without one, ``info`` and up (JSON lines where LiteLLM writes JSON)."""
+    if structlog.is_configured():
         return _CONFIGURED
-    # Built per event (microseconds, and JSON mode is the rare one): stdout is read as it is now.
-    return structlog.wrap_logger(structlog.PrintLogger(sys.stdout), processors=_JSON_PROCESSORS, component=NAME)
+    if not litellm_writes_json():
+        return _UNCONFIGURED
+    # Built per event (microseconds): stdout is read as it is now.
+    printer = structlog.PrintLogger(sys.stdout)
+    return structlog.wrap_logger(printer, processors=_JSON_PROCESSORS, wrapper_class=_AT_INFO, component=NAME)
 
 
 def litellm_writes_json() -> bool:

@@ -85,3 +85,25 @@ def test_litellm_reads_json_logs_from_its_environment(value: str, expected: bool
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=True, timeout=120)
 
     assert done.stdout.strip() == str(expected)
+
+
+@pytest.mark.parametrize("json_logs", [False, True])
+def test_unconfigured_debug_events_are_left_out(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], json_logs: bool
+) -> None:
+    """A proxy nobody configured structlog for prints no debug line per response (``token_ratio_learned``)."""
+    monkeypatch.setattr(litellm, "json_logs", json_logs)
+    log.debug("token_ratio_learned", model="m", ratio=1.07)
+    log.info("request_trimmed")
+
+    out = capsys.readouterr().out
+
+    assert "token_ratio_learned" not in out
+    assert "request_trimmed" in out
+
+
+def test_a_configured_application_gets_debug_events() -> None:
+    with capture_logs() as logs:
+        log.debug("token_ratio_learned", model="m", ratio=1.07)
+
+    assert logs == [{"event": "token_ratio_learned", "model": "m", "ratio": 1.07, "log_level": "debug"}]
