@@ -6,16 +6,19 @@ standard library), and structlog's defaults print every level as ``key=value`` c
 operator who turned on LiteLLM's JSON logs (``JSON_LOGS=True``, or ``litellm_settings.json_logs:
 true``) would find every report event breaking the JSON lines a log pipeline reads, and every
 proxy would print a debug line per response. So, only while structlog is unconfigured, the
-plugin logs at ``info`` and above, each event one JSON line to stdout where LiteLLM writes JSON
-(with ``message`` beside ``event``, the key LiteLLM's own lines carry), else as structlog's
-defaults render it. Once anything configures structlog, every event goes to that configuration,
+plugin follows LiteLLM's logging: it writes from ``LITELLM_LOG``'s level up (``info`` where that
+is unset), each event one JSON line to stdout where LiteLLM writes JSON (with ``message`` beside
+``event``, the key LiteLLM's own lines carry), else as structlog's defaults render it. Once
+anything configures structlog, every event goes to that configuration,
 exactly as ``structlog.get_logger("litellm_budget")`` would. Decided per event, as structlog's own
 lazy logger reads its configuration, so a later ``structlog.configure`` wins.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
+import os
 import sys
 from collections.abc import MutableMapping
 from typing import Any
@@ -25,10 +28,10 @@ import structlog
 NAME = "litellm_budget"
 #: The application's logger: structlog's lazy proxy reads the configuration when an event is logged.
 _CONFIGURED = structlog.get_logger(NAME)
-#: Where nothing configured structlog: only ``info`` and above (a ``debug`` call returns at once) ...
-_AT_INFO = structlog.make_filtering_bound_logger(logging.INFO)
-#: ... rendered by structlog's defaults, read when an event is logged.
-_UNCONFIGURED = structlog.wrap_logger(None, wrapper_class=_AT_INFO, logger_factory_args=(NAME,))
+#: Where nothing configured structlog and ``LITELLM_LOG`` names no level: ``info`` and above.
+DEFAULT_LEVEL = logging.INFO
+#: LiteLLM's variable for its log level (``DEBUG``, ``INFO``, ``WARNING``, ``ERROR``, ``CRITICAL``).
+LEVEL_VARIABLE = "LITELLM_LOG"
 
 
 def get_logger() -> Any:
@@ -49,14 +52,33 @@ _PLUGIN_LOGGER = _PluginLogger()
 
 
 def in_force() -> Any:
-    """The application's structlog logger; without one, ``info`` and up (JSON lines where LiteLLM writes JSON)."""
+    """The application's structlog logger; without one, LiteLLM's level and format (``litellm_level``, JSON lines)."""
     if structlog.is_configured():
         return _CONFIGURED
+    level = litellm_level()
     if not litellm_writes_json():
-        return _UNCONFIGURED
+        return _unconfigured(level)
     # Built per event (microseconds): stdout is read as it is now.
     printer = structlog.PrintLogger(sys.stdout)
-    return structlog.wrap_logger(printer, processors=_JSON_PROCESSORS, wrapper_class=_AT_INFO, component=NAME)
+    return structlog.wrap_logger(printer, processors=_JSON_PROCESSORS, wrapper_class=_at(level), component=NAME)
+
+
+def litellm_level() -> int:
+    """The level ``LITELLM_LOG`` names (any case), else ``DEFAULT_LEVEL``."""
+    named = logging.getLevelName(os.environ.get(LEVEL_VARIABLE, "").strip().upper())
+    return named if isinstance(named, int) else DEFAULT_LEVEL
+
+
+@functools.cache
+def _at(level: int) -> Any:
+    """A bound logger class that drops what is below ``level`` (the call returns at once)."""
+    return structlog.make_filtering_bound_logger(level)
+
+
+@functools.cache
+def _unconfigured(level: int) -> Any:
+    """From ``level`` up, rendered by structlog's defaults, read when an event is logged."""
+    return structlog.wrap_logger(None, wrapper_class=_at(level), logger_factory_args=(NAME,))
 
 
 def litellm_writes_json() -> bool:

@@ -20,6 +20,11 @@ from litellm_budget.logs import get_logger
 log = get_logger()
 
 
+@pytest.fixture(autouse=True)
+def _litellm_log_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LITELLM_LOG", raising=False)
+
+
 @pytest.fixture(name="json_logs")
 def fixture_json_logs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(litellm, "json_logs", True)
@@ -107,3 +112,34 @@ def test_a_configured_application_gets_debug_events() -> None:
         log.debug("token_ratio_learned", model="m", ratio=1.07)
 
     assert logs == [{"event": "token_ratio_learned", "model": "m", "ratio": 1.07, "log_level": "debug"}]
+
+
+@pytest.mark.parametrize(
+    ("level", "written"),
+    [
+        ("ERROR", ["hook_failed"]),
+        ("warning", ["settings_invalid", "hook_failed"]),
+        ("DEBUG", ["token_ratio_learned", "request_trimmed", "settings_invalid", "hook_failed"]),
+        ("nonsense", ["request_trimmed", "settings_invalid", "hook_failed"]),
+    ],
+)
+@pytest.mark.parametrize("json_logs", [False, True])
+def test_unconfigured_it_follows_litellm_log(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    json_logs: bool,
+    level: str,
+    written: list[str],
+) -> None:
+    """``LITELLM_LOG=ERROR`` quiets the plugin's lines with LiteLLM's; a value that names no level means info."""
+    monkeypatch.setattr(litellm, "json_logs", json_logs)
+    monkeypatch.setenv("LITELLM_LOG", level)
+    log.debug("token_ratio_learned")
+    log.info("request_trimmed")
+    log.warning("settings_invalid")
+    log.error("hook_failed")
+
+    out = capsys.readouterr().out
+
+    names = ["token_ratio_learned", "request_trimmed", "settings_invalid", "hook_failed"]
+    assert [name for name in names if name in out] == written
