@@ -6,6 +6,7 @@ plugin checks them at start, so a mistyped key fails the command instead of meas
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -62,7 +63,7 @@ def non_defaults(settings: BudgetSettings) -> dict[str, Any]:
     """The settings that differ from the defaults, as plain values: what a report says it ran with."""
     default = BudgetSettings()
     changed = {}
-    for key in sorted(settings.__dataclass_fields__):
+    for key in sorted(field.name for field in dataclasses.fields(settings)):
         value = getattr(settings, key)
         if value != getattr(default, key):
             changed[key] = dict(value) if isinstance(value, Mapping) else value
