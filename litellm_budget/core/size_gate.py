@@ -89,7 +89,7 @@ class SizeBound(MemoCounter):
 
 @functools.cache
 def _bound_of(image_tokens: int) -> SizeBound:
-    return SizeBound("size_bound", utf8_bytes, image_tokens)
+    return SizeBound("size_bound", utf8_bytes, image_tokens, chunked=False)
 
 
 def size_bound(

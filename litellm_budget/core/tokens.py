@@ -117,6 +117,7 @@ def forget_counts() -> None:
     for counter in _LOADED:
         counter.memo.clear()
         counter.message_memo.clear()
+        counter.chunk_memo.clear()
     forget_all()
 
 
@@ -125,10 +126,11 @@ def _counter_of(encoding_name: str, image_tokens: int) -> TokenCounter:
     """One counter, and so one memo, per encoding: every model that shares it shares its counts."""
     encoding = load_offline(encoding_name)
     if encoding is not None:
-        counter = MemoCounter(f"tiktoken:{encoding_name}", _chunked(encoding.encode_ordinary), image_tokens)
+        encode = encoding.encode_ordinary
+        counter = MemoCounter(f"tiktoken:{encoding_name}", lambda text: len(encode(text)), image_tokens, chunked=True)
     else:
         log.warning("tokenizer_unavailable", encoding=encoding_name, fallback="estimate", safety=_ESTIMATE_SAFETY)
-        counter = MemoCounter("estimate", estimate_tokens, image_tokens)
+        counter = MemoCounter("estimate", estimate_tokens, image_tokens, chunked=False)
     _LOADED.append(counter)
     return counter
 
@@ -167,15 +169,6 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(weighted * _ESTIMATE_SAFETY)
 
 
-def _chunked(encode: Callable[[str], list[int]]) -> Callable[[str], int]:
-    def count(text: str) -> int:
-        if len(text) <= CHUNK_CHARS:
-            return len(encode(text))
-        return sum(len(encode(chunk)) for chunk in split_chunks(text))
-
-    return count
-
-
 def split_chunks(text: str, size: int = CHUNK_CHARS) -> Iterable[str]:
     """Cut ``text`` into pieces of at most ``size`` characters, preferably at whitespace."""
     start = 0
@@ -191,23 +184,42 @@ def split_chunks(text: str, size: int = CHUNK_CHARS) -> Iterable[str]:
 class MemoCounter:
     """Counts messages the way LiteLLM's ``token_counter`` does, remembering every text it saw."""
 
-    __slots__ = ("_measure", "image_tokens", "memo", "message_memo", "name")
+    __slots__ = ("_chunked", "_measure", "chunk_memo", "image_tokens", "memo", "message_memo", "name")
 
-    def __init__(self, name: str, measure: Callable[[str], int], image_tokens: int) -> None:
+    def __init__(self, name: str, measure: Callable[[str], int], image_tokens: int, *, chunked: bool) -> None:
         self.name = name
         self._measure = measure
+        #: Whether a long text is measured in ``split_chunks`` pieces (the tokenizer: ``CHUNK_CHARS``).
+        self._chunked = chunked
         self.image_tokens = image_tokens
         self.memo: BoundedLRU[int] = BoundedLRU(MEMO_ENTRIES)
         self.message_memo: BoundedLRU[int] = BoundedLRU(MEMO_ENTRIES)
+        self.chunk_memo: BoundedLRU[int] = BoundedLRU(MEMO_ENTRIES)
 
     def count_text(self, text: str) -> int:
         """Tokens of ``text``, from the memo when it was seen before."""
         key = text_key(text)
         count = self.memo.get(key)
         if count is None:
-            count = self._measure(text)
+            count = self._count_chunks(text) if self._chunked and len(text) > CHUNK_CHARS else self._measure(text)
             self.memo.put(key, count)
         return count
+
+    def _count_chunks(self, text: str) -> int:
+        """
+        A long text's tokens, the sum of its chunks', each remembered: a text that extends one
+        counted before (a user message with the marker's note joined to its end) is tokenized
+        only from the chunk where it differs, since chunks are cut from the start.
+        """
+        memo, measure, total = self.chunk_memo, self._measure, 0
+        for chunk in split_chunks(text):
+            key = text_key(chunk)
+            count = memo.get(key)
+            if count is None:
+                count = measure(chunk)
+                memo.put(key, count)
+            total += count
+        return total
 
     def count_messages(self, fmt: MessageFormat, messages: Sequence[Message], keys: Sequence[Hashable]) -> list[int]:
         """

@@ -172,3 +172,35 @@ class TestMemo:
         counter.count_text(long_text)
 
         assert all(not (isinstance(k, str) and len(k) > EXACT_KEY_CHARS) for k in counter.memo.cached_keys())
+
+    def test_a_text_that_extends_a_counted_one_is_tokenized_from_where_it_differs(self) -> None:
+        """
+        The task with the marker's note joined to its end (a refit's merged user message) costs the
+        note and one chunk, not the task again; and it counts what a fresh count of the whole gives.
+        """
+        encoding = load_offline("o200k_base")
+        assert encoding is not None
+        measured: list[int] = []
+
+        def measure(piece: str) -> int:
+            measured.append(len(piece))
+            return len(encoding.encode_ordinary(piece))
+
+        counter = _tokens.MemoCounter("recording", measure, 765, chunked=True)
+        task = text(6000, 1)  # about 24k characters: a dozen chunks
+        note = '\n\n[litellm_budget: 12 earlier messages were removed]\n- called bash(command="ls") -> 3 lines'
+        counter.count_text(task)
+        measured.clear()
+
+        merged = counter.count_text(task + note)
+
+        assert sum(measured) <= _tokens.CHUNK_CHARS + len(note)
+        assert merged == sum(len(encoding.encode_ordinary(chunk)) for chunk in split_chunks(task + note))
+        assert merged == counter_for("gpt-4o").count_text(task + note)
+
+    def test_chunk_memo_is_bounded_and_keyed_by_hash(self) -> None:
+        counter = counter_for("gpt-4o")
+        counter.count_text(text(5000, 4))
+
+        assert 0 < len(counter.chunk_memo) <= _tokens.MEMO_ENTRIES
+        assert all(not (isinstance(k, str) and len(k) > EXACT_KEY_CHARS) for k in counter.chunk_memo.cached_keys())
