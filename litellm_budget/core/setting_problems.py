@@ -14,7 +14,7 @@ from typing import Any
 from .checks import is_mapping
 from .settings import SETTING_NAMES, SHOWN_CHARS, BudgetSettings, SettingError, shown
 
-__all__ = ["SHOWN_CHARS", "SettingProblem", "apply_valid", "closest_setting", "shown"]
+__all__ = ["SHOWN_CHARS", "SettingProblem", "apply_valid", "closest_setting", "not_a_setting", "shown"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -69,6 +69,12 @@ def closest_setting(key: str) -> str | None:
     return found[0] if found else None
 
 
+def not_a_setting(key: str) -> str:
+    """Why ``key`` is refused, in words: it is no setting, and the one it is most likely a typo of."""
+    closest = closest_setting(key)
+    return f"is not a setting (did you mean {closest!r}?)" if closest else "is not a setting"
+
+
 def _takes(settings: BudgetSettings, overrides: Mapping[Any, Any]) -> bool:
     try:
         settings.updated(overrides)
@@ -79,9 +85,7 @@ def _takes(settings: BudgetSettings, overrides: Mapping[Any, Any]) -> bool:
 
 def _problem(settings: BudgetSettings, key: object, value: object) -> SettingProblem:
     if key not in SETTING_NAMES:
-        closest = closest_setting(str(key))
-        hint = f" (did you mean {closest!r}?)" if closest else ""
-        return SettingProblem.of(key, value, f"is not a setting{hint}")
+        return SettingProblem.of(key, value, not_a_setting(str(key)))
     try:
         settings.updated({key: value})
     except SettingError as exc:

@@ -13,7 +13,7 @@ from typing import Any
 
 from litellm_budget.adapter.invalid_settings import SETTINGS_KEY
 from litellm_budget.core.checks import is_mapping
-from litellm_budget.core.setting_problems import closest_setting
+from litellm_budget.core.setting_problems import not_a_setting
 from litellm_budget.core.settings import SETTING_NAMES, BudgetSettings, SettingError
 
 
@@ -74,9 +74,8 @@ def _updated(settings: BudgetSettings, overrides: Mapping[str, Any], where: str)
     try:
         return settings.updated(overrides)
     except SettingError as exc:
-        close = closest_setting(exc.key) if exc.key not in SETTING_NAMES else None
-        hint = f" (did you mean {close!r}?)" if close else ""
-        msg = f"{where}: {exc.key!r} {exc.reason}{hint}" if exc.key not in SETTING_NAMES else f"{where}: {exc}"
+        known = exc.key in SETTING_NAMES
+        msg = f"{where}: {exc}" if known else f"{where}: {exc.key!r} {not_a_setting(exc.key)}"
         raise ValueError(msg) from exc
     except TypeError as exc:  # a value no check foresaw (a list where a mapping goes): still named
         msg = f"{where}: {exc}"
