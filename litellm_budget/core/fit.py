@@ -9,7 +9,6 @@ from typing import Any
 
 from litellm_budget.typing import Action, Message, Tools
 
-from .canonical import content_key
 from .checks import positive_int
 from .conversation import continues, kept_as_sent
 from .errors import context_window_exceeded
@@ -17,6 +16,7 @@ from .formats import MessageFormat, format_named, joined
 from .formats.chat import CHAT
 from .ledger import NO_SUMMARIES, Derived, Draft, Ledger, SentEdits
 from .limits import limits_for, max_tokens_to_send
+from .message_keys import message_keys
 from .policies import POLICIES
 from .report import BudgetReport, format_ranges, unsent
 from .rereads import rereads
@@ -145,7 +145,7 @@ def fit_request(
             return Fitted(messages=list(messages), max_tokens=max_tokens, report=report)
     listed = list(messages)
     kinds = fmt.kinds(listed)
-    keys = list(map(content_key, listed))
+    keys = message_keys(listed)
     ledger = Ledger(
         messages=listed,
         kinds=kinds,

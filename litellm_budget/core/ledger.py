@@ -12,9 +12,9 @@ from typing import NamedTuple
 
 from litellm_budget.typing import Message
 
-from .canonical import content_key
 from .formats import MessageFormat
 from .limits import Limits
+from .message_keys import message_keys
 from .settings import BudgetSettings
 from .tokens import TokenCounter
 from .units import Layout
@@ -138,7 +138,7 @@ class Ledger:
         digests know a message by, so a growing history costs only its new messages.
         """
         if self.derived.keys is None:
-            self.derived.keys = list(map(content_key, self.messages))
+            self.derived.keys = message_keys(self.messages)
         return self.derived.keys
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Hashable
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 _V = TypeVar("_V")
 
@@ -108,8 +108,19 @@ class BoundedDict(Generic[_V]):
         return len(self._items)
 
 
-#: The core's memos of what it read in requests, by content (``remembered``): ``forget_all`` clears them.
-_REMEMBERED: list[BoundedLRU[Any]] = []
+class Forgettable(Protocol):
+    """Anything that holds facts read from requests and can forget them."""
+
+    def clear(self) -> None: ...
+
+
+#: The core's memos of what it read in requests (``remembered``, ``register_forgettable``): ``forget_all`` clears them.
+_REMEMBERED: list[Forgettable] = []
+
+
+def register_forgettable(memo: Forgettable) -> None:
+    """Have ``forget_all`` clear ``memo`` too: a store of facts read from requests that is not a ``BoundedLRU``."""
+    _REMEMBERED.append(memo)
 
 
 def remembered(max_entries: int) -> BoundedLRU[Any]:

@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .breakpoints import has_breakpoint
-from .canonical import content_key
 from .memo import BoundedLRU, remembered
+from .message_keys import message_keys
 from .notices import MARKER_END, marker_start
 from .report import BudgetReport, parse_ranges
 
@@ -106,9 +106,10 @@ def sent_prompt(
     entries = ([tools] if tools else []) + list(messages)
     lead = len(entries) - len(messages)
     digests, sizes, blocks, marks, heads, head_sizes, bodies = [], [], [], [], [], [], []
+    keys = message_keys(messages, lane="sent")
     for index, entry in enumerate(entries):
         digest, size, count, marked, head, head_size, body = (
-            _tools_facts(entry) if index < lead else _message_facts(entry)
+            _tools_facts(entry) if index < lead else _message_facts(entry, keys[index - lead])
         )
         digests.append(digest)
         sizes.append(size)
@@ -142,12 +143,11 @@ def _tools_facts(tools: Any) -> _Facts:
     return digest, size, count, tuple(marked), digest, size, digest
 
 
-def _message_facts(message: Any) -> _Facts:
+def _message_facts(message: Any, key: int) -> _Facts:
     """
-    A message's facts, remembered by its content: a conversation's history is read once, and
-    each success after that costs a lookup per message it already sent (issue 22).
+    A message's facts, remembered by its content (``key``): a conversation's history is read
+    once, and each success after that costs a lookup per message it already sent (issue 22).
     """
-    key = content_key(message)
     facts = _FACTS.get(key)
     if facts is None:
         (frozen, size), count, marked = _entry(message, tools=False)

@@ -42,11 +42,11 @@ from typing import Any
 
 from litellm_budget.typing import Message, Tools
 
-from .canonical import content_key
 from .conversation import continues_from
 from .formats import MessageFormat
 from .ledger import SentEdits
 from .limits import Limits, max_tokens_to_send
+from .message_keys import message_keys
 from .report import BudgetReport
 from .tokens import MESSAGE_OVERHEAD, NAME_OVERHEAD, MemoCounter, TokenCounter, counter_for
 
@@ -158,6 +158,6 @@ def counted(
     fit would have said, and ``tokens_exact``. ``messages`` and ``tools`` are the request's, as the gate read them.
     """
     counter = counter_for(report.model, image_tokens=image_tokens)
-    keys = list(map(content_key, messages))
+    keys = message_keys(messages)
     total = counter.count_tools(tools) + sum(counter.count_messages(fmt, messages, keys))
     return dataclasses.replace(report, tokens_before=total, tokens_after=total, tokens_exact=True)

@@ -1,0 +1,155 @@
+"""
+Each message's ``content_key``, with a conversation's history hashed once rather than on every turn.
+
+A client resends its whole history with every request, and hashing it again was the largest step
+of a request that keeps its edits (about a fifth of the hook on the longest shared session). So
+the messages of the last request read for a conversation are kept beside their keys, and a message
+equal (``==``) to the one at its place there takes that key: ``==`` runs in C and compares the
+texts byte by byte, several times faster than hashing them, and it still reads every message, so a
+client that edits its history gets that message's new key, never a stale one.
+
+Two guards keep a reused key exact:
+
+- Only a *plain* message is compared: dicts with text keys, lists, texts and nulls. ``==`` holds
+  1 equal to 1.0 and to True, which hash and count differently, so a message holding a number or
+  a boolean (or any other object) is hashed every time.
+- What is kept is a copy of each message's containers (the texts are shared: they cannot change),
+  made once, when the message is new: LiteLLM and SDK callers may change a request's dicts after
+  the fit, and a kept original would then no longer say what was hashed.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from litellm_budget.typing import Message
+
+from .canonical import content_key
+from .memo import register_forgettable
+
+#: Conversations whose last read is kept ...
+READ_ENTRIES = 512
+#: ... and the characters all of them may hold, texts shared with the requests they came in
+#: (about 32 MiB of text at most; 70 histories as long as the longest shared session).
+READ_CHARS = 16_000_000
+
+
+class _Read(NamedTuple):
+    """One request's messages as read: a plain copy of each (``None``: not plain), its key and its characters."""
+
+    copies: tuple[object, ...]
+    keys: tuple[int, ...]
+    chars: tuple[int, ...]
+
+
+class _NotPlain(Exception):
+    """A message holds something ``==`` cannot compare exactly: a number, a boolean, another object."""
+
+
+class _Reads:
+    """
+    The last read of each conversation, named by its lane and its first two messages' keys
+    (the system prompt and the task, as a rule), bounded in entries and in characters.
+    """
+
+    def __init__(self, max_entries: int, max_chars: int) -> None:
+        self.max_entries = max_entries
+        self.max_chars = max_chars
+        self._items: OrderedDict[tuple[object, ...], _Read] = OrderedDict()
+        self._chars = 0
+        self._lock = threading.Lock()
+
+    def get(self, anchor: tuple[object, ...]) -> _Read | None:
+        return self._items.get(anchor)
+
+    def put(self, anchor: tuple[object, ...], read: _Read) -> None:
+        size = sum(read.chars)
+        with self._lock:
+            old = self._items.pop(anchor, None)
+            if old is not None:
+                self._chars -= sum(old.chars)
+            if size > self.max_chars:
+                return
+            self._items[anchor] = read
+            self._chars += size
+            while len(self._items) > self.max_entries or self._chars > self.max_chars:
+                _, dropped = self._items.popitem(last=False)
+                self._chars -= sum(dropped.chars)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._chars = 0
+
+    def held_chars(self) -> int:
+        """The characters held, for tests."""
+        return self._chars
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+_READS = _Reads(READ_ENTRIES, READ_CHARS)
+_NOTHING_READ = _Read((), (), ())
+register_forgettable(_READS)
+
+
+def message_keys(messages: Sequence[Message], lane: str = "received") -> list[int]:
+    """
+    ``content_key`` of each message: taken from the conversation's last read where the message
+    equals the one at its place there, computed otherwise; this read becomes the conversation's.
+    ``lane`` keeps lists of another kind apart (what was sent, read after the response), so
+    reading one never displaces the other's read.
+    """
+    count = len(messages)
+    if count < 2:
+        return [content_key(message) for message in messages]
+    anchor = (lane, content_key(messages[0]), content_key(messages[1]))
+    last = _READS.get(anchor) or _NOTHING_READ
+    # The anchor's own two are hashed anyway: they are neither compared nor kept.
+    copies: list[object] = [None] * count
+    keys: list[int] = [anchor[1], anchor[2], *([0] * (count - 2))]
+    chars: list[int] = [0] * count
+    for index in range(2, count):
+        message = messages[index]
+        if index < len(last.copies):
+            copy = last.copies[index]
+            if copy is not None and message == copy:
+                copies[index], keys[index], chars[index] = copy, last.keys[index], last.chars[index]
+                continue
+        keys[index] = content_key(message)
+        copies[index], chars[index] = _plain_copy(message)
+    _READS.put(anchor, _Read(tuple(copies), tuple(keys), tuple(chars)))
+    return keys
+
+
+def _plain_copy(message: object) -> tuple[object, int]:
+    """A copy of ``message``'s containers and its characters; ``(None, 0)`` when it is not plain."""
+    held = [0]
+    try:
+        copy = _copied(message, held)
+    except _NotPlain:
+        return None, 0
+    return copy, held[0]
+
+
+def _copied(value: object, held: list[int]) -> object:
+    kind = type(value)
+    if kind is str:
+        held[0] += len(value)  # type: ignore[arg-type]
+        return value
+    if value is None:
+        return None
+    if kind is dict:
+        copy = {}
+        for key, item in value.items():  # type: ignore[attr-defined]
+            if type(key) is not str:
+                raise _NotPlain
+            copy[key] = _copied(item, held)
+        return copy
+    if kind is list:
+        return [_copied(item, held) for item in value]  # type: ignore[attr-defined]
+    raise _NotPlain
