@@ -32,8 +32,9 @@ from .memo import register_forgettable
 
 #: Conversations whose last read is kept ...
 READ_ENTRIES = 512
-#: ... and the characters all of them may hold, texts shared with the requests they came in
-#: (about 32 MiB of text at most; 70 histories as long as the longest shared session).
+#: ... and the characters all of them may hold, texts shared with the requests they came in: 16 MiB
+#: of ASCII text (Python keeps up to 4 bytes a character for other scripts), about 70 histories as
+#: long as the longest shared session, whose copied containers add a few MiB more.
 READ_CHARS = 16_000_000
 
 
