@@ -16,7 +16,7 @@ from .formats import MessageFormat, format_named, joined
 from .formats.chat import CHAT
 from .ledger import NO_SUMMARIES, Derived, Draft, Ledger, SentEdits
 from .limits import limits_for, max_tokens_to_send
-from .message_keys import message_keys
+from .message_keys import Reading
 from .policies import POLICIES
 from .report import BudgetReport, format_ranges, unsent
 from .rereads import rereads
@@ -124,7 +124,9 @@ def fit_request(
     started = time.perf_counter()
     requested = max_tokens if positive_int(max_tokens) is not None or max_tokens == 0 else None
     base = {"model": model, "policy": settings.policy, "format": fmt.name, "max_tokens_requested": requested}
-    reason = fmt.unsupported_reason(messages, tools, max_tokens)
+    # What this conversation's last request held: a message known there passed the checks then.
+    reading = Reading(messages if isinstance(messages, list) else [], fmt.name)
+    reason = fmt.unsupported_reason(messages, tools, max_tokens, reading.known)
     if reason is not None:
         return _untouched(messages, max_tokens, started, action="unsupported", reason=reason, **base)
     found, reason = _resolve_window(model, window, settings, lookup)
@@ -145,7 +147,7 @@ def fit_request(
             return Fitted(messages=list(messages), max_tokens=max_tokens, report=report)
     listed = list(messages)
     kinds = fmt.kinds(listed)
-    keys = message_keys(listed)
+    keys = reading.keys()
     ledger = Ledger(
         messages=listed,
         kinds=kinds,

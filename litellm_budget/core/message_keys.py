@@ -98,33 +98,77 @@ _NOTHING_READ = _Read((), (), ())
 register_forgettable(_READS)
 
 
-def message_keys(messages: Sequence[Message], lane: str = "received") -> list[int]:
+#: The lane of lists no check has read; a lane named by a format (``chat``, ...) holds only
+#: requests that passed that format's checks, so a message known there passed them.
+UNCHECKED = "unchecked"
+
+
+def message_keys(messages: Sequence[Message], lane: str = UNCHECKED) -> list[int]:
     """
     ``content_key`` of each message: taken from the conversation's last read where the message
     equals the one at its place there, computed otherwise; this read becomes the conversation's.
     ``lane`` keeps lists of another kind apart (what was sent, read after the response), so
     reading one never displaces the other's read.
     """
-    count = len(messages)
-    if count < 2:
-        return [content_key(message) for message in messages]
-    anchor = (lane, content_key(messages[0]), content_key(messages[1]))
-    last = _READS.get(anchor) or _NOTHING_READ
-    # The anchor's own two are hashed anyway: they are neither compared nor kept.
-    copies: list[object] = [None] * count
-    keys: list[int] = [anchor[1], anchor[2], *([0] * (count - 2))]
-    chars: list[int] = [0] * count
-    for index in range(2, count):
-        message = messages[index]
-        if index < len(last.copies):
-            copy = last.copies[index]
-            if copy is not None and message == copy:
-                copies[index], keys[index], chars[index] = copy, last.keys[index], last.chars[index]
-                continue
-        keys[index] = content_key(message)
-        copies[index], chars[index] = _plain_copy(message)
-    _READS.put(anchor, _Read(tuple(copies), tuple(keys), tuple(chars)))
-    return keys
+    return Reading(messages, lane).keys()
+
+
+class Reading:
+    """
+    One request's messages against the last read of its conversation in ``lane``: which of them
+    are ``known`` (equal to the message at their place there), then every key (``keys``), after
+    which this read is the conversation's. A request a check refuses never calls ``keys``.
+    """
+
+    __slots__ = ("_anchor", "_keys", "_last", "_messages", "known")
+
+    def __init__(self, messages: Sequence[Message], lane: str) -> None:
+        self._messages = messages
+        self._keys: list[int] | None = None
+        self._anchor: tuple[str, int, int] | None = None
+        self._last = _NOTHING_READ
+        self.known = [False] * len(messages)
+        if len(messages) < 2:
+            return
+        try:
+            anchor = (lane, content_key(messages[0]), content_key(messages[1]))
+            last = _READS.get(anchor) or _NOTHING_READ
+            # The anchor's own two are hashed anyway: they are neither compared nor kept.
+            for index in range(2, min(len(messages), len(last.copies))):
+                copy = last.copies[index]
+                self.known[index] = copy is not None and messages[index] == copy
+        # This runs before the checks, on whatever a client sent: what cannot be hashed or compared
+        # is simply not known (the checks refuse it, or ``keys`` hashes it as before).
+        except Exception:  # noqa: BLE001
+            self.known = [False] * len(messages)
+            return
+        self._anchor, self._last = anchor, last
+
+    def keys(self, *, keep: bool = True) -> list[int]:
+        """
+        Every message's key, the unknown ones hashed (and their containers copied) now; with
+        ``keep``, this read becomes its conversation's in its lane.
+        """
+        if self._keys is not None:
+            return self._keys
+        messages, anchor, last = self._messages, self._anchor, self._last
+        if anchor is None:
+            self._keys = [content_key(message) for message in messages]
+            return self._keys
+        count = len(messages)
+        copies: list[object] = [None] * count
+        keys: list[int] = [anchor[1], anchor[2], *([0] * (count - 2))]
+        chars: list[int] = [0] * count
+        for index in range(2, count):
+            if self.known[index]:
+                copies[index], keys[index], chars[index] = last.copies[index], last.keys[index], last.chars[index]
+            else:
+                keys[index] = content_key(messages[index])
+                copies[index], chars[index] = _plain_copy(messages[index])
+        if keep:
+            _READS.put(anchor, _Read(tuple(copies), tuple(keys), tuple(chars)))
+        self._keys = keys
+        return keys
 
 
 def _plain_copy(message: object) -> tuple[object, int]:

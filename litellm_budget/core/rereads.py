@@ -8,10 +8,11 @@ conversation's last request had elided, or whose step it had dropped, that call 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Sequence
 
 from .conversation import continues
 from .ledger import Ledger
+from .memo import BoundedLRU, remembered
 from .tool_calls import CallKey, calls_made
 
 
@@ -29,22 +30,38 @@ def rereads(ledger: Ledger) -> int:
     ]
     if not made:
         return 0
-    hidden = _hidden_calls(ledger, sent.messages, sent.dropped, sent.elided, set(made))
+    hidden = _hidden_calls(ledger, sent.messages, sent.dropped, sent.elided)
     return sum(1 for key in made if key in hidden)
 
 
-def _hidden_calls(
-    ledger: Ledger, count: int, dropped: Iterable[int], elided: Iterable[int], wanted: set[CallKey]
-) -> set[CallKey]:
+#: Hidden calls remembered per edited history (a few call keys each, the objects ``tool_calls``
+#: remembers): a conversation keeps its edits for many requests, each asking the same of its history.
+HIDDEN_ENTRIES = 1024
+_HIDDEN: BoundedLRU[frozenset[CallKey]] = remembered(HIDDEN_ENTRIES)
+
+
+def _hidden_calls(ledger: Ledger, count: int, dropped: Sequence[int], elided: Sequence[int]) -> frozenset[CallKey]:
     """
-    The calls among ``wanted`` whose outputs the first ``count`` messages did not send: those of
-    dropped messages, and those elided outputs answer.
+    The calls whose outputs the first ``count`` messages did not send: those of dropped messages,
+    and those elided outputs answer, made before them. All of it lies before the newest edit, so
+    it is remembered by the edits and the content keys up to there: it holds still while a
+    conversation keeps its edits, however long it grows.
     """
     fmt, messages, keys = ledger.format, ledger.messages, ledger.keys
-    old = range(min(count, len(messages)))
-    hidden = {key for index in dropped if index in old for _, key in calls_made(fmt, messages[index], keys[index])}
-    answering = {answered for index in elided if index in old for answered in fmt.answered_ids(messages[index])}
+    edited = [index for index in (*dropped, *elided) if index < min(count, len(messages))]
+    if not edited:
+        return frozenset()
+    read = range(max(edited) + 1)
+    # Hashed whole, as content keys are: 64 bits name an edited history, the memo holds no tuple of it.
+    memo_key = hash((fmt.name, tuple(dropped), tuple(elided), tuple(keys[: len(read)])))
+    found = _HIDDEN.get(memo_key)
+    if found is not None:
+        return found
+    hidden = {key for index in dropped if index in read for _, key in calls_made(fmt, messages[index], keys[index])}
+    answering = {answered for index in elided if index in read for answered in fmt.answered_ids(messages[index])}
     if answering:
-        for index in old:
+        for index in read:
             hidden.update(key for call_id, key in calls_made(fmt, messages[index], keys[index]) if call_id in answering)
-    return hidden & wanted
+    found = frozenset(hidden)
+    _HIDDEN.put(memo_key, found)
+    return found

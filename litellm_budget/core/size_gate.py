@@ -46,7 +46,7 @@ from .conversation import continues_from
 from .formats import MessageFormat
 from .ledger import SentEdits
 from .limits import Limits, max_tokens_to_send
-from .message_keys import message_keys
+from .message_keys import Reading
 from .report import BudgetReport
 from .tokens import MESSAGE_OVERHEAD, NAME_OVERHEAD, MemoCounter, TokenCounter, counter_for
 
@@ -158,6 +158,9 @@ def counted(
     fit would have said, and ``tokens_exact``. ``messages`` and ``tools`` are the request's, as the gate read them.
     """
     counter = counter_for(report.model, image_tokens=image_tokens)
-    keys = message_keys(messages)
+    # Kept in the format's lane only if the messages still pass its checks: they may have been
+    # changed since the gate read them, and what that lane knows, the checks skip.
+    reading = Reading(messages, fmt.name)
+    keys = reading.keys(keep=fmt.unsupported_reason(list(messages), tools, None, reading.known) is None)
     total = counter.count_tools(tools) + sum(counter.count_messages(fmt, messages, keys))
     return dataclasses.replace(report, tokens_before=total, tokens_after=total, tokens_exact=True)

@@ -12,8 +12,14 @@ from hypothesis import strategies as st
 
 from litellm_budget.core import message_keys as module
 from litellm_budget.core.canonical import content_key
+from litellm_budget.core.fit import fit_request
+from litellm_budget.core.formats import chat_checks, format_named
+from litellm_budget.core.formats.chat import CHAT
 from litellm_budget.core.memo import forget_all
 from litellm_budget.core.message_keys import message_keys
+from litellm_budget.core.size_gate import counted
+from litellm_budget.tools.convert import converted
+from tests.support.builders import agent_session
 from tests.support.strategies import conversations
 
 #: Values ``==`` holds equal although they hash and count differently.
@@ -130,7 +136,7 @@ def test_objects_that_are_not_json_are_hashed_every_time() -> None:
     again = copy.deepcopy(messages)
 
     assert message_keys(again) == fresh(again)
-    assert module._READS.get(("received", *fresh(messages)[:2])).copies[2] is None  # type: ignore[union-attr]
+    assert module._READS.get((module.UNCHECKED, *fresh(messages)[:2])).copies[2] is None  # type: ignore[union-attr]
 
 
 def test_lanes_keep_their_own_read(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -152,13 +158,13 @@ def test_the_reads_are_bounded_in_characters_and_entries() -> None:
     reads = module._Reads(max_entries=3, max_chars=1_000)
     one = module._Read(copies=(None,), keys=(1,), chars=(400,))
     for anchor in range(4):
-        reads.put(("received", anchor), one)
+        reads.put(("lane", anchor), one)
         assert reads.held_chars() <= 1_000
         assert len(reads) <= 3
-    assert reads.get(("received", 3)) is one
-    assert reads.get(("received", 0)) is None
-    reads.put(("received", "huge"), module._Read(copies=(None,), keys=(1,), chars=(5_000,)))
-    assert reads.get(("received", "huge")) is None
+    assert reads.get(("lane", 3)) is one
+    assert reads.get(("lane", 0)) is None
+    reads.put(("lane", "huge"), module._Read(copies=(None,), keys=(1,), chars=(5_000,)))
+    assert reads.get(("lane", "huge")) is None
     assert reads.held_chars() <= 1_000
 
 
@@ -171,3 +177,61 @@ def test_forget_all_forgets_the_reads() -> None:
     forget_all()
 
     assert len(module._READS) == 0
+
+
+class TestChecksOfKnownMessages:
+    """A message known in its format's lane passed its checks: they are skipped for it, never for a new one."""
+
+    @staticmethod
+    def history() -> list[dict[str, Any]]:
+        return agent_session(6, 50)
+
+    @pytest.mark.parametrize("fmt", ["chat", "anthropic", "responses"])
+    def test_a_bad_message_after_a_known_history_is_still_refused(self, fmt: str) -> None:
+        history = converted(self.history(), fmt)
+        assert (
+            fit_request(history, model="gpt-4o", window=128_000, fmt=format_named(fmt)).report.action != "unsupported"
+        )
+        bad = [*history, {"role": "nobody", "content": "x"}]
+
+        report = fit_request(bad, model="gpt-4o", window=128_000, fmt=format_named(fmt)).report
+
+        assert report.action == "unsupported"
+        assert report.reason is not None
+        assert str(len(history)) in report.reason
+
+    def test_a_refused_request_is_not_kept_so_its_bad_message_is_never_known(self) -> None:
+        history = wire(self.history())
+        history[4] = {**history[4], "role": "nobody"}
+        for _ in range(2):
+            report = fit_request(history, model="gpt-4o", window=128_000).report
+            assert report.action == "unsupported"
+            assert report.reason is not None
+            assert report.reason.startswith("message 4")
+
+    def test_the_checks_read_only_the_new_messages(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        history = self.history()
+        fit_request(wire(history), model="gpt-4o", window=128_000)
+        checked: list[object] = []
+        original = chat_checks._message_problem
+
+        def spied(message: object) -> str | None:
+            checked.append(message)
+            return original(message)
+
+        monkeypatch.setattr(chat_checks, "_message_problem", spied)
+        fit_request(wire([*history, {"role": "user", "content": "next"}]), model="gpt-4o", window=128_000)
+
+        assert len(checked) == 3  # the anchor's two, and the new one
+
+    def test_messages_changed_after_the_gate_read_them_are_not_kept_as_checked(self) -> None:
+        """The gate's later count keeps its read in the format's lane only if the messages still pass."""
+        history = wire(self.history())
+        passed = fit_request(history, model="gpt-4o", window=128_000, gate=True)
+        assert passed.report.size_gate
+        history[3]["content"] = {"not": "a list of parts"}  # changed in place after the request left
+        counted(passed.report, history, None, CHAT, 0)
+
+        report = fit_request(wire(history), model="gpt-4o", window=128_000).report
+
+        assert report.action == "unsupported"

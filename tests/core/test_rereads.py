@@ -72,6 +72,31 @@ class TestRereads:
 
         assert report.rereads == 1
 
+    def test_the_hidden_calls_follow_the_history_they_were_read_from(self) -> None:
+        """Remembered per edited history: the same edits over a history whose calls changed read it again."""
+        first = session()
+        sent = fit_request(first, model="gpt-4o", window=20_000, settings=SETTINGS)
+        previous = edits_sent(first, sent.report)
+        assert 3 in parse_ranges(sent.report.elided_at)
+        again = step("cat file_0.py", 50)
+        assert (
+            fit_request(
+                [*first, *again], model="gpt-4o", window=20_000, settings=SETTINGS, previous=previous
+            ).report.rereads
+            == 1
+        )
+        renamed = [dict(message) for message in first]
+        call = renamed[2]["tool_calls"][0]
+        renamed[2]["tool_calls"] = [
+            {**call, "function": {**call["function"], "arguments": '{"command": "cat other.py"}'}}
+        ]
+
+        report = fit_request(
+            [*renamed, *again], model="gpt-4o", window=20_000, settings=SETTINGS, previous=previous
+        ).report
+
+        assert report.rereads == 0
+
 
 @pytest.mark.parametrize("fmt", ["anthropic", "responses"])
 def test_every_format_counts_its_rereads(fmt: str) -> None:

@@ -133,9 +133,11 @@ class AnthropicFormat:
             message = {**message, "content": [part for block in content for part in _counted_parts(block)]}
         return counter.count_message(message)
 
-    def unsupported_reason(self, messages: object, tools: object, max_tokens: object) -> str | None:
+    def unsupported_reason(
+        self, messages: object, tools: object, max_tokens: object, known: Sequence[bool] = ()
+    ) -> str | None:
         """See ``anthropic_checks.unsupported_reason``."""
-        return unsupported_reason(messages, tools, max_tokens)
+        return unsupported_reason(messages, tools, max_tokens, known)
 
 
 #: The Anthropic Messages format; stateless, so one instance serves every request.

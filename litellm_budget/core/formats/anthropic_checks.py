@@ -13,7 +13,7 @@ RESULT_TYPE = "tool_result"
 ROLES = frozenset({"user", "assistant"})
 
 
-def unsupported_reason(messages: object, tools: object, max_tokens: object) -> str | None:
+def unsupported_reason(messages: object, tools: object, max_tokens: object, known: Sequence[bool] = ()) -> str | None:
     """
     Why this request cannot be trimmed safely, or ``None`` when it can.
 
@@ -25,11 +25,16 @@ def unsupported_reason(messages: object, tools: object, max_tokens: object) -> s
     answering the assistant message right before it, ahead of any other block of its message.
     Anything else is forwarded untouched, so the provider gives its own error, and the report
     says why.
+
+    ``known[i]`` says message ``i`` equals one that passed these checks before (``Reading.known``):
+    its own checks are skipped, and it is still read for the pairing.
     """
     problem = request_problem(messages, tools, max_tokens)
     if problem is not None or not isinstance(messages, list):
         return problem
     for index, message in enumerate(messages):
+        if index < len(known) and known[index]:
+            continue
         reason = _message_problem(message)
         if reason is not None:
             return f"message {index}: {reason}"

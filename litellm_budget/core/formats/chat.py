@@ -72,9 +72,11 @@ class ChatFormat:
         """OpenAI's accounting, as LiteLLM's ``token_counter`` applies it."""
         return counter.count_message(message)
 
-    def unsupported_reason(self, messages: object, tools: object, max_tokens: object) -> str | None:
+    def unsupported_reason(
+        self, messages: object, tools: object, max_tokens: object, known: Sequence[bool] = ()
+    ) -> str | None:
         """See ``chat_checks.unsupported_reason``."""
-        return unsupported_reason(messages, tools, max_tokens)
+        return unsupported_reason(messages, tools, max_tokens, known)
 
 
 #: The chat format; stateless, so one instance serves every request.

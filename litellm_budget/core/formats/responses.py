@@ -134,9 +134,11 @@ class ResponsesFormat:
                 total += counter.count_text(value if isinstance(value, str) else as_json(value))
         return total
 
-    def unsupported_reason(self, messages: object, tools: object, max_tokens: object) -> str | None:
+    def unsupported_reason(
+        self, messages: object, tools: object, max_tokens: object, known: Sequence[bool] = ()
+    ) -> str | None:
         """See ``responses_checks.unsupported_reason``."""
-        return unsupported_reason(messages, tools, max_tokens)
+        return unsupported_reason(messages, tools, max_tokens, known)
 
 
 #: The Responses format; stateless, so one instance serves every request.

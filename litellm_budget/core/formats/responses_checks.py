@@ -27,7 +27,7 @@ def item_type(item: Message) -> str:
     return str(item.get("type", "message"))
 
 
-def unsupported_reason(items: object, tools: object, max_tokens: object) -> str | None:
+def unsupported_reason(items: object, tools: object, max_tokens: object, known: Sequence[bool] = ()) -> str | None:
     """
     Why this ``input`` cannot be trimmed safely, or ``None`` when it can.
 
@@ -36,11 +36,16 @@ def unsupported_reason(items: object, tools: object, max_tokens: object) -> str 
     no user message before the open calls are answered (only the last step may leave a call
     open). Anything else is forwarded untouched, so the provider gives its own error, and the
     report says why. A string ``input`` is read with ``as_items`` first.
+
+    ``known[i]`` says item ``i`` equals one that passed these checks before (``Reading.known``):
+    its own checks are skipped, and it is still read for the pairing.
     """
     problem = request_problem(items, tools, max_tokens, name="input")
     if problem is not None or not isinstance(items, list):
         return problem
     for index, item in enumerate(items):
+        if index < len(known) and known[index]:
+            continue
         reason = _item_problem(item)
         if reason is not None:
             return f"item {index}: {reason}"

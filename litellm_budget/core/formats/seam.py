@@ -66,5 +66,7 @@ class MessageFormat(Protocol):
     def count_message(self, counter: TokenCounter, message: Message) -> int:
         """Tokens of one message, its framing included."""
 
-    def unsupported_reason(self, messages: object, tools: object, max_tokens: object) -> str | None:
+    def unsupported_reason(
+        self, messages: object, tools: object, max_tokens: object, known: Sequence[bool] = ()
+    ) -> str | None:
         """Why this request cannot be trimmed safely, or ``None`` when it can."""
