@@ -144,6 +144,11 @@ class Reading:
             return
         self._anchor, self._last = anchor, last
 
+    @property
+    def new(self) -> bool:
+        """Whether a message past the anchor is not known: what ``keys`` must hash, and a read would keep."""
+        return not all(self.known[2:])
+
     def keys(self, *, keep: bool = True) -> list[int]:
         """
         Every message's key, the unknown ones hashed (and their containers copied) now; with
@@ -156,6 +161,10 @@ class Reading:
             self._keys = [content_key(message) for message in messages]
             return self._keys
         count = len(messages)
+        if not self.new:
+            # A retry, or an earlier request of the conversation: the longer read it is part of stays.
+            self._keys = [anchor[1], anchor[2], *last.keys[2:count]]
+            return self._keys
         copies: list[object] = [None] * count
         keys: list[int] = [anchor[1], anchor[2], *([0] * (count - 2))]
         chars: list[int] = [0] * count

@@ -84,6 +84,18 @@ def test_a_known_history_is_compared_not_hashed(monkeypatch: pytest.MonkeyPatch)
     assert keys == fresh([*history, {"role": "user", "content": "new"}])
 
 
+def test_an_earlier_request_does_not_displace_the_longer_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A retry or an out-of-order request that is part of the read keeps it: the next longer one is still known."""
+    history = [{"role": "system", "content": "s"}, {"role": "user", "content": "task"}]
+    history += [{"role": "assistant" if i % 2 else "user", "content": f"m{i}" * 50} for i in range(20)]
+    message_keys(wire(history))
+    hashed = _spy_on_hashing(monkeypatch)
+
+    assert message_keys(wire(history[:10])) == fresh(history[:10])
+    assert message_keys(wire(history)) == fresh(history)
+    assert len(hashed) == 4  # the anchor of each
+
+
 @pytest.mark.parametrize("before", LOOK_ALIKES)
 @pytest.mark.parametrize("after", LOOK_ALIKES)
 def test_numbers_and_booleans_are_never_taken_for_each_other(before: object, after: object) -> None:
