@@ -39,9 +39,10 @@ class Limits:
     watermark: int
     quantum: int
 
-    def target(self, tokens: int) -> int:
+    def target(self, tokens: int, *, grain: int | None = None) -> int:
         """
-        Tokens to save from ``tokens``, rounded up to whole quanta.
+        Tokens to save from ``tokens``, rounded up to whole quanta (to ``grain`` tokens where
+        the caller holds its edits still another way).
 
         Rounding makes the set of elided or dropped things identical across consecutive
         turns of a growing conversation until it grows by another quantum, which keeps the
@@ -49,7 +50,8 @@ class Limits:
         """
         if tokens <= self.watermark:
             return 0
-        return math.ceil((tokens - self.watermark) / self.quantum) * self.quantum
+        step = max(1, self.quantum if grain is None else grain)
+        return math.ceil((tokens - self.watermark) / step) * step
 
     def provider_tokens(self, counted: int) -> int:
         """``counted`` tokens as the provider is expected to count them."""

@@ -87,8 +87,28 @@ def _cut_if_over(draft: Draft, ledger: Ledger) -> Draft:
 def _drop_then_elide(ledger: Ledger, units: Sequence[Unit]) -> Draft:
     budget = ledger.limits.budget
     draft = drop_units(Draft.of(ledger), ledger, units)
-    draft = elide_oldest(draft, ledger, ledger.limits.target(draft.total))
+    draft = elide_oldest(draft, ledger, _elision_target(ledger, draft.total, dropping=bool(units)))
     return elide_tail(draft, ledger, draft.total - budget) if draft.total > budget else draft
+
+
+#: With conversation state, a refit that only elides saves to this share of a quantum.
+ELISION_GRAIN = 1 / 8
+
+
+def _elision_target(ledger: Ledger, total: int, *, dropping: bool) -> int:
+    """
+    What elision saves from ``total``: whole quanta, so a stateless fit lands where it holds still
+    for a quantum of growth. With conversation state the remembered edits hold still by
+    themselves, so a refit that only elides lands just under the watermark (to an eighth of a
+    quantum) and keeps the newest outputs, which the next answers quote: whole quanta elided every
+    bulky output before the tail at a request just over its budget (measured on the shared
+    sessions at 32k: old evidence 0.905 to 0.957, for 1.6% more input cost). A drop keeps whole
+    quanta: it moves the marker and re-prefills everything after it.
+    """
+    limits = ledger.limits
+    if dropping or not ledger.settings.conversation_state:
+        return limits.target(total)
+    return limits.target(total, grain=round(limits.quantum * ELISION_GRAIN))
 
 
 def _explain_elide(_ledger: Ledger) -> str:

@@ -104,3 +104,40 @@ class TestAuto:
 
         assert twice.messages == once.messages
         assert twice.report.action == "passthrough"
+
+
+class TestWhereAnElidingRefitLands:
+    """
+    With conversation state the remembered edits hold still by themselves, so a refit that only
+    elides lands just under the watermark; whole quanta for a drop and without state.
+    """
+
+    @staticmethod
+    def just_over(window: int = 16_000) -> tuple[list[dict[str, object]], int]:
+        """Steps of one bulky output each, added until the total first passes the budget."""
+        messages = agent_session(2, 600)
+        while True:
+            report = fit(messages, model="gpt-4o", window=window).report
+            if report.tokens_before > report.budget:
+                return messages, window
+            messages = [*messages, *tool_step(600, seed=len(messages))]
+
+    def test_with_state_it_lands_within_an_eighth_of_a_quantum_under_the_watermark(self) -> None:
+        messages, window = self.just_over()
+
+        report = fit(messages, model="gpt-4o", window=window).report
+
+        assert report.dropped_units == 0
+        assert report.elided > 0
+        # Within an eighth of a quantum, less what the last output elided saved beyond it.
+        assert report.watermark - report.quantum / 8 - 700 <= report.tokens_after <= report.watermark
+
+    def test_without_state_it_saves_whole_quanta(self) -> None:
+        messages, window = self.just_over()
+        settings = BudgetSettings(conversation_state=False)
+
+        report = fit(messages, model="gpt-4o", window=window, settings=settings).report
+
+        assert report.dropped_units == 0
+        # Just over the budget is a quantum and a bit over the watermark: two quanta go.
+        assert report.tokens_after <= report.watermark - report.quantum + 700
