@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, TypeGuard
 
 
@@ -50,6 +50,16 @@ def candidate_names(model: str) -> Iterator[str]:
 def bare_model(model: str) -> str:
     """``model`` without any provider prefix, lower-cased: ``openai/GPT-4o`` is ``gpt-4o``."""
     return model.rsplit("/", 1)[-1].lower()
+
+
+def not_known(items: list[Any], known: Sequence[bool]) -> Iterator[tuple[int, Any]]:
+    """
+    Each of ``items`` with its index, less those ``known`` marks: equal to one that passed a
+    format's checks before (``message_keys.Reading.known``), so its own checks are skipped.
+    """
+    for index, item in enumerate(items):
+        if index >= len(known) or not known[index]:
+            yield index, item
 
 
 def request_problem(entries: object, tools: object, max_tokens: object, *, name: str = "messages") -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
-from litellm_budget.core.checks import is_mapping, request_problem
+from litellm_budget.core.checks import is_mapping, not_known, request_problem
 
 #: Blocks with which an assistant calls a tool; ``server_tool_use`` is answered in the same message.
 CALL_TYPES = frozenset({"tool_use", "server_tool_use"})
@@ -26,15 +26,13 @@ def unsupported_reason(messages: object, tools: object, max_tokens: object, know
     Anything else is forwarded untouched, so the provider gives its own error, and the report
     says why.
 
-    ``known[i]`` says message ``i`` equals one that passed these checks before (``Reading.known``):
-    its own checks are skipped, and it is still read for the pairing.
+    The messages ``known`` marks passed these checks before (``checks.not_known``): only the
+    pairing reads them again.
     """
     problem = request_problem(messages, tools, max_tokens)
     if problem is not None or not isinstance(messages, list):
         return problem
-    for index, message in enumerate(messages):
-        if index < len(known) and known[index]:
-            continue
+    for index, message in not_known(messages, known):
         reason = _message_problem(message)
         if reason is not None:
             return f"message {index}: {reason}"

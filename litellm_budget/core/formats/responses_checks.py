@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from litellm_budget.core.checks import is_mapping, request_problem
+from litellm_budget.core.checks import is_mapping, not_known, request_problem
 from litellm_budget.typing import Message
 
 SYSTEM_ROLES = frozenset({"system", "developer"})
@@ -37,15 +37,13 @@ def unsupported_reason(items: object, tools: object, max_tokens: object, known: 
     open). Anything else is forwarded untouched, so the provider gives its own error, and the
     report says why. A string ``input`` is read with ``as_items`` first.
 
-    ``known[i]`` says item ``i`` equals one that passed these checks before (``Reading.known``):
-    its own checks are skipped, and it is still read for the pairing.
+    The items ``known`` marks passed these checks before (``checks.not_known``): only the
+    pairing reads them again.
     """
     problem = request_problem(items, tools, max_tokens, name="input")
     if problem is not None or not isinstance(items, list):
         return problem
-    for index, item in enumerate(items):
-        if index < len(known) and known[index]:
-            continue
+    for index, item in not_known(items, known):
         reason = _item_problem(item)
         if reason is not None:
             return f"item {index}: {reason}"
