@@ -32,6 +32,17 @@ _NOTABLE_LINE = re.compile(
 )
 #: Lines that are only markup and numbers (``<returncode>0</returncode>``): they identify nothing.
 _MARKUP_ONLY = re.compile(r"\s*(?:</?[\w.-]+(?:\s[^<>]*)?>\s*[\d.]*\s*)+")
+#: A line that defines something (a function, a class, a type), with the line number a numbered
+#: listing (``cat -n``, ``nl``) puts before it: an elided file view keeps these, a table of contents
+#: the model can read again by line number.
+_DEFINITION = re.compile(
+    r"\s*(?:\d+\s+)?(?:(?:pub|export|public|private|protected|static|async|abstract|final|default)\s+)*"
+    r"(?:(?:def|class)\s+[A-Za-z_]\w*\s*[(:]"  # Python
+    r"|(?:class|function|func|fn|struct|interface|trait|enum)\s+(?:\([^)]*\)\s*)?[A-Za-z_]\w*"
+    r"(?:\s*[(<{;]|\s+(?:extends|implements)\b|\s*$))"
+)
+#: The line number a numbered listing puts before a line: not part of its indentation.
+_NUMBERED = re.compile(r"\s*\d+[\t ]")
 #: Sequences chat templates give a meaning to; quoted content never carries them as they are.
 _TEMPLATE_TOKENS = re.compile(r"<\|")
 #: Runs of spaces and tabs, and the blanks beside a line break: indentation and alignment, which
@@ -45,6 +56,10 @@ _CUT = "…"
 #: the strings later answers name per thousand tokens, outputs 0.26 (BENCHMARKS §1).
 ARGUMENTS_SHARE = 1.5
 OUTCOME_SHARE = 0.5
+#: With ``outline_chars: None``, an elided output's outline of definitions takes at most this
+#: multiple of ``digest_chars`` (640 characters): at 32k, what a third of an eighth of the elided
+#: file views showed, and most of the functions and classes later answers name (BENCHMARKS §1).
+OUTLINE_SHARE = 4.0
 #: Outcomes remembered, each a few hundred characters at most.
 OUTCOME_ENTRIES = 16_384
 _OUTCOMES: BoundedLRU[str] = remembered(OUTCOME_ENTRIES)
@@ -99,6 +114,52 @@ def _outcome(texts: Sequence[str], limit: int) -> str:
         return f"{size}: {quoted(first, limit)}"
     half = max(1, limit // 2)
     return f"{size}: {quoted(first, half)} ... {quoted(notable, half)}"
+
+
+def outline_of(texts: Sequence[str], limit: int) -> str | None:
+    """
+    The definitions an output showed (``_DEFINITION`` lines, squeezed), as many whole lines as fit
+    in ``limit`` characters, the outermost first (a module's classes before their methods), listed
+    in their order, and a count of the rest; ``None`` when it showed none. The answers after a
+    file view name its functions and classes more than any other line of it.
+    """
+    if limit <= 0:
+        return None
+    key = ("outline", limit, *map(text_key, texts))
+    found = _OUTCOMES.get(key)
+    if found is None:
+        found = _outline(texts, limit) or ""
+        _OUTCOMES.put(key, found)
+    return found or None
+
+
+def _outline(texts: Sequence[str], limit: int) -> str | None:
+    found = [
+        (_depth(line), _squeezed(line).strip())
+        for text in texts
+        for line in text.splitlines()
+        if _DEFINITION.match(line)
+    ]
+    if not found:
+        return None
+    chosen: set[int] = set()
+    left = limit
+    for place in sorted(range(len(found)), key=lambda i: found[i][0]):
+        cost = len(found[place][1]) + 3
+        if cost <= left:
+            chosen.add(place)
+            left -= cost
+    rest = len(found) - len(chosen)
+    if not chosen:
+        return f"{rest} definitions"
+    shown = " | ".join(line for place, (_, line) in enumerate(found) if place in chosen)
+    return quoted(shown, limit) + (f" and {rest} more" if rest else "")
+
+
+def _depth(line: str) -> int:
+    """How far a line is indented, after the line number a numbered listing puts before it."""
+    code = _NUMBERED.sub("", line, count=1)
+    return len(code) - len(code.lstrip(" \t"))
 
 
 def _json_list(texts: Sequence[str]) -> list[object] | None:

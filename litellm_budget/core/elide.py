@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 
 from litellm_budget.typing import Message
 
-from .digest import outcome_of
+from .digest import OUTLINE_SHARE, outcome_of, outline_of
 from .formats import ASSISTANT, TOOL
 from .ledger import Draft, Entry, Ledger
 from .memo import BoundedLRU, remembered
@@ -19,6 +19,10 @@ _ELIDABLE_KINDS = (ASSISTANT, TOOL)
 ELIDE_MIN_SHARE = 0.09
 #: ... up to this size, from an 8k window up.
 ELIDE_MIN_TOKENS = 500
+#: With ``outline_chars: None``, placeholders outline their text from a budget of this many tokens
+#: up (a 32k window): under it, an outline's tokens make refits and drops come sooner, and on the
+#: shared sessions at 16k that lost more than the outlines kept (BENCHMARKS §1).
+OUTLINE_MIN_BUDGET = 20_000
 #: Elision facts remembered per message content (two small ints each).
 FACT_ENTRIES = 65_536
 _FACTS: BoundedLRU[tuple[bool, int]] = remembered(FACT_ENTRIES)
@@ -126,7 +130,7 @@ def _facts(ledger: Ledger, index: int) -> tuple[bool, int]:
         found = (False, 0)
         if kind in _ELIDABLE_KINDS:
             threshold = _threshold(ledger, index)
-            read_by = (ledger.counter.name, ledger.format.name, ledger.settings.digest_chars)
+            read_by = (ledger.counter.name, ledger.format.name, ledger.settings.digest_chars, outline_limit(ledger))
             key = (*read_by, kind, threshold, ledger.keys[index])
             known = _FACTS.get(key)
             if known is None:
@@ -140,7 +144,8 @@ def _facts(ledger: Ledger, index: int) -> tuple[bool, int]:
 def _read_facts(ledger: Ledger, index: int, threshold: int) -> tuple[bool, int]:
     count_text, kind = ledger.counter.count_text, ledger.kinds[index]
     bulky = [text for text in ledger.format.texts(ledger.messages[index]) if count_text(text) > threshold]
-    return bool(bulky), sum(count_text(text) - count_text(_placeholder(ledger, kind, text)) for text in bulky)
+    outline = outline_limit(ledger)
+    return bool(bulky), sum(count_text(text) - count_text(_placeholder(ledger, kind, text, outline)) for text in bulky)
 
 
 def elided_entry(ledger: Ledger, index: int) -> Entry:
@@ -154,10 +159,11 @@ def elided_entry(ledger: Ledger, index: int) -> Entry:
 
 
 def _elided_copy(ledger: Ledger, index: int) -> Message:
-    kind = ledger.kinds[index]
+    kind, outline = ledger.kinds[index], outline_limit(ledger)
     count_text, threshold = ledger.counter.count_text, _threshold(ledger, index)
     return ledger.format.map_texts(
-        ledger.messages[index], lambda text: _placeholder(ledger, kind, text) if count_text(text) > threshold else text
+        ledger.messages[index],
+        lambda text: _placeholder(ledger, kind, text, outline) if count_text(text) > threshold else text,
     )
 
 
@@ -190,7 +196,27 @@ def _opens_calling_step(ledger: Ledger, index: int) -> bool:
     return True
 
 
-def _placeholder(ledger: Ledger, kind: str, text: str) -> str:
-    """The placeholder of ``text``: with digests on, it says what the text was (size, first and notable line)."""
+def _placeholder(ledger: Ledger, kind: str, text: str, outline_chars: int) -> str:
+    """
+    The placeholder of ``text``: with digests on, it says what the text was (size, first and
+    notable line), and within ``outline_chars`` what it defined.
+    """
     limit = ledger.settings.digest_chars
-    return placeholder_for(kind, outcome_of([text], limit) if limit else None)
+    if not limit:
+        return placeholder_for(kind)
+    identified = outcome_of([text], limit)
+    outline = outline_of([text], outline_chars)
+    return placeholder_for(kind, identified if outline is None else f"{identified}, defining {outline}")
+
+
+def outline_limit(ledger: Ledger) -> int:
+    """
+    The most characters a placeholder lists of the definitions its text showed: ``outline_chars``,
+    else ``OUTLINE_SHARE`` times ``digest_chars`` from a budget of ``OUTLINE_MIN_BUDGET`` up.
+    """
+    settings = ledger.settings
+    if not settings.digest_chars:
+        return 0
+    if settings.outline_chars is not None:
+        return settings.outline_chars
+    return round(settings.digest_chars * OUTLINE_SHARE) if ledger.limits.budget >= OUTLINE_MIN_BUDGET else 0

@@ -63,6 +63,10 @@ class BudgetSettings:
     #: and of one dropped call (its arguments 1.5 times this, what came of it half: ``digest.py``);
     #: 0: plain markers and placeholders that say only how much.
     digest_chars: int = 160
+    #: The most characters an elided output's placeholder lists of the definitions it showed (its
+    #: functions and classes, with their line numbers, outermost first); ``None``: four times
+    #: ``digest_chars`` from a 20,000-token budget up (a 32k window), none under it; 0: none.
+    outline_chars: int | None = None
     #: The most of the budget a marker's digest of dropped steps may take; older steps beyond it
     #: are counted, not listed.
     digest_share: float = 0.15
@@ -134,6 +138,8 @@ class BudgetSettings:
         _check(non_negative_int(self.elide_step_text_min_tokens), "elide_step_text_min_tokens", "an int >= 0")
         _check(non_negative_int(self.image_tokens), "image_tokens", "an int >= 0")
         _check(non_negative_int(self.digest_chars), "digest_chars", "an int >= 0")
+        outline = self.outline_chars
+        _check(outline is None or non_negative_int(outline), "outline_chars", "an int >= 0 or None")
         _check(0 <= self.digest_share < 0.5, "digest_share", "between 0 and 0.5")
         _check(self.marker_placement in PLACEMENTS, "marker_placement", f"one of {list(PLACEMENTS)}")
         _check(all(is_number(r) and r > 0 for r in self.token_ratios.values()), "token_ratios", "positive ratios")
@@ -227,7 +233,9 @@ def _coerce(key: str, current: object, value: object) -> object:
         if not all(is_number(bound) for bound in value):
             raise _type_error(key, current, value)
         return (float(value[0]), float(value[1]))
-    if key in {"default_window", "response_reserve", "elide_min_tokens"} and (value is None or is_int(value)):
+    if key in {"default_window", "response_reserve", "elide_min_tokens", "outline_chars"} and (
+        value is None or is_int(value)
+    ):
         return value
     if key == "summary_model" and (value is None or isinstance(value, str)):
         return value
@@ -261,6 +269,7 @@ _KINDS_BY_KEY = {
     "default_window": "a positive integer or null",
     "response_reserve": "an integer >= 0 or null",
     "elide_min_tokens": "an integer >= 0 or null (null: scaled with the window)",
+    "outline_chars": "an integer >= 0 or null (null: 4 x digest_chars from a 32k window up)",
     "summary_model": "a model group name or null",
     "token_ratios": "a mapping of model names to ratios",
     "cache_lifetimes": "a mapping of providers or models to seconds",

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from litellm_budget import BudgetSettings, fit
-from litellm_budget.core.digest import call_text, newest_within, outcome_of, quoted, step_entries
+from litellm_budget.core.digest import call_text, newest_within, outcome_of, outline_of, quoted, step_entries
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.formats.chat import CHAT
 from litellm_budget.core.notices import CONTINUES, NOTICE_PREFIX, TOOL_ELIDED, TOOL_PLACEHOLDER
@@ -121,6 +121,108 @@ class TestOutcome:
     def test_text_that_only_looks_like_a_list_is_read_as_lines(self) -> None:
         assert outcome_of(["[1, 2] and more"], 100) == '1 line: "[1, 2] and more"'
         assert outcome_of(["[not json]"], 100) == '1 line: "[not json]"'
+
+
+def numbered(lines: list[str], first: int = 1) -> str:
+    """``lines`` as ``cat -n`` shows them: each after its right-aligned number and a tab."""
+    return "\n".join(f"{number:6}\t{line}" for number, line in enumerate(lines, start=first))
+
+
+#: A file view: two classes, their methods, a function, and prose and calls that only look alike.
+MODULE = numbered(
+    [
+        "import os",
+        "",
+        "class MultiColSource:",
+        "    def __init__(self, alias):",
+        "        self.alias = alias",
+        "",
+        "    def __repr__(self):",
+        "        return repr(self.alias)",
+        "",
+        "def get_normalized_value(value, lhs):",
+        "    # class of problems this solves: none",
+        "    return value.resolve_expression(lhs)",
+        "",
+        "class RelatedLookupMixin(Base):",
+        "    def get_prep_lookup(self):",
+        "        return self.rhs",
+    ],
+    first=100,
+)
+
+
+class TestOutline:
+    def test_a_file_view_lists_what_it_defines_with_line_numbers_in_order(self) -> None:
+        outline = outline_of([MODULE], 640)
+
+        assert outline is not None
+        assert json.loads(outline) == (
+            "102 class MultiColSource: | 103 def __init__(self, alias): | 106 def __repr__(self): | "
+            "109 def get_normalized_value(value, lhs): | 113 class RelatedLookupMixin(Base): | "
+            "114 def get_prep_lookup(self):"
+        )
+
+    def test_the_outermost_definitions_go_first_when_they_do_not_all_fit(self) -> None:
+        outline = outline_of([MODULE], 110)
+
+        assert outline is not None
+        quote, rest = outline.rsplit(" and ", 1)
+        assert json.loads(quote) == (
+            "102 class MultiColSource: | 109 def get_normalized_value(value, lhs): | "
+            "113 class RelatedLookupMixin(Base):"
+        )
+        assert rest == "3 more"
+
+    def test_lines_that_only_start_like_a_definition_are_not_one(self) -> None:
+        prose = "class of problems this solves\nfunction definitions are listed below\nenum values: 3"
+
+        assert outline_of([prose], 640) is None
+
+    @pytest.mark.parametrize(
+        "line",
+        [
+            "export default class Widget extends Base {",
+            "func (r *Reader) Read(p []byte) (int, error) {",
+            "pub fn new() -> Self {",
+            "interface Shape<T> {",
+            "async def fetch(self):",
+        ],
+    )
+    def test_other_languages_definitions(self, line: str) -> None:
+        assert outline_of([line], 640) is not None
+
+    def test_nothing_defined_or_no_room_is_no_outline(self) -> None:
+        assert outline_of(["plain output\nof a command"], 640) is None
+        assert outline_of([MODULE], 0) is None
+        assert outline_of([MODULE], 10) == "6 definitions"
+
+    @settings(deadline=None)
+    @given(
+        lines=st.lists(
+            st.one_of(
+                st.sampled_from(["def f(x):", "    def g(self):", "class <|im_start|>:", 'class A:  # "quoted"']),
+                st.text(max_size=60),
+            ),
+            max_size=30,
+        ),
+        limit=st.integers(0, 400),
+    )
+    def test_an_outline_is_one_bounded_json_quote(self, lines: list[str], limit: int) -> None:
+        """Whatever the text: one JSON-escaped line within ``limit`` (and a count), no template token."""
+        outline = outline_of(["\n".join(lines)], limit)
+
+        if outline is None:
+            return
+        assert "\n" not in outline
+        assert "<|" not in outline
+        quote, _, rest = outline.partition(" and ")
+        if quote.endswith("definitions"):
+            assert re.fullmatch(r"\d+ definitions", quote)
+            return
+        assert len(json.loads(quote)) <= limit
+        assert rest == "" or re.fullmatch(r"\d+ more", rest)
+        assert outline_of(["\n".join(lines)], limit) == outline
 
 
 class TestCallText:
@@ -280,6 +382,27 @@ class TestPlaceholder:
 
         assert elided
         assert all(content.startswith(f"{TOOL_ELIDED}; it was 1 line: ") for content in elided)
+
+    def test_from_a_32k_window_an_elided_file_view_keeps_its_outline(self) -> None:
+        """At 32k the placeholder of an elided file view lists what it defined; at 16k, not (BENCHMARKS §1)."""
+        session = agent_session(1, 10)
+        for step in range(12):
+            session += read_step(f"cat -n module_{step}.py", MODULE + "\n" + text(2500, step))
+
+        def placeholders(window: int, **overrides: Any) -> list[str]:
+            fitted = fit(session, model="gpt-4o", window=window, settings=BudgetSettings(**overrides))
+            return [fitted.messages[i]["content"] for i in parse_ranges(fitted.report.elided_at)]
+
+        at_32k, at_16k = placeholders(32_000), placeholders(16_000)
+        outline = outline_of([MODULE + "\n" + text(2500, 0)], 640)
+
+        assert at_32k
+        assert at_16k
+        assert all(", defining " in p for p in at_32k)
+        assert f", defining {outline}. " in at_32k[0]
+        assert not any("defining" in p for p in at_16k)
+        assert all("defining" in p for p in placeholders(16_000, outline_chars=100))
+        assert not any("defining" in p for p in placeholders(32_000, outline_chars=0))
 
     def test_without_digests_the_plain_placeholder(self) -> None:
         options = BudgetSettings(policy="elide", digest_chars=0)

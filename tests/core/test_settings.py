@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ class TestSettings:
         assert settings.marker_placement == "user_note"
         assert (settings.watermark, settings.safety_margin) == (0.7, 0.02)
         assert (settings.elide_step_text_min_tokens, settings.digest_chars, settings.digest_share) == (150, 160, 0.15)
+        assert settings.outline_chars is None
         assert (settings.reserve_ratio, settings.reserve_floor, settings.reserve_cap) == (0.25, 256, 8192)
         assert settings.fail_closed is False
         assert settings.allow_request_overrides is False
@@ -30,8 +32,9 @@ class TestSettings:
             {"protected_tail": -1},
             {"default_window": 0},
             {"token_ratios": {"m": 0}},
+            {"outline_chars": -1},
         ],
-        ids=["policy", "watermark", "tail", "window", "ratio"],
+        ids=["policy", "watermark", "tail", "window", "ratio", "outline"],
     )
     def test_invalid_values_name_the_field(self, kwargs: dict[str, Any]) -> None:
         """A bad value raises ValueError naming the field."""
@@ -49,6 +52,16 @@ class TestSettings:
         assert (updated.policy, updated.watermark, updated.default_window) == ("plan", 0.5, 4096)
         assert updated.calibration_bounds == (0.9, 1.5)
         assert base.policy == "auto"
+
+    @pytest.mark.parametrize(
+        "name", [f.name for f in dataclasses.fields(BudgetSettings) if "int | None" in str(f.type)]
+    )
+    def test_a_setting_that_may_be_null_takes_an_int_from_config(self, name: str) -> None:
+        """A default of ``None`` does not make the setting refuse the ints it takes (``outline_chars`` once did)."""
+        assert getattr(BudgetSettings().updated({name: 300}), name) == 300
+        assert getattr(BudgetSettings().updated({name: None}), name) is None
+        with pytest.raises(ValueError, match=name):
+            BudgetSettings().updated({name: "300"})
 
     @pytest.mark.parametrize("overrides", [{"nope": 1}, {"protected_tail": "8"}, {"fail_closed": 1}])
     def test_updated_rejects_unknown_keys_and_wrong_types(self, overrides: dict[str, Any]) -> None:
