@@ -404,6 +404,25 @@ class TestPlaceholder:
         assert all("defining" in p for p in placeholders(16_000, outline_chars=100))
         assert not any("defining" in p for p in placeholders(32_000, outline_chars=0))
 
+    @pytest.mark.parametrize("fmt", ["anthropic", "responses"])
+    def test_every_format_outlines_its_elided_file_views(self, fmt: str) -> None:
+        """Anthropic's tool_result blocks and Responses' function_call_output items get the same outline."""
+        session = agent_session(1, 10)
+        for step in range(12):
+            session += read_step(f"cat -n module_{step}.py", MODULE + "\n" + text(2500, step))
+        items = converted(session, fmt)
+        system_part = items[0]["content"] if fmt == "anthropic" else None
+        messages = items[1:] if fmt == "anthropic" else items
+        outline = outline_of([MODULE + "\n" + text(2500, 0)], 640)
+
+        fitted = fit(messages, model="gpt-4o", window=32_000, format=fmt, system=system_part)
+        texts = [t for m in fitted.messages for t in format_named(fmt).texts(m)]
+        placeholders = [t for t in texts if t.startswith(TOOL_ELIDED)]
+
+        assert placeholders
+        assert all(", defining " in p for p in placeholders)
+        assert f", defining {outline}. " in placeholders[0]
+
     def test_without_digests_the_plain_placeholder(self) -> None:
         options = BudgetSettings(policy="elide", digest_chars=0)
         fitted = fit(agent_session(10, 3000), model="gpt-4o", window=25_000, settings=options)
