@@ -19,10 +19,12 @@ _ELIDABLE_KINDS = (ASSISTANT, TOOL)
 ELIDE_MIN_SHARE = 0.09
 #: ... up to this size, from an 8k window up.
 ELIDE_MIN_TOKENS = 500
-#: With ``outline_chars: None``, placeholders outline their text from a budget of this many tokens
-#: up (a 32k window): under it, an outline's tokens make refits and drops come sooner, and on the
-#: shared sessions at 16k that lost more than the outlines kept (BENCHMARKS §1).
-OUTLINE_MIN_BUDGET = 20_000
+#: With ``outline_chars: None``, placeholders outline their text from a window of this many tokens
+#: up: under it, an outline's tokens make refits and drops come sooner, and on the shared sessions
+#: at 16k that lost more than the outlines kept (BENCHMARKS §1). The window, not the budget: a
+#: client's ``max_tokens`` and the learned token ratio move the budget, and a placeholder that
+#: gained or lost its outline between two requests would move the cached prefix.
+OUTLINE_MIN_WINDOW = 32_000
 #: Elision facts remembered per message content (two small ints each).
 FACT_ENTRIES = 65_536
 _FACTS: BoundedLRU[tuple[bool, int]] = remembered(FACT_ENTRIES)
@@ -212,11 +214,11 @@ def _placeholder(ledger: Ledger, kind: str, text: str, outline_chars: int) -> st
 def outline_limit(ledger: Ledger) -> int:
     """
     The most characters a placeholder lists of the definitions its text showed: ``outline_chars``,
-    else ``OUTLINE_SHARE`` times ``digest_chars`` from a budget of ``OUTLINE_MIN_BUDGET`` up.
+    else ``OUTLINE_SHARE`` times ``digest_chars`` from a window of ``OUTLINE_MIN_WINDOW`` up.
     """
     settings = ledger.settings
     if not settings.digest_chars:
         return 0
     if settings.outline_chars is not None:
         return settings.outline_chars
-    return round(settings.digest_chars * OUTLINE_SHARE) if ledger.limits.budget >= OUTLINE_MIN_BUDGET else 0
+    return round(settings.digest_chars * OUTLINE_SHARE) if ledger.limits.window >= OUTLINE_MIN_WINDOW else 0

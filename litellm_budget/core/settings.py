@@ -65,7 +65,7 @@ class BudgetSettings:
     digest_chars: int = 160
     #: The most characters an elided output's placeholder lists of the definitions it showed (its
     #: functions and classes, with their line numbers, outermost first); ``None``: four times
-    #: ``digest_chars`` from a 20,000-token budget up (a 32k window), none under it; 0: none.
+    #: ``digest_chars`` from a 32,000-token window up, none under it; 0: none.
     outline_chars: int | None = None
     #: The most of the budget a marker's digest of dropped steps may take; older steps beyond it
     #: are counted, not listed.

@@ -404,6 +404,25 @@ class TestPlaceholder:
         assert all("defining" in p for p in placeholders(16_000, outline_chars=100))
         assert not any("defining" in p for p in placeholders(32_000, outline_chars=0))
 
+    def test_the_outline_does_not_move_with_the_clients_max_tokens(self) -> None:
+        """
+        Whether a placeholder outlines follows the window, not the budget: a client that asks for a
+        longer answer in one request must not change the bytes of the placeholders before it.
+        """
+        session = agent_session(1, 10)
+        for step in range(12):
+            session += read_step(f"cat -n module_{step}.py", MODULE + "\n" + text(2500, step))
+        placeholders = []
+        for max_tokens in (None, 12_000):
+            fitted = fit(session, model="gpt-4o", window=32_000, max_tokens=max_tokens)
+            elided = parse_ranges(fitted.report.elided_at)
+            placeholders.append({i: fitted.messages[i]["content"] for i in elided})
+        shared = placeholders[0].keys() & placeholders[1].keys()
+
+        assert shared
+        assert all(placeholders[0][i] == placeholders[1][i] for i in shared)
+        assert all(", defining " in placeholders[1][i] for i in shared)
+
     @pytest.mark.parametrize("fmt", ["anthropic", "responses"])
     def test_every_format_outlines_its_elided_file_views(self, fmt: str) -> None:
         """Anthropic's tool_result blocks and Responses' function_call_output items get the same outline."""
