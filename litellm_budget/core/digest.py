@@ -57,8 +57,8 @@ _CUT = "…"
 ARGUMENTS_SHARE = 1.5
 OUTCOME_SHARE = 0.5
 #: With ``outline_chars: None``, an elided output's outline of definitions takes at most this
-#: multiple of ``digest_chars`` (640 characters): at 32k, what a third of an eighth of the elided
-#: file views showed, and most of the functions and classes later answers name (BENCHMARKS §1).
+#: multiple of ``digest_chars`` (640 characters): the whole outline of most file views in the
+#: shared sessions, and on them a wider one kept no more at 32k (BENCHMARKS §1).
 OUTLINE_SHARE = 4.0
 #: Outcomes remembered, each a few hundred characters at most.
 OUTCOME_ENTRIES = 16_384
@@ -151,7 +151,7 @@ def _outline(texts: Sequence[str], limit: int) -> str | None:
             left -= cost
     rest = len(found) - len(chosen)
     if not chosen:
-        return f"{rest} definitions"
+        return f"{rest} definition" if rest == 1 else f"{rest} definitions"
     shown = " | ".join(line for place, (_, line) in enumerate(found) if place in chosen)
     return quoted(shown, limit) + (f" and {rest} more" if rest else "")
 
