@@ -60,7 +60,7 @@ OUTCOME_SHARE = 0.5
 #: multiple of ``digest_chars`` (640 characters): the whole outline of most file views in the
 #: shared sessions, and on them a wider one kept no more at 32k (BENCHMARKS §1).
 OUTLINE_SHARE = 4.0
-#: Outcomes remembered, each a few hundred characters at most.
+#: Outcomes and outlines remembered, each a few hundred characters at most.
 OUTCOME_ENTRIES = 16_384
 _OUTCOMES: BoundedLRU[str] = remembered(OUTCOME_ENTRIES)
 

@@ -227,17 +227,21 @@ def _by_model(values: Mapping[str, float], model: str, default: float) -> float:
     return default
 
 
+#: The settings whose default is ``None``, by the type they take otherwise: read from their
+#: annotations, since a ``None`` default does not show it (``outline_chars`` once refused every int).
+_NULLABLE_INTS = frozenset(f.name for f in dataclasses.fields(BudgetSettings) if f.type == "int | None")
+_NULLABLE_STRS = frozenset(f.name for f in dataclasses.fields(BudgetSettings) if f.type == "str | None")
+
+
 def _coerce(key: str, current: object, value: object) -> object:
     """Accept the value if it has the field's type; ints stand in for floats."""
     if key == "calibration_bounds" and isinstance(value, list | tuple) and len(value) == 2:
         if not all(is_number(bound) for bound in value):
             raise _type_error(key, current, value)
         return (float(value[0]), float(value[1]))
-    if key in {"default_window", "response_reserve", "elide_min_tokens", "outline_chars"} and (
-        value is None or is_int(value)
-    ):
+    if key in _NULLABLE_INTS and (value is None or is_int(value)):
         return value
-    if key == "summary_model" and (value is None or isinstance(value, str)):
+    if key in _NULLABLE_STRS and (value is None or isinstance(value, str)):
         return value
     if key in {"token_ratios", "cache_lifetimes", "cache_min_tokens_by"} and isinstance(value, Mapping):
         return dict(value)
