@@ -20,7 +20,7 @@ from litellm_budget.core.notices import CONTINUES, NOTICE_PREFIX, TOOL_ELIDED, T
 from litellm_budget.core.report import parse_ranges
 from litellm_budget.core.tokens import counter_for
 from litellm_budget.tools.convert import converted
-from tests.support.builders import agent_session, system, text, tool_step, user
+from tests.support.builders import agent_session, system, text, tokens_of, tool_step, user
 from tests.support.strategies import conversations
 
 #: How each line of a digest begins: a record of an action, never a turn or a role of its own.
@@ -392,6 +392,8 @@ class TestPlaceholder:
 
         def placeholders(window: int, **overrides: Any) -> list[str]:
             fitted = fit(session, model="gpt-4o", window=window, settings=BudgetSettings(**overrides))
+            # The report counts what is sent, outlines included.
+            assert fitted.report.tokens_after == tokens_of(fitted.messages)
             return [fitted.messages[i]["content"] for i in parse_ranges(fitted.report.elided_at)]
 
         at_32k, at_16k = placeholders(32_000), placeholders(16_000)
