@@ -37,6 +37,8 @@ import pytest
 import yaml
 
 from litellm_budget.adapter import shared
+from litellm_budget.adapter.conversation_state import CACHE_PREFIX as CONVERSATION_PREFIX
+from litellm_budget.core.report import parse_ranges
 from tests.support.builders import agent_session, system, text, user
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.jsonl import Records, complete_records, wait_for_count
@@ -220,6 +222,25 @@ def settled_ratio(redis: RedisServer, group: str, quiet: float = 1.5, timeout: f
         elif value is not None and time.monotonic() - since >= quiet:
             return value
     return None
+
+
+def wait_for_shared_edits(redis: RedisServer, report: dict[str, Any], timeout: float = 10.0) -> None:
+    """
+    Wait until Redis holds a conversation state with the edits ``report`` says were sent. A replica
+    queues its write and does not wait for it (``adapter/shared.py``): on a busy machine the next
+    request could reach the other replica first, which then fits from its own older state, as it
+    should. The test is about what a replica does once the other's state is there.
+    """
+    wanted = (parse_ranges(report["dropped_at"]), parse_ranges(report["elided_at"]))
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for key in redis.command("KEYS", f"*{CONVERSATION_PREFIX}*") or []:
+            value = redis.command("GET", key)
+            state = json.loads(value) if value is not None else None
+            if isinstance(state, dict) and (state.get("dropped"), state.get("elided")) == wanted:
+                return
+        time.sleep(0.05)
+    pytest.fail(f"Redis never held the edits {wanted}")
 
 
 def first_report_on(replica: Replica, group: str, tokens: int = 1500, seed: int = 900) -> dict[str, Any]:
@@ -536,6 +557,8 @@ def test_a_conversation_alternating_between_replicas_gets_the_edits_of_one_repli
         before = len(complete_records(replica.spy_log))
         assert post_chat(replica.proxy, {"model": "talk", "messages": messages})[0] == 200
         reports.append(_report(wait_for_count(replica.spy_log, before + 1)[before]))
+        if reports[-1]["action"] == "trimmed":
+            wait_for_shared_edits(rig.redis, reports[-1])
     for messages in requests:
         assert post_chat(rig.a.proxy, {"model": "talk-one", "messages": messages})[0] == 200
 
