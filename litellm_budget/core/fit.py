@@ -139,7 +139,12 @@ def fit_request(
     limits = limits_for(found, max_tokens, settings, ratio, holds_reserve=policy.holds_reserve, exact=exact)
     if gate:
         context = GateContext(
-            counter=counter, format=fmt, limits=limits, image_tokens=settings.image_tokens, previous=previous
+            counter=counter,
+            format=fmt,
+            limits=limits,
+            image_tokens=settings.image_tokens,
+            previous=previous,
+            reading=reading,
         )
         report = passed_untouched(messages, tools, max_tokens, context, reason=reason, **base)
         if report is not None:

@@ -144,6 +144,18 @@ class Reading:
             return
         self._anchor, self._last = anchor, last
 
+    def known_keys(self) -> list[int | None]:
+        """
+        Each message's key where it is had without hashing a text: the anchor's two, and every
+        message equal to the one at its place in the last read; ``None`` for the rest.
+        """
+        if self._anchor is None:
+            return [None] * len(self._messages)
+        last = self._last
+        keys: list[int | None] = [self._anchor[1], self._anchor[2]]
+        keys.extend(last.keys[index] if known else None for index, known in enumerate(self.known[2:], start=2))
+        return keys
+
     @property
     def new(self) -> bool:
         """Whether a message past the anchor is not known: what ``keys`` must hash, and a read would keep."""

@@ -26,6 +26,12 @@ Why the bound holds, for a counter built on tiktoken (``tiktoken:o200k_base``, `
    under the budget means a total under it, and the fit would forward the request untouched.
 4. ``max_tokens`` is lowered only when prompt and answer overflow the window; the room left
    shrinks as the prompt grows, so a ``max_tokens`` that fits beside the bound fits beside the total.
+5. A message whose key is had without hashing it (``Reading.known_keys``: the conversation's last
+   read holds it unchanged) and whose count the counter remembers under that key is added at that
+   count, and so is a tools schema whose JSON text the counter remembers: each is the very number
+   the fit adds for it, read from the same memo under the same key (``count_messages``,
+   ``count_tools``). The sum stays at least the total, term by term, and a growing conversation's
+   bound is its history's exact count plus the bytes of what is new.
 
 The estimate (no tokenizer could be loaded) is not bounded by bytes (it counts case changes), so
 it never passes the gate. Nor does a conversation whose last request was edited: it keeps its
@@ -38,17 +44,26 @@ import dataclasses
 import functools
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from litellm_budget.typing import Message, Tools
 
+from .canonical import as_json, text_key
 from .conversation import continues_from
 from .formats import MessageFormat
 from .ledger import SentEdits
 from .limits import Limits, max_tokens_to_send
 from .message_keys import Reading
 from .report import BudgetReport
-from .tokens import MESSAGE_OVERHEAD, NAME_OVERHEAD, MemoCounter, TokenCounter, counter_for
+from .tokens import (
+    MESSAGE_OVERHEAD,
+    NAME_OVERHEAD,
+    REPLY_PRIMING,
+    TOOLS_OVERHEAD,
+    MemoCounter,
+    TokenCounter,
+    counter_for,
+)
 
 
 def utf8_bytes(text: str) -> int:
@@ -99,14 +114,52 @@ def size_bound(
     An upper bound of the tokens ``fmt`` counts for the request, from its sizes (the module says
     why); read only until it is over ``above``, where it stops (the request will be counted anyway).
     """
+    nothing = Remembered(messages=(), tools=_bound_of(image_tokens).count_tools(tools))
+    return bound_with(messages, fmt, image_tokens, nothing, above=above)
+
+
+def bound_with(
+    messages: Sequence[Message],
+    fmt: MessageFormat,
+    image_tokens: int,
+    remembered: Remembered,
+    *,
+    above: float = math.inf,
+) -> int:
+    """``size_bound`` with the counts the counter remembers (``remembered_counts``) taken as they are."""
     bound = _bound_of(image_tokens)
-    total = bound.count_tools(tools)
+    total, known = remembered.tools, remembered.messages
     count_message = fmt.count_message
-    for message in messages:
-        total += count_message(bound, message)
+    for index, message in enumerate(messages):
+        exact = known[index] if index < len(known) else None
+        total += count_message(bound, message) if exact is None else exact
         if total > above:
             break
     return total
+
+
+class Remembered(NamedTuple):
+    """What a counter remembers of a request, by content: nothing is tokenized to know it."""
+
+    #: Each message's exact count (``None``: not remembered).
+    messages: Sequence[int | None]
+    #: The reply priming and the tools schema's tokens: remembered, else bounded by its bytes.
+    tools: int
+
+
+def remembered_counts(
+    counter: MemoCounter, fmt: MessageFormat, tools: Tools | None, keys: Sequence[int | None]
+) -> Remembered:
+    """The counts ``counter`` remembers for the messages under ``keys`` (``None``: no key) and for ``tools``."""
+    memo, name = counter.message_memo, fmt.name
+    known = [None if key is None else memo.get((name, key)) for key in keys]
+    if not tools:
+        return Remembered(messages=known, tools=REPLY_PRIMING)
+    schema = as_json(tools)
+    count = counter.memo.get(text_key(schema))
+    return Remembered(
+        messages=known, tools=REPLY_PRIMING + TOOLS_OVERHEAD + (utf8_bytes(schema) if count is None else count)
+    )
 
 
 def passed_untouched(
@@ -120,7 +173,11 @@ def passed_untouched(
     counter, limits = context.counter, context.limits
     if not counter.name.startswith("tiktoken:") or continues_from(context.previous, messages):
         return None
-    bound = size_bound(messages, tools, context.format, context.image_tokens, above=limits.budget)
+    if isinstance(counter, MemoCounter) and context.reading is not None:
+        remembered = remembered_counts(counter, context.format, tools, context.reading.known_keys())
+        bound = bound_with(messages, context.format, context.image_tokens, remembered, above=limits.budget)
+    else:
+        bound = size_bound(messages, tools, context.format, context.image_tokens, above=limits.budget)
     if bound > limits.budget or max_tokens_to_send(limits, max_tokens, bound) != max_tokens:
         return None
     return BudgetReport(
@@ -148,6 +205,8 @@ class GateContext:
     limits: Limits
     image_tokens: int
     previous: SentEdits | None
+    #: The request read against its conversation's last read: the messages whose counts are remembered.
+    reading: Reading | None = None
 
 
 def counted(

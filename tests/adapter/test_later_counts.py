@@ -150,12 +150,14 @@ async def test_reports_with_the_gate_on_and_off_agree_on_the_shared_sessions(win
     """
     Every request of every real session, in order (conversation state on), through the deployment
     hook of a plugin with the gate and of one without: once counted, the same events with the same
-    reports, every field but timing; and the same requests sent.
+    reports, every field but timing; and the same requests sent. At 128k, where no session is
+    trimmed, every request passes the gate: a history counted with the last request goes at its
+    count and only the new step at its bytes (by bytes alone, 51 of the 785 would not pass).
     """
     if not SESSIONS_DIR.is_dir():
         pytest.skip(f"{SESSIONS_DIR} is absent")
     gated, counted = ContextBudget(), ContextBudget(size_gate=False)
-    passed = 0
+    passed = requests = 0
     await logging_settled()  # no earlier test's queued logging lands in these captures
     for path in session_files([SESSIONS_DIR]):
         for number, request in enumerate(requests_of(load_conversation(path).messages)):
@@ -171,7 +173,8 @@ async def test_reports_with_the_gate_on_and_off_agree_on_the_shared_sessions(win
             assert sent_on["messages"] == sent_off["messages"]
             assert same_but_timing(report_of(sent_on)) == same_but_timing(report_of(sent_off))
             passed += report_of(sent_on)["size_gate"]
-    assert passed > 0
+            requests += 1
+    assert passed == requests if window == 128_000 else passed > 0
 
 
 def test_a_report_is_exact_unless_the_gate_says_otherwise() -> None:

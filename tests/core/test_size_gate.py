@@ -19,10 +19,11 @@ from litellm_budget.core.formats import format_named
 from litellm_budget.core.formats.chat import CHAT
 from litellm_budget.core.formats.parts import map_texts
 from litellm_budget.core.ledger import SentEdits
+from litellm_budget.core.message_keys import Reading
 from litellm_budget.core.report import BudgetReport
 from litellm_budget.core.settings import BudgetSettings
-from litellm_budget.core.size_gate import counted, size_bound, utf8_bytes
-from litellm_budget.core.tokens import counter_for
+from litellm_budget.core.size_gate import bound_with, counted, remembered_counts, size_bound, utf8_bytes
+from litellm_budget.core.tokens import counter_for, forget_counts
 from litellm_budget.tools.convert import converted
 from tests.support.builders import agent_session
 from tests.support.strategies import IMAGE, conversations
@@ -106,6 +107,62 @@ def test_the_bound_is_above_the_count(
     assert total <= size_bound(messages, tools, fmt, image_tokens)
 
 
+@FAST
+@given(odd_chat(), TOOLS, st.integers(0, 12), st.booleans(), st.sampled_from(["chat", "anthropic", "responses"]))
+def test_the_bound_with_remembered_counts_is_above_the_count(
+    messages: list[dict[str, Any]], tools: Any, known: int, edited: bool, fmt_name: str
+) -> None:
+    """
+    A conversation read and counted before (its first ``known`` messages, one of them perhaps
+    edited since): the bound that takes the remembered counts is still at least the total, and
+    exact when every message and the schema are remembered as they are now.
+    """
+    if fmt_name != "chat":
+        try:
+            messages = converted(messages, fmt_name)
+        except ValueError:
+            assume(False)
+    fmt, counter = format_named(fmt_name), counter_for("gpt-4o")
+    earlier = json.loads(json.dumps(messages[: max(known, 2)]))
+    if edited and len(earlier) > 2:
+        earlier[-1] = map_texts(earlier[-1], lambda text: text[: len(text) // 2])  # it grew since
+    counter.count_messages(fmt, earlier, Reading(earlier, fmt.name).keys())
+    counter.count_tools(tools)
+    reading = Reading(messages, fmt.name)
+    remembered = remembered_counts(counter, fmt, tools, reading.known_keys())
+    total = counter.count_tools(tools) + sum(fmt.count_message(counter, m) for m in messages)
+    bound = bound_with(messages, fmt, 765, remembered)
+
+    event(f"remembered: {sum(count is not None for count in remembered.messages)} of {len(messages)}")
+    assert total <= bound
+    if all(count is not None for count in remembered.messages):
+        assert bound == total
+
+
+def test_a_known_history_is_counted_at_its_remembered_count() -> None:
+    """
+    A conversation's next request at 128k, its 200,000 characters over the budget in bytes: the
+    history read and counted with the last request goes at its count, the new step at its bytes,
+    so it passes the gate. Forgotten (another replica, a restart), the same request is counted.
+    """
+    forget_counts()
+    session = agent_session(100, 500)
+    assert len(json.dumps(session)) > 128_000
+    fit_request(json.loads(json.dumps(session[:-2])), model="gpt-4o", window=128_000)
+    wire = json.loads(json.dumps(session))
+
+    gated = fit_request(wire, model="gpt-4o", window=128_000, gate=True).report
+    exact = fit_request(json.loads(json.dumps(session)), model="gpt-4o", window=128_000).report
+    forget_counts()
+    cold = fit_request(json.loads(json.dumps(session)), model="gpt-4o", window=128_000, gate=True).report
+
+    assert (gated.action, gated.size_gate, gated.tokens_exact) == ("passthrough", True, False)
+    new_bytes = size_bound(wire[-2:], None, CHAT, 765) - counter_for("gpt-4o").count_tools(None)
+    assert exact.tokens_before <= gated.tokens_bound <= exact.tokens_before + new_bytes
+    assert gated.tokens_bound < size_bound(wire, None, CHAT, 765)
+    assert (cold.size_gate, cold.tokens_exact) == (False, True)
+
+
 def same_but_timing(report: BudgetReport) -> BudgetReport:
     return dataclasses.replace(report, duration_ms=0.0, size_gate=False, tokens_bound=None)
 
@@ -167,7 +224,8 @@ def test_a_request_that_obviously_fits_passes_uncounted() -> None:
 def test_a_request_over_its_bytes_is_counted_on_its_path() -> None:
     """
     The bound is a byte count: English runs about 4 bytes a token, so a request that fits its window
-    in tokens but not in bytes (a 200k-character history at 128k) is counted, as before.
+    in tokens but not in bytes (a 200k-character history at 128k, none of it counted before) is
+    counted, as before.
     """
     session = agent_session(100, 500)
     assert len(json.dumps(session)) > 128_000
