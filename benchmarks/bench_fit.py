@@ -213,6 +213,7 @@ def gate(quick: bool) -> None:
                 afters.append(after)
                 counters.append(counter)
                 ratios.append(hook / counter)
+            _forget_counts()  # what the gate did with the cold request: remembered counts would tighten its bound
             gated = fit_request(request, model="gpt-4o", window=window, gate=gate_on).report
             print(
                 f"  {chars:>9,} chars, {window // 1000}k window, gate {'on ' if gate_on else 'off'} "
