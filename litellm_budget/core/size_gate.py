@@ -114,7 +114,7 @@ def size_bound(
     An upper bound of the tokens ``fmt`` counts for the request, from its sizes (the module says
     why); read only until it is over ``above``, where it stops (the request will be counted anyway).
     """
-    nothing = Remembered(messages=(), tools=_bound_of(image_tokens).count_tools(tools))
+    nothing = RememberedCounts(messages=(), tools=_bound_of(image_tokens).count_tools(tools))
     return bound_with(messages, fmt, image_tokens, nothing, above=above)
 
 
@@ -122,7 +122,7 @@ def bound_with(
     messages: Sequence[Message],
     fmt: MessageFormat,
     image_tokens: int,
-    remembered: Remembered,
+    remembered: RememberedCounts,
     *,
     above: float = math.inf,
 ) -> int:
@@ -138,7 +138,7 @@ def bound_with(
     return total
 
 
-class Remembered(NamedTuple):
+class RememberedCounts(NamedTuple):
     """What a counter remembers of a request, by content: nothing is tokenized to know it."""
 
     #: Each message's exact count (``None``: not remembered).
@@ -149,15 +149,15 @@ class Remembered(NamedTuple):
 
 def remembered_counts(
     counter: MemoCounter, fmt: MessageFormat, tools: Tools | None, keys: Sequence[int | None]
-) -> Remembered:
+) -> RememberedCounts:
     """The counts ``counter`` remembers for the messages under ``keys`` (``None``: no key) and for ``tools``."""
     memo, name = counter.message_memo, fmt.name
     known = [None if key is None else memo.get((name, key)) for key in keys]
     if not tools:
-        return Remembered(messages=known, tools=REPLY_PRIMING)
+        return RememberedCounts(messages=known, tools=REPLY_PRIMING)
     schema = as_json(tools)
     count = counter.memo.get(text_key(schema))
-    return Remembered(
+    return RememberedCounts(
         messages=known, tools=REPLY_PRIMING + TOOLS_OVERHEAD + (utf8_bytes(schema) if count is None else count)
     )
 

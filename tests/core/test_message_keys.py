@@ -247,3 +247,17 @@ class TestChecksOfKnownMessages:
         report = fit_request(wire(history), model="gpt-4o", window=128_000).report
 
         assert report.action == "unsupported"
+
+
+def test_known_keys_are_the_keys_of_the_unchanged_messages_only() -> None:
+    """What the size gate reads counts by: the anchor's two and the messages the last read holds as they are."""
+    session = agent_session(6, 50)
+    message_keys(wire(session[:-2]))
+    request = wire(session)
+    request[5] = {**request[5], "content": request[5]["content"] + " (edited)"}
+
+    known = module.Reading(request, module.UNCHECKED).known_keys()
+
+    expected = [content_key(m) if i < len(session) - 2 and i != 5 else None for i, m in enumerate(request)]
+    assert known == expected
+    assert module.Reading(wire(session), "chat").known_keys() == [*fresh(session[:2]), *[None] * (len(session) - 2)]
