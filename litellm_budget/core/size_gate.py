@@ -48,22 +48,14 @@ from typing import Any, NamedTuple
 
 from litellm_budget.typing import Message, Tools
 
-from .canonical import as_json, text_key
+from .canonical import as_json
 from .conversation import continues_from
 from .formats import MessageFormat
 from .ledger import SentEdits
 from .limits import Limits, max_tokens_to_send
 from .message_keys import Reading
 from .report import BudgetReport
-from .tokens import (
-    MESSAGE_OVERHEAD,
-    NAME_OVERHEAD,
-    REPLY_PRIMING,
-    TOOLS_OVERHEAD,
-    MemoCounter,
-    TokenCounter,
-    counter_for,
-)
+from .tokens import MESSAGE_OVERHEAD, NAME_OVERHEAD, MemoCounter, TokenCounter, counter_for
 
 
 def utf8_bytes(text: str) -> int:
@@ -154,12 +146,11 @@ def remembered_counts(
     memo, name = counter.message_memo, fmt.name
     known = [None if key is None else memo.get((name, key)) for key in keys]
     if not tools:
-        return RememberedCounts(messages=known, tools=REPLY_PRIMING)
+        return RememberedCounts(messages=known, tools=counter.count_tools(tools))
     schema = as_json(tools)
-    count = counter.memo.get(text_key(schema))
-    return RememberedCounts(
-        messages=known, tools=REPLY_PRIMING + TOOLS_OVERHEAD + (utf8_bytes(schema) if count is None else count)
-    )
+    # Exact where remembered, else its bytes (a schema holds no image: any bound's image price will do).
+    schema_counter = counter if counter.remembers(schema) else _bound_of(0)
+    return RememberedCounts(messages=known, tools=schema_counter.count_schema(schema))
 
 
 def passed_untouched(

@@ -262,7 +262,15 @@ class MemoCounter:
         """The reply priming every request pays, plus the ``tools`` schema when there is one."""
         if not tools:
             return REPLY_PRIMING
-        return REPLY_PRIMING + TOOLS_OVERHEAD + self.count_text(as_json(tools))
+        return self.count_schema(as_json(tools))
+
+    def count_schema(self, schema: str) -> int:
+        """``count_tools`` of a schema already written as its canonical JSON (``as_json``)."""
+        return REPLY_PRIMING + TOOLS_OVERHEAD + self.count_text(schema)
+
+    def remembers(self, text: str) -> bool:
+        """Whether ``text``'s count is in the memo: ``count_text`` of it tokenizes nothing."""
+        return self.memo.get(text_key(text)) is not None
 
     def _count_part(self, part: object) -> int:
         text = part_text(part)
