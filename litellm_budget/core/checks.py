@@ -57,9 +57,17 @@ def not_known(items: list[Any], known: Sequence[bool]) -> Iterator[tuple[int, An
     Each of ``items`` with its index, less those ``known`` marks: equal to one that passed a
     format's checks before (``message_keys.Reading.known``), so its own checks are skipped.
     """
-    for index, item in enumerate(items):
-        if index >= len(known) or not known[index]:
-            yield index, item
+    # The unknown ones are found in C: a resent history is mostly known.
+    limit, index = min(len(known), len(items)), 0
+    while index < limit:
+        try:
+            index = known.index(False, index, limit)
+        except ValueError:
+            break
+        yield index, items[index]
+        index += 1
+    for index in range(limit, len(items)):
+        yield index, items[index]
 
 
 def request_problem(entries: object, tools: object, max_tokens: object, *, name: str = "messages") -> str | None:

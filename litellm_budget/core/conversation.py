@@ -10,16 +10,20 @@ put exactly while they fit and only ever grow.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import dataclasses
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, NamedTuple
 
 from litellm_budget.typing import Message
 
 from .canonical import content_key, digest
 from .drop import drop_units
 from .elide import elide_indices
-from .ledger import Draft, Ledger, SentEdits
+from .ledger import Draft, Entry, Ledger, SentEdits
 from .memo import BoundedLRU, remembered
 from .report import BudgetReport, parse_ranges
+from .settings import BudgetSettings
+from .summary import summaries_wanted
 from .units import Unit
 
 #: Digests of the last message of a request, by its content (24 hex digits each).
@@ -27,19 +31,20 @@ DIGEST_ENTRIES = 16_384
 _DIGESTS: BoundedLRU[str] = remembered(DIGEST_ENTRIES)
 
 
-def history_digest(messages: Sequence[Message], count: int) -> str:
+def history_digest(messages: Sequence[Message], count: int, keys: Sequence[int] | None = None) -> str:
     """
     A digest of a request's first ``count`` messages, read at the last of them.
 
     Cheap on purpose (one message, not the whole history): a client that rewrites its
     history changes its length or its last message, and edits kept for a wrong history are
     still valid ones (whole units dropped, outputs elided), only not the best. Each request
-    reads it several times (state, re-reads, the state it leaves): remembered by content.
+    reads it several times (state, re-reads, the state it leaves): remembered by content, by
+    the messages' ``keys`` where the caller has read them (hashing that message again costs more).
     """
     if count <= 0 or count > len(messages):
         return f"{count}:"
     last = messages[count - 1]
-    key = content_key(last)
+    key = content_key(last) if keys is None else keys[count - 1]
     found = _DIGESTS.get(key)
     if found is None:
         found = digest(last, 24)
@@ -63,15 +68,18 @@ def edits_sent(messages: Sequence[Message], report: BudgetReport) -> SentEdits |
 
 def continues(ledger: Ledger) -> bool:
     """Whether the request is the remembered one with messages appended, and that one was edited."""
-    return continues_from(ledger.previous, ledger.messages)
+    derived = ledger.derived
+    if derived.continues is None:
+        derived.continues = continues_from(ledger.previous, ledger.messages, ledger.keys)
+    return derived.continues
 
 
-def continues_from(sent: SentEdits | None, messages: Sequence[Message]) -> bool:
+def continues_from(sent: SentEdits | None, messages: Sequence[Message], keys: Sequence[int] | None = None) -> bool:
     """``continues`` without a ledger (the size gate has none): ``messages`` extend the edited ``sent``."""
     return (
         sent is not None
         and bool(sent.dropped or sent.elided)
-        and sent.digest == history_digest(messages, sent.messages)
+        and sent.digest == history_digest(messages, sent.messages, keys)
     )
 
 
@@ -86,11 +94,98 @@ def kept_as_sent(ledger: Ledger, draft: Draft) -> bool:
 
 
 def kept_edits(ledger: Ledger) -> Draft:
-    """The remembered edits applied to this request: the same drops, marker and elisions."""
+    """
+    The remembered edits applied to this request: the same drops, marker and elisions. Made once
+    per conversation and its edits, then extended by what each request appends (``_KeptDraft``).
+    """
     sent = ledger.previous
     assert sent is not None  # noqa: S101 - callers check ``continues`` first
+    memo_key = None if summaries_wanted(ledger) else _kept_key(ledger, sent)
+    found = None if memo_key is None else _KEPT.get(memo_key)
+    if found is not None:
+        draft = found.extended(ledger)
+        if draft is not None:
+            return draft
     draft = drop_units(Draft.of(ledger), ledger, _atoms_within(ledger, set(sent.dropped)), sent.dropped_units)
-    return elide_indices(draft, ledger, sent.elided)
+    draft = elide_indices(draft, ledger, sent.elided)
+    if memo_key is not None:
+        _KEPT.put(memo_key, _KeptDraft.of(draft, ledger))
+    return draft
+
+
+class _KeptDraft(NamedTuple):
+    """
+    The kept edits as applied to one request of a conversation, read again by its later requests.
+
+    A later request that holds the same messages first (equal keys), under the same settings,
+    limits and tools, gets the same draft for them, followed by what it appends untouched:
+
+    - every edit lies in the remembered request, before its final step (which is pinned), and
+      what makes it (the dropped atoms, the marker's digest and the elided outputs' placeholders
+      and sizes) reads only those messages, the settings and the limits, all the same here;
+    - an appended message only opens units after the ones the edits name: a unit closes where
+      the next user or assistant message opens one, and a tool result cannot open one (pairing);
+    - a message the edits leave as it came is this request's own, at the same count (equal keys
+      count the same): ``rows`` name it by its index, not by the earlier request's object;
+    - an edited one (the marker, a placeholder's message) is kept as a copy of its containers and
+      sent as another, as a fresh fit makes a new one: what LiteLLM or a client does to a request's
+      dicts once it is sent never reaches the next request.
+    """
+
+    keys: tuple[int, ...]
+    #: Each entry of the draft: the source index of a message sent as it came, else the entry itself.
+    rows: tuple[int | Entry, ...]
+    settings: BudgetSettings
+    edits: Draft
+
+    @classmethod
+    def of(cls, draft: Draft, ledger: Ledger) -> _KeptDraft:
+        messages = ledger.messages
+        rows = tuple(
+            entry.source
+            if entry.source is not None and entry.message is messages[entry.source]
+            else entry._replace(message=_fresh(entry.message))  # its own: the draft's copy is sent
+            for entry in draft.entries
+        )
+        return cls(tuple(ledger.keys), rows, ledger.settings, dataclasses.replace(draft, entries=()))
+
+    def extended(self, ledger: Ledger) -> Draft | None:
+        """This draft for ``ledger``'s request, or ``None`` when it does not begin with the same messages."""
+        held = len(self.keys)
+        keys = ledger.keys
+        if len(keys) < held or tuple(keys[:held]) != self.keys or ledger.settings != self.settings:
+            return None
+        messages, counts = ledger.messages, ledger.counts
+        entries = [
+            row._replace(message=_fresh(row.message))
+            if isinstance(row, Entry)
+            else Entry(row, messages[row], counts[row])
+            for row in self.rows
+        ]
+        entries.extend(map(Entry._make, zip(range(held, len(messages)), messages[held:], counts[held:], strict=True)))
+        return dataclasses.replace(self.edits, entries=tuple(entries))
+
+
+def _fresh(value: object) -> Any:
+    """``value`` with new dicts and lists all the way down; texts and numbers are shared (they cannot change)."""
+    if type(value) is dict:
+        return {key: _fresh(item) for key, item in value.items()}
+    if type(value) is list:
+        return [_fresh(item) for item in value]
+    return value
+
+
+def _kept_key(ledger: Ledger, sent: SentEdits) -> Hashable:
+    """What a kept draft reads besides the messages and the settings: one per conversation and its edits."""
+    keys = ledger.keys
+    anchor = tuple(keys[:2])
+    edits = (sent.dropped, sent.dropped_units, sent.elided)
+    return (ledger.format.name, ledger.counter.name, anchor, edits, ledger.limits, ledger.tools_and_priming)
+
+
+#: Kept drafts, one per conversation and its edits: a source index per entry, and the few entries edited.
+KEPT_ENTRIES = 1024
+_KEPT: BoundedLRU[_KeptDraft] = remembered(KEPT_ENTRIES)
 
 
 def with_state(policy: Callable[[Ledger], Draft]) -> Callable[[Ledger], Draft]:

@@ -24,7 +24,6 @@ from .settings import BudgetSettings
 from .size_gate import GateContext, passed_untouched
 from .summary import summary_fields
 from .tokens import counter_for, counts_exactly
-from .units import layout_of_kinds
 from .window import model_map_window
 
 DEFAULT_SETTINGS = BudgetSettings()
@@ -126,7 +125,7 @@ def fit_request(
     base = {"model": model, "policy": settings.policy, "format": fmt.name, "max_tokens_requested": requested}
     # What this conversation's last request held: a message known there passed the checks then.
     reading = Reading(messages if isinstance(messages, list) else [], fmt.name)
-    reason = fmt.unsupported_reason(messages, tools, max_tokens, reading.known)
+    reason = fmt.unsupported_reason(messages, tools, max_tokens, reading.known, reading.checked)
     if reason is not None:
         return _untouched(messages, max_tokens, started, action="unsupported", reason=reason, **base)
     found, reason = _resolve_window(model, window, settings, lookup)
@@ -158,7 +157,6 @@ def fit_request(
         kinds=kinds,
         counts=counter.count_messages(fmt, listed, keys),
         tools_and_priming=counter.count_tools(tools),
-        layout=layout_of_kinds(kinds),
         limits=limits,
         settings=settings,
         counter=counter,

@@ -17,7 +17,7 @@ from .limits import Limits
 from .message_keys import message_keys
 from .settings import BudgetSettings
 from .tokens import TokenCounter
-from .units import Layout
+from .units import Layout, layout_of_kinds
 
 #: An atom's digest lines read on its own, the ids of the calls it makes and of those it answers.
 AtomLines = tuple[tuple[str, ...], frozenset[str], frozenset[str]]
@@ -93,6 +93,10 @@ class Derived:
     keys: list[int] | None = None
     #: The outputs a later identical call made stale (``elide.superseded``).
     superseded: frozenset[int] | None = None
+    #: Where the request may be cut (``Ledger.layout``).
+    layout: Layout | None = None
+    #: Whether the request continues the conversation's edited last one (``conversation.continues``).
+    continues: bool | None = None
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -106,7 +110,6 @@ class Ledger:
     kinds: Sequence[str]
     counts: Sequence[int]
     tools_and_priming: int
-    layout: Layout
     limits: Limits
     settings: BudgetSettings
     counter: TokenCounter
@@ -116,6 +119,16 @@ class Ledger:
     #: Summaries of dropped blocks known so far, by the block's digest (``core/summary.py``).
     summaries: Mapping[str, str] = dataclasses.field(default_factory=lambda: NO_SUMMARIES)
     derived: Derived = dataclasses.field(default_factory=Derived, compare=False, repr=False)
+
+    @property
+    def layout(self) -> Layout:
+        """
+        Where the request may be cut, read from its kinds when a step first asks: a request that
+        keeps its conversation's edits (``conversation.kept_edits``) never does.
+        """
+        if self.derived.layout is None:
+            self.derived.layout = layout_of_kinds(self.kinds)
+        return self.derived.layout
 
     @property
     def final(self) -> int:

@@ -20,6 +20,7 @@ Two guards keep a reused key exact:
 
 from __future__ import annotations
 
+import operator
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -44,6 +45,8 @@ class _Read(NamedTuple):
     copies: tuple[object, ...]
     keys: tuple[int, ...]
     chars: tuple[int, ...]
+    #: Where ``copies`` holds ``None`` past the anchor: a message that was not plain.
+    not_plain: tuple[int, ...] = ()
 
 
 class _NotPlain(Exception):
@@ -94,7 +97,7 @@ class _Reads:
 
 
 _READS = _Reads(READ_ENTRIES, READ_CHARS)
-_NOTHING_READ = _Read((), (), ())
+_NOTHING_READ = _Read((), (), (), ())
 register_forgettable(_READS)
 
 
@@ -118,9 +121,13 @@ class Reading:
     One request's messages against the last read of its conversation in ``lane``: which of them
     are ``known`` (equal to the message at their place there), then every key (``keys``), after
     which this read is the conversation's. A request a check refuses never calls ``keys``.
+
+    ``checked``: how many leading messages are that whole last read, unchanged (its anchor's two
+    by their keys, the rest ``known``), where this request holds all of it; else 0. In a format's
+    lane they passed that format's checks as one request, so a check may resume after them.
     """
 
-    __slots__ = ("_anchor", "_keys", "_last", "_messages", "known")
+    __slots__ = ("_anchor", "_keys", "_last", "_messages", "checked", "known")
 
     def __init__(self, messages: Sequence[Message], lane: str) -> None:
         self._messages = messages
@@ -128,21 +135,29 @@ class Reading:
         self._anchor: tuple[str, int, int] | None = None
         self._last = _NOTHING_READ
         self.known = [False] * len(messages)
+        self.checked = 0
         if len(messages) < 2:
             return
         try:
             anchor = (lane, content_key(messages[0]), content_key(messages[1]))
             last = _READS.get(anchor) or _NOTHING_READ
-            # The anchor's own two are hashed anyway: they are neither compared nor kept.
-            for index in range(2, min(len(messages), len(last.copies))):
-                copy = last.copies[index]
-                self.known[index] = copy is not None and messages[index] == copy
+            # The anchor's own two are hashed anyway: they are neither compared nor kept. The rest
+            # are compared in C, a whole history at once; a message kept as not plain is never known.
+            stop = min(len(messages), len(last.copies))
+            if stop > 2:
+                self.known[2:stop] = map(bool, map(operator.eq, messages[2:stop], last.copies[2:stop]))
+                for index in last.not_plain:
+                    if index < stop:
+                        self.known[index] = False
         # This runs before the checks, on whatever a client sent: what cannot be hashed or compared
         # is simply not known (the checks refuse it, or ``keys`` hashes it as before).
         except Exception:  # noqa: BLE001
             self.known = [False] * len(messages)
             return
         self._anchor, self._last = anchor, last
+        held = len(last.copies)
+        if 2 < held <= len(messages) and all(self.known[2:held]):
+            self.checked = held
 
     def known_keys(self) -> list[int | None]:
         """
@@ -177,17 +192,23 @@ class Reading:
             # A retry, or an earlier request of the conversation: the longer read it is part of stays.
             self._keys = [anchor[1], anchor[2], *last.keys[2:count]]
             return self._keys
-        copies: list[object] = [None] * count
-        keys: list[int] = [anchor[1], anchor[2], *([0] * (count - 2))]
-        chars: list[int] = [0] * count
-        for index in range(2, count):
-            if self.known[index]:
+        # The history a client resends is known up to its first new message: taken whole from the last read.
+        known = self.known
+        first_new = known.index(False, 2)
+        copies: list[object] = [None, None, *last.copies[2:first_new], *([None] * (count - first_new))]
+        keys: list[int] = [anchor[1], anchor[2], *last.keys[2:first_new], *([0] * (count - first_new))]
+        chars: list[int] = [0, 0, *last.chars[2:first_new], *([0] * (count - first_new))]
+        not_plain = [index for index in last.not_plain if index < first_new]
+        for index in range(first_new, count):
+            if known[index]:
                 copies[index], keys[index], chars[index] = last.copies[index], last.keys[index], last.chars[index]
             else:
                 keys[index] = content_key(messages[index])
                 copies[index], chars[index] = _plain_copy(messages[index])
+            if copies[index] is None:
+                not_plain.append(index)
         if keep:
-            _READS.put(anchor, _Read(tuple(copies), tuple(keys), tuple(chars)))
+            _READS.put(anchor, _Read(tuple(copies), tuple(keys), tuple(chars), tuple(not_plain)))
         self._keys = keys
         return keys
 

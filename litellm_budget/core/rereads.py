@@ -48,10 +48,11 @@ def _hidden_calls(ledger: Ledger, count: int, dropped: Sequence[int], elided: Se
     conversation keeps its edits, however long it grows.
     """
     fmt, messages, keys = ledger.format, ledger.messages, ledger.keys
-    edited = [index for index in (*dropped, *elided) if index < min(count, len(messages))]
-    if not edited:
+    bound = min(count, len(messages))
+    last_edited = max((index for index in (*dropped, *elided) if index < bound), default=None)
+    if last_edited is None:
         return frozenset()
-    read = range(max(edited) + 1)
+    read = range(last_edited + 1)
     # Hashed whole, as content keys are: 64 bits name an edited history, the memo holds no tuple of it.
     memo_key = hash((fmt.name, tuple(dropped), tuple(elided), tuple(keys[: len(read)])))
     found = _HIDDEN.get(memo_key)

@@ -211,7 +211,7 @@ def counted(
     # Kept in the format's lane only if the messages still pass its checks: they may have been
     # changed since the gate read them, and what that lane knows, the checks skip.
     reading = Reading(messages, fmt.name)
-    keep = reading.new and fmt.unsupported_reason(list(messages), tools, None, reading.known) is None
+    keep = reading.new and fmt.unsupported_reason(list(messages), tools, None, reading.known, reading.checked) is None
     keys = reading.keys(keep=keep)
     total = counter.count_tools(tools) + sum(counter.count_messages(fmt, messages, keys))
     return dataclasses.replace(report, tokens_before=total, tokens_after=total, tokens_exact=True)

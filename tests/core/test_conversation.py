@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import json
 import random
@@ -11,12 +12,15 @@ from typing import Any
 import pytest
 
 from litellm_budget import BudgetSettings
+from litellm_budget.core import conversation
 from litellm_budget.core.conversation import edits_sent, history_digest
 from litellm_budget.core.fit import Fitted, fit_request
+from litellm_budget.core.formats import format_named
 from litellm_budget.core.formats.chat_checks import unsupported_reason
 from litellm_budget.core.ledger import SentEdits
 from litellm_budget.core.report import parse_ranges
 from litellm_budget.core.tokens import counter_for
+from litellm_budget.tools.convert import converted
 from litellm_budget.tools.sessions import requests_of
 from tests.support.builders import agent_session, tokens_of, user
 
@@ -203,3 +207,81 @@ class TestConversationKey:
         assert key != conversation_key("gpt-4o-mini", CHAT, session)
         assert key != conversation_key("gpt-4o", CHAT, [session[0], user("Another task."), *session[2:]])
         assert conversation_key("gpt-4o", CHAT, [session[0]]) is None
+
+
+@pytest.mark.sessions
+@pytest.mark.parametrize(
+    ("fmt", "window", "knobs"),
+    [
+        ("chat", 8000, {}),
+        ("chat", 16_000, {}),
+        ("chat", 16_000, {"marker_placement": "leading_system", "elide_min_tokens": 250, "digest_chars": 0}),
+        ("chat", 32_000, {"outline_chars": 640}),
+        ("chat", 8000, {"policy": "plan"}),
+        ("chat", 16_000, {"policy": "elide"}),
+        ("anthropic", 16_000, {}),
+        ("responses", 16_000, {}),
+    ],
+)
+def test_kept_edits_carried_from_the_last_request_are_those_made_afresh(
+    sessions: dict[str, list[dict[str, Any]]],
+    fmt: str,
+    window: int,
+    knobs: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """
+    A conversation's kept draft is made once per edits and extended by each request after: every
+    request's fit, sent messages and report, is the one made with nothing carried over.
+    """
+    carried = []
+    original = conversation._KeptDraft.extended
+
+    def spied(self: conversation._KeptDraft, ledger: Any) -> Any:
+        draft = original(self, ledger)
+        carried.append(draft is not None)
+        return draft
+
+    monkeypatch.setattr(conversation._KeptDraft, "extended", spied)
+    settings = BudgetSettings(**knobs)
+    for messages in sessions.values():
+        previous = None
+        for request in requests_of(messages):
+            wire = json.dumps(converted(request, fmt))
+            fit = functools.partial(
+                fit_request, model="gpt-4o", window=window, settings=settings, fmt=format_named(fmt), previous=previous
+            )
+            carried_fit = fit(json.loads(wire))
+            conversation._KEPT.clear()  # this fit makes its kept draft afresh, and leaves it to the next request
+            fresh = fit(json.loads(wire))
+            assert carried_fit.messages == fresh.messages
+            assert dataclasses.replace(carried_fit.report, duration_ms=0) == dataclasses.replace(
+                fresh.report, duration_ms=0
+            )
+            previous = edits_sent(json.loads(wire), carried_fit.report)
+    assert sum(carried) > 50  # the requests that keep their edits carried them (92 at 32k, the fewest)
+
+
+def test_a_carried_kept_draft_sends_its_own_copies_of_the_edited_messages() -> None:
+    """What happens to a sent request's dicts (LiteLLM may add to them) never reaches the next request."""
+    requests = list(requests_of(agent_session(30, 800)))
+    outcomes = replay(requests, window=16_000, stateful=True)
+    at = next(
+        number
+        for number in range(1, len(outcomes) - 1)
+        if outcomes[number][1].report.edits_kept and outcomes[number + 1][1].report.edits_kept
+    )
+    previous = edits_sent(requests[at - 1], outcomes[at - 1][1].report)
+    conversation._KEPT.clear()
+    first = fit_request(requests[at], model="gpt-4o", window=16_000, previous=previous)
+    edited = [message for message in first.messages if not any(message is sent for sent in requests[at])]
+    assert len(edited) > 1  # the placeholders' messages (and the user turn holding the marker)
+    for message in edited:
+        message["content"] = "changed after it was sent"
+
+    second = fit_request(
+        requests[at + 1], model="gpt-4o", window=16_000, previous=edits_sent(requests[at], first.report)
+    )
+
+    assert second.report.edits_kept
+    assert second.messages == outcomes[at + 1][1].messages

@@ -17,7 +17,6 @@ from litellm_budget.core.limits import limits_for
 from litellm_budget.core.marker_digest import marker_digest
 from litellm_budget.core.settings import BudgetSettings
 from litellm_budget.core.tokens import counter_for, reset_counters
-from litellm_budget.core.units import layout_of_kinds
 from litellm_budget.tools.convert import converted
 from tests.support.builders import agent_session
 from tests.support.strategies import conversations
@@ -33,7 +32,6 @@ def ledger_of(messages: list[dict[str, Any]], fmt_name: str = "chat", window: in
         kinds=kinds,
         counts=[fmt.count_message(counter, m) for m in messages],
         tools_and_priming=3,
-        layout=layout_of_kinds(kinds),
         limits=limits_for(window, None, SETTINGS),
         settings=SETTINGS,
         counter=counter,

@@ -134,10 +134,10 @@ class AnthropicFormat:
         return counter.count_message(message)
 
     def unsupported_reason(
-        self, messages: object, tools: object, max_tokens: object, known: Sequence[bool] = ()
+        self, messages: object, tools: object, max_tokens: object, known: Sequence[bool] = (), checked: int = 0
     ) -> str | None:
         """See ``anthropic_checks.unsupported_reason``."""
-        return unsupported_reason(messages, tools, max_tokens, known)
+        return unsupported_reason(messages, tools, max_tokens, known, checked)
 
 
 #: The Anthropic Messages format; stateless, so one instance serves every request.

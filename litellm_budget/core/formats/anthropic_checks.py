@@ -13,7 +13,9 @@ RESULT_TYPE = "tool_result"
 ROLES = frozenset({"user", "assistant"})
 
 
-def unsupported_reason(messages: object, tools: object, max_tokens: object, known: Sequence[bool] = ()) -> str | None:
+def unsupported_reason(
+    messages: object, tools: object, max_tokens: object, known: Sequence[bool] = (), checked: int = 0
+) -> str | None:
     """
     Why this request cannot be trimmed safely, or ``None`` when it can.
 
@@ -26,8 +28,8 @@ def unsupported_reason(messages: object, tools: object, max_tokens: object, know
     Anything else is forwarded untouched, so the provider gives its own error, and the report
     says why.
 
-    The messages ``known`` marks passed these checks before (``checks.not_known``): only the
-    pairing reads them again.
+    The messages ``known`` marks passed these checks before (``checks.not_known``), and the
+    pairing resumes after the first ``checked``, which passed as a whole request.
     """
     problem = request_problem(messages, tools, max_tokens)
     if problem is not None or not isinstance(messages, list):
@@ -36,7 +38,7 @@ def unsupported_reason(messages: object, tools: object, max_tokens: object, know
         reason = _message_problem(message)
         if reason is not None:
             return f"message {index}: {reason}"
-    return _start_problem(messages) or _pairing_problem(messages)
+    return _start_problem(messages) or _pairing_problem(messages, checked)
 
 
 def _message_problem(message: object) -> str | None:
@@ -82,10 +84,21 @@ def _start_problem(messages: Sequence[Mapping[str, Any]]) -> str | None:
     return None
 
 
-def _pairing_problem(messages: Sequence[Mapping[str, Any]]) -> str | None:
-    """Each tool_use is answered in the very next message, and a tool_result answers nothing else."""
+def _pairing_problem(messages: Sequence[Mapping[str, Any]], checked: int = 0) -> str | None:
+    """
+    Each tool_use is answered in the very next message, and a tool_result answers nothing else.
+    After ``checked`` messages that passed as a whole request, the calls open are those of the
+    last of them but system messages, when it is an assistant's (only the last may leave them open).
+    """
     open_calls: set[str] = set()
-    for index, message in enumerate(messages):
+    if checked:
+        before = checked - 1
+        while before > 0 and messages[before]["role"] == "system":
+            before -= 1
+        if messages[before]["role"] == "assistant":
+            open_calls = set(_ids(messages[before], "tool_use", "id"))
+    for index in range(checked, len(messages)):
+        message = messages[index]
         if message["role"] == "system":
             continue
         ids = _ids(message, "tool_use", "id") if message["role"] == "assistant" else _ids(message, RESULT_TYPE)

@@ -13,7 +13,9 @@ ANSWER_ROLES = frozenset({"tool", "function"})
 ROLES = SYSTEM_ROLES | ANSWER_ROLES | {"user", "assistant"}
 
 
-def unsupported_reason(messages: object, tools: object, max_tokens: object, known: Sequence[bool] = ()) -> str | None:
+def unsupported_reason(
+    messages: object, tools: object, max_tokens: object, known: Sequence[bool] = (), checked: int = 0
+) -> str | None:
     """
     Why this request cannot be trimmed safely, or ``None`` when it can.
 
@@ -21,8 +23,8 @@ def unsupported_reason(messages: object, tools: object, max_tokens: object, know
     that each answer a call of the assistant message right before them. Anything else is
     forwarded untouched, so the provider gives its own error, and the report says why.
 
-    The messages ``known`` marks passed these checks before (``checks.not_known``): only the
-    pairing reads them again.
+    The messages ``known`` marks passed these checks before (``checks.not_known``), and the
+    pairing resumes after the first ``checked``, which passed as a whole request.
     """
     problem = request_problem(messages, tools, max_tokens)
     if problem is not None or not isinstance(messages, list):
@@ -31,7 +33,7 @@ def unsupported_reason(messages: object, tools: object, max_tokens: object, know
         reason = _message_problem(message)
         if reason is not None:
             return f"message {index}: {reason}"
-    return _pairing_problem(messages)
+    return _pairing_problem(messages, checked)
 
 
 def _message_problem(message: object) -> str | None:
@@ -51,11 +53,21 @@ def _message_problem(message: object) -> str | None:
     return None
 
 
-def _pairing_problem(messages: Sequence[Mapping[str, Any]]) -> str | None:
-    """Every tool result answers an open call of the assistant just before it, and every call is answered."""
+def _pairing_problem(messages: Sequence[Mapping[str, Any]], checked: int = 0) -> str | None:
+    """
+    Every tool result answers an open call of the assistant just before it, and every call is
+    answered. After ``checked`` messages that passed as a whole request, no call is open, and a
+    result may follow only where the last of them that is not one is an assistant's.
+    """
     open_calls: set[str] = set()
     answering = False
-    for index, message in enumerate(messages):
+    if checked:
+        before = checked - 1
+        while before > 0 and messages[before]["role"] in ANSWER_ROLES:
+            before -= 1
+        answering = messages[before]["role"] == "assistant"
+    for index in range(checked, len(messages)):
+        message = messages[index]
         role = message["role"]
         if role == "tool":
             call_id = message["tool_call_id"]

@@ -135,10 +135,10 @@ class ResponsesFormat:
         return total
 
     def unsupported_reason(
-        self, messages: object, tools: object, max_tokens: object, known: Sequence[bool] = ()
+        self, messages: object, tools: object, max_tokens: object, known: Sequence[bool] = (), checked: int = 0
     ) -> str | None:
         """See ``responses_checks.unsupported_reason``."""
-        return unsupported_reason(messages, tools, max_tokens, known)
+        return unsupported_reason(messages, tools, max_tokens, known, checked)
 
 
 #: The Responses format; stateless, so one instance serves every request.

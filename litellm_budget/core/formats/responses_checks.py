@@ -27,7 +27,13 @@ def item_type(item: Message) -> str:
     return str(item.get("type", "message"))
 
 
-def unsupported_reason(items: object, tools: object, max_tokens: object, known: Sequence[bool] = ()) -> str | None:
+def unsupported_reason(
+    items: object,
+    tools: object,
+    max_tokens: object,
+    known: Sequence[bool] = (),
+    checked: int = 0,  # noqa: ARG001 - the pairing reads every call id (see below)
+) -> str | None:
     """
     Why this ``input`` cannot be trimmed safely, or ``None`` when it can.
 
@@ -38,7 +44,8 @@ def unsupported_reason(items: object, tools: object, max_tokens: object, known: 
     report says why. A string ``input`` is read with ``as_items`` first.
 
     The items ``known`` marks passed these checks before (``checks.not_known``): only the
-    pairing reads them again.
+    pairing reads them again, from the first (``checked`` does not shorten it: a call id may not
+    repeat anywhere in the list, so every earlier one is read).
     """
     problem = request_problem(items, tools, max_tokens, name="input")
     if problem is not None or not isinstance(items, list):

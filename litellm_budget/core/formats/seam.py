@@ -67,6 +67,10 @@ class MessageFormat(Protocol):
         """Tokens of one message, its framing included."""
 
     def unsupported_reason(
-        self, messages: object, tools: object, max_tokens: object, known: Sequence[bool] = ()
+        self, messages: object, tools: object, max_tokens: object, known: Sequence[bool] = (), checked: int = 0
     ) -> str | None:
-        """Why this request cannot be trimmed safely, or ``None`` when it can."""
+        """
+        Why this request cannot be trimmed safely, or ``None`` when it can. ``known`` marks messages
+        that passed these checks before, and the first ``checked`` passed them as one whole request
+        (``message_keys.Reading``): a check may skip the one and resume after the other.
+        """
