@@ -183,8 +183,10 @@ def _kept_key(ledger: Ledger, sent: SentEdits) -> Hashable:
     return (ledger.format.name, ledger.counter.name, anchor, edits, ledger.limits, ledger.tools_and_priming)
 
 
-#: Kept drafts, one per conversation and its edits: a source index per entry, and the few entries edited.
-KEPT_ENTRIES = 1024
+#: Kept drafts, one per conversation and its edits: a source index per entry, and the few entries
+#: edited (the marker, at most ``digest_share`` of the prompt's room, and the placeholders' messages),
+#: as many conversations as ``message_keys`` keeps reads of. One not here is made whole, as before.
+KEPT_ENTRIES = 512
 _KEPT: BoundedLRU[_KeptDraft] = remembered(KEPT_ENTRIES)
 
 
