@@ -18,7 +18,7 @@ from litellm_budget.typing import Message
 
 from .canonical import content_key, digest
 from .drop import drop_units
-from .elide import elide_indices
+from .elide import elide_indices, threshold_base
 from .ledger import Draft, Entry, Ledger, SentEdits
 from .memo import BoundedLRU, remembered
 from .report import BudgetReport, parse_ranges
@@ -118,7 +118,8 @@ class _KeptDraft(NamedTuple):
     The kept edits as applied to one request of a conversation, read again by its later requests.
 
     A later request that holds the same messages first (equal keys), under the same settings,
-    limits and tools, gets the same draft for them, followed by what it appends untouched:
+    tools and limits the draft reads (``_kept_key``), gets the same draft for them, followed by what
+    it appends untouched:
 
     - every edit lies in the remembered request, before its final step (which is pinned), and
       what makes it (the dropped atoms, the marker's digest and the elided outputs' placeholders
@@ -176,11 +177,16 @@ def _fresh(value: object) -> Any:
 
 
 def _kept_key(ledger: Ledger, sent: SentEdits) -> Hashable:
-    """What a kept draft reads besides the messages and the settings: one per conversation and its edits."""
-    keys = ledger.keys
-    anchor = tuple(keys[:2])
+    """
+    What a kept draft reads besides the messages and the settings: one per conversation and its
+    edits. Of the limits, only what the marker's digest and the placeholders read: the budget moves
+    with a learned token ratio on nearly every request, and the draft reads it only through the
+    elision threshold, a share of it under a 5,556-token budget.
+    """
+    limits = ledger.limits
+    read = (limits.window, limits.reserve, limits.margin, threshold_base(ledger), ledger.tools_and_priming)
     edits = (sent.dropped, sent.dropped_units, sent.elided)
-    return (ledger.format.name, ledger.counter.name, anchor, edits, ledger.limits, ledger.tools_and_priming)
+    return (ledger.format.name, ledger.counter.name, tuple(ledger.keys[:2]), edits, read)
 
 
 #: Kept drafts, one per conversation and its edits: a source index per entry, and the few entries

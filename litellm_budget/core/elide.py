@@ -175,13 +175,18 @@ def _threshold(ledger: Ledger, index: int) -> int:
     an assistant writes beside its tool calls goes sooner than outputs: the call says what was
     done, and its arguments hold more of what the agent uses next than its reasoning does.
     """
-    settings = ledger.settings
-    base = settings.elide_min_tokens
+    base = threshold_base(ledger)
+    if _opens_calling_step(ledger, index):
+        return min(base, ledger.settings.elide_step_text_min_tokens)
+    return base
+
+
+def threshold_base(ledger: Ledger) -> int:
+    """The most tokens an output may have and never be elided: ``elide_min_tokens``, else a share of the budget."""
+    base = ledger.settings.elide_min_tokens
     if base is None:
         # A small window elides smaller outputs: at 4k a 440-token output is a sixth of the budget.
         base = min(ELIDE_MIN_TOKENS, round(ledger.limits.budget * ELIDE_MIN_SHARE))
-    if _opens_calling_step(ledger, index):
-        return min(base, settings.elide_step_text_min_tokens)
     return base
 
 

@@ -16,8 +16,10 @@ from litellm_budget.core import conversation
 from litellm_budget.core.conversation import edits_sent, history_digest
 from litellm_budget.core.fit import Fitted, fit_request
 from litellm_budget.core.formats import format_named
+from litellm_budget.core.formats.chat import CHAT
 from litellm_budget.core.formats.chat_checks import unsupported_reason
-from litellm_budget.core.ledger import SentEdits
+from litellm_budget.core.ledger import Ledger, SentEdits
+from litellm_budget.core.limits import limits_for
 from litellm_budget.core.report import parse_ranges
 from litellm_budget.core.tokens import counter_for
 from litellm_budget.tools.convert import converted
@@ -211,29 +213,31 @@ class TestConversationKey:
 
 @pytest.mark.sessions
 @pytest.mark.parametrize(
-    ("fmt", "window", "knobs"),
+    "case",
     [
-        ("chat", 8000, {}),
-        ("chat", 16_000, {}),
-        ("chat", 16_000, {"marker_placement": "leading_system", "elide_min_tokens": 250, "digest_chars": 0}),
-        ("chat", 32_000, {"outline_chars": 640}),
-        ("chat", 8000, {"policy": "plan"}),
-        ("chat", 16_000, {"policy": "elide"}),
-        ("anthropic", 16_000, {}),
-        ("responses", 16_000, {}),
+        ("chat", 8000, {}, False),
+        ("chat", 16_000, {}, False),
+        ("chat", 16_000, {"marker_placement": "leading_system", "elide_min_tokens": 250, "digest_chars": 0}, False),
+        ("chat", 32_000, {"outline_chars": 640}, False),
+        ("chat", 8000, {"policy": "plan"}, False),
+        ("chat", 16_000, {"policy": "elide"}, False),
+        ("chat", 4000, {}, True),
+        ("chat", 16_000, {}, True),
+        ("anthropic", 16_000, {}, True),
+        ("responses", 16_000, {}, False),
     ],
 )
 def test_kept_edits_carried_from_the_last_request_are_those_made_afresh(
     sessions: dict[str, list[dict[str, Any]]],
-    fmt: str,
-    window: int,
-    knobs: dict[str, Any],
+    case: tuple[str, int, dict[str, Any], bool],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """
     A conversation's kept draft is made once per edits and extended by each request after: every
-    request's fit, sent messages and report, is the one made with nothing carried over.
+    request's fit, sent messages and report, is the one made with nothing carried over; also where
+    the learned token ratio, and with it the budget, moves on every request (``drift``).
     """
+    fmt, window, knobs, drift = case
     carried = []
     original = conversation._KeptDraft.extended
 
@@ -244,12 +248,19 @@ def test_kept_edits_carried_from_the_last_request_are_those_made_afresh(
 
     monkeypatch.setattr(conversation._KeptDraft, "extended", spied)
     settings = BudgetSettings(**knobs)
+    rng = random.Random(5)
     for messages in sessions.values():
         previous = None
         for request in requests_of(messages):
             wire = json.dumps(converted(request, fmt))
             fit = functools.partial(
-                fit_request, model="gpt-4o", window=window, settings=settings, fmt=format_named(fmt), previous=previous
+                fit_request,
+                model="gpt-4o",
+                window=window,
+                settings=settings,
+                fmt=format_named(fmt),
+                previous=previous,
+                ratio=rng.uniform(0.95, 1.05) if drift else None,
             )
             carried_fit = fit(json.loads(wire))
             conversation._KEPT.clear()  # this fit makes its kept draft afresh, and leaves it to the next request
@@ -259,7 +270,9 @@ def test_kept_edits_carried_from_the_last_request_are_those_made_afresh(
                 fresh.report, duration_ms=0
             )
             previous = edits_sent(json.loads(wire), carried_fit.report)
-    assert sum(carried) > 50  # the requests that keep their edits carried them (92 at 32k, the fewest)
+    # The requests that keep their edits carried them (92 at 32k, the fewest), but at 4k with a drifting
+    # budget: there the elision threshold is a share of it, and the draft is made afresh as it moves.
+    assert sum(carried) > (0 if window < 8000 else 50)
 
 
 def test_a_carried_kept_draft_sends_its_own_copies_of_the_edited_messages() -> None:
@@ -285,3 +298,31 @@ def test_a_carried_kept_draft_sends_its_own_copies_of_the_edited_messages() -> N
 
     assert second.report.edits_kept
     assert second.messages == outcomes[at + 1][1].messages
+
+
+@pytest.mark.parametrize(("window", "same"), [(16_000, True), (4000, False)])
+def test_a_kept_draft_is_carried_across_a_moving_budget_where_it_reads_none_of_it(window: int, same: bool) -> None:
+    """
+    The learned ratio moves the budget on nearly every request: the kept draft reads it only through
+    the elision threshold, a share of the budget under 5,556 tokens, so only there is it made afresh.
+    """
+    messages = agent_session(4, 300)
+    counter, settings = counter_for("gpt-4o"), BudgetSettings()
+    sent = SentEdits(messages=len(messages), digest="", elided=(3,))
+
+    def key(ratio: float) -> object:
+        kinds = CHAT.kinds(messages)
+        ledger = Ledger(
+            messages=messages,
+            kinds=kinds,
+            counts=[CHAT.count_message(counter, m) for m in messages],
+            tools_and_priming=3,
+            limits=limits_for(window, None, settings, ratio),
+            settings=settings,
+            counter=counter,
+            format=CHAT,
+            previous=sent,
+        )
+        return conversation._kept_key(ledger, sent)
+
+    assert (key(1.0) == key(1.05)) is same
