@@ -123,7 +123,7 @@ class _KeptDraft(NamedTuple):
 
     - every edit lies in the remembered request, before its final step (which is pinned), and
       what makes it (the dropped atoms, the marker's digest and the elided outputs' placeholders
-      and sizes) reads only those messages, the settings and the limits, all the same here;
+      and sizes) reads only those messages, the settings and those limits, all the same here;
     - an appended message only opens units after the ones the edits name: a unit closes where
       the next user or assistant message opens one, and a tool result cannot open one (pairing);
     - a message the edits leave as it came is this request's own, at the same count (equal keys
