@@ -10,6 +10,8 @@ import random
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from litellm_budget import BudgetSettings
 from litellm_budget.core import conversation
@@ -25,6 +27,7 @@ from litellm_budget.core.tokens import counter_for
 from litellm_budget.tools.convert import converted
 from litellm_budget.tools.sessions import requests_of
 from tests.support.builders import agent_session, tokens_of, user
+from tests.support.strategies import conversations
 
 COUNTER = counter_for("gpt-4o")
 
@@ -326,3 +329,29 @@ def test_a_kept_draft_is_carried_across_a_moving_budget_where_it_reads_none_of_i
         return conversation._kept_key(ledger, sent)
 
     assert (key(1.0) == key(1.05)) is same
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    conversations(),
+    st.sampled_from(["chat", "anthropic", "responses"]),
+    st.sampled_from([4000, 8000, 16000]),
+    st.sampled_from([{}, {"policy": "plan"}, {"policy": "elide"}, {"marker_placement": "leading_system"}]),
+)
+def test_any_conversation_gets_the_kept_edits_a_fresh_fit_makes(
+    messages: list[dict[str, Any]], fmt: str, window: int, knobs: dict[str, Any]
+) -> None:
+    """The carried kept draft on generated conversations: system messages anywhere, images, a stray assistant."""
+    settings_ = BudgetSettings(**knobs)
+    previous = None
+    for request in [*requests_of(messages), messages]:
+        wire = json.dumps(converted(request, fmt))
+        fit = functools.partial(
+            fit_request, model="gpt-4o", window=window, settings=settings_, fmt=format_named(fmt), previous=previous
+        )
+        carried = fit(json.loads(wire))
+        conversation._KEPT.clear()
+        fresh = fit(json.loads(wire))
+        assert carried.messages == fresh.messages
+        assert dataclasses.replace(carried.report, duration_ms=0) == dataclasses.replace(fresh.report, duration_ms=0)
+        previous = edits_sent(json.loads(wire), carried.report)
