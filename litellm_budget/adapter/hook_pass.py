@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
 from litellm_budget.core.errors import context_window_exceeded
@@ -258,7 +258,7 @@ class HookPass:
         """Publish a new outcome, and remember what later hooks and attempts of this call must know."""
         calls, report = self.context.memory.calls, fitted.report
         if not calls.get(self.call_id).already_reported(fitted_input):
-            self._publish(report, self.hook)
+            self._publish(report, self.hook, fitted.keys)
         elif self.metadata is not None:
             record_in_metadata(self.metadata, report)  # a retry's fresh metadata still carries it
         if report.action == "deferred":
@@ -271,9 +271,10 @@ class HookPass:
                 # The attempt a fallback now serves: its payload tells both outcomes.
                 record_in_metadata(self.metadata, deferred, key=DEFERRED_KEY)
 
-    def _publish(self, report: Any, hook: str) -> None:
+    def _publish(self, report: Any, hook: str, keys: Sequence[int] | None = None) -> None:
         where = Where(metadata=self.metadata, hook=hook, model_group=self.target.group, call_id=self.call_id)
-        self.context.memory.later.publish(report, where, Counting(self.parts, self.shape.format, self.target.settings))
+        counting = Counting(self.parts, self.shape.format, self.target.settings, keys)
+        self.context.memory.later.publish(report, where, counting)
 
 
 class GroupPass(HookPass):

@@ -15,13 +15,13 @@ import collections
 import dataclasses
 import functools
 import threading
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, MutableMapping, Sequence
 from typing import Any
 
 from litellm_budget.core.formats import MessageFormat
 from litellm_budget.core.report import BudgetReport
 from litellm_budget.core.settings import BudgetSettings
-from litellm_budget.core.size_gate import counted
+from litellm_budget.core.size_gate import GateRead, counted
 from litellm_budget.logs import get_logger
 
 from .calls import Calls
@@ -54,10 +54,13 @@ class Counting:
     parts: Parts
     format: MessageFormat
     settings: BudgetSettings
+    #: The messages' content keys where the fit read them all (``Fitted.keys``).
+    keys: Sequence[int] | None = None
 
     def count(self, report: BudgetReport) -> BudgetReport:
         """The report with the request's exact counts."""
-        return counted(report, self.parts.messages, self.parts.tools, self.format, self.settings.image_tokens)
+        read = GateRead(self.parts.messages, self.parts.tools, self.keys)
+        return counted(report, read, self.format, self.settings.image_tokens)
 
 
 class LaterCounts:
@@ -79,7 +82,7 @@ class LaterCounts:
             record_in_metadata(where.metadata, report)  # the bound, until the count replaces it
         # A list of its own: the caller's may be rewritten once the request is on its way.
         parts = counting.parts
-        own = Counting(Parts(list(parts.messages), parts.tools, parts.max_tokens), counting.format, counting.settings)
+        own = dataclasses.replace(counting, parts=Parts(list(parts.messages), parts.tools, parts.max_tokens))
         job = functools.partial(self._counted, report, where, own)
         if not self._queued(job, report.tokens_bound or 0):
             job()  # the queue is full: counted on the path, as without the gate
@@ -121,7 +124,7 @@ class LaterCounts:
 
     def _publish_counted(self, bound: BudgetReport, where: Where, counting: Counting) -> None:
         exact = counting.count(bound)
-        if exact.tokens_before > (bound.tokens_bound or 0):  # the bound is proven; this would be a bug
+        if exact.tokens_after > (bound.tokens_bound or 0):  # the bound is proven; this would be a bug
             log.warning("size_bound_exceeded", litellm_call_id=where.call_id or None, hook=where.hook)
         _publish(exact, where)
         if where.call_id:

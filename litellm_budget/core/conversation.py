@@ -100,17 +100,21 @@ def kept_edits(ledger: Ledger) -> Draft:
     """
     sent = ledger.previous
     assert sent is not None  # noqa: S101 - callers check ``continues`` first
-    memo_key = None if summaries_wanted(ledger) else _kept_key(ledger, sent)
-    found = None if memo_key is None else _KEPT.get(memo_key)
-    if found is not None:
-        draft = found.extended(ledger)
-        if draft is not None:
-            return draft
+    if summaries_wanted(ledger):  # their marker depends on the summaries learned since
+        return _kept_whole(ledger, sent)
+    if ledger.derived.kept is None:
+        memo_key = _kept_key(ledger, sent)
+        found = _KEPT.get(memo_key)
+        ledger.derived.kept = None if found is None else found.extended(ledger)
+        if ledger.derived.kept is None:
+            ledger.derived.kept = _kept_whole(ledger, sent)
+            _KEPT.put(memo_key, _KeptDraft.of(ledger.derived.kept, ledger))
+    return ledger.derived.kept
+
+
+def _kept_whole(ledger: Ledger, sent: SentEdits) -> Draft:
     draft = drop_units(Draft.of(ledger), ledger, _atoms_within(ledger, set(sent.dropped)), sent.dropped_units)
-    draft = elide_indices(draft, ledger, sent.elided)
-    if memo_key is not None:
-        _KEPT.put(memo_key, _KeptDraft.of(draft, ledger))
-    return draft
+    return elide_indices(draft, ledger, sent.elided)
 
 
 class _KeptDraft(NamedTuple):

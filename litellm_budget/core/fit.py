@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
+import operator
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from litellm_budget.typing import Action, Message, Tools
 
 from .checks import positive_int
-from .conversation import continues, kept_as_sent
+from .conversation import continues, kept_as_sent, kept_edits
 from .errors import context_window_exceeded
 from .formats import MessageFormat, format_named, joined
 from .formats.chat import CHAT
@@ -21,15 +23,12 @@ from .policies import POLICIES
 from .report import BudgetReport, format_ranges, unsent
 from .rereads import rereads
 from .settings import BudgetSettings
-from .size_gate import GateContext, passed_untouched
-from .summary import summary_fields
+from .size_gate import GateContext, bounded_counts, passed_untouched
+from .summary import summaries_wanted, summary_fields
 from .tokens import counter_for, counts_exactly
-from .window import model_map_window
+from .window import WindowLookup, model_map_window, resolve_window
 
 DEFAULT_SETTINGS = BudgetSettings()
-
-#: Finds a model's ``max_input_tokens``; ``None`` when the model is unknown.
-WindowLookup = Callable[[str], "int | None"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -42,6 +41,8 @@ class Fitted:
     messages: list[Message]
     max_tokens: int | None
     report: BudgetReport
+    #: Each message's content key, where a count after the request left looks its counts up by them.
+    keys: Sequence[int] | None = None
 
 
 def fit(
@@ -128,34 +129,31 @@ def fit_request(
     reason = fmt.unsupported_reason(messages, tools, max_tokens, reading.known, reading.checked)
     if reason is not None:
         return _untouched(messages, max_tokens, started, action="unsupported", reason=reason, **base)
-    found, reason = _resolve_window(model, window, settings, lookup)
+    found, base["reason"] = resolve_window(model, window, settings.default_window, lookup)
     if found is None:
-        return _untouched(messages, max_tokens, started, action="unknown_window", reason=reason, **base)
+        return _untouched(messages, max_tokens, started, action="unknown_window", **base)
     policy = POLICIES[settings.policy]
     counter = counter_for(model, image_tokens=settings.image_tokens)
     ratio = settings.ratio_for(model) if ratio is None else ratio
     exact = counts_exactly(model)
     limits = limits_for(found, max_tokens, settings, ratio, holds_reserve=policy.holds_reserve, exact=exact)
-    if gate:
-        context = GateContext(
-            counter=counter,
-            format=fmt,
-            limits=limits,
-            image_tokens=settings.image_tokens,
-            previous=previous,
-            reading=reading,
-        )
-        report = passed_untouched(messages, tools, max_tokens, context, reason=reason, **base)
-        if report is not None:
-            report = dataclasses.replace(report, duration_ms=_elapsed_ms(started))
-            return Fitted(messages=list(messages), max_tokens=max_tokens, report=report)
+    context = GateContext(
+        counter=counter,
+        format=fmt,
+        limits=limits,
+        image_tokens=settings.image_tokens,
+        previous=previous,
+        reading=reading,
+    )
+    if gate and (report := passed_untouched(messages, tools, max_tokens, context, **base)) is not None:
+        report = dataclasses.replace(report, duration_ms=_elapsed_ms(started))
+        return Fitted(messages=list(messages), max_tokens=max_tokens, report=report)
     listed = list(messages)
-    kinds = fmt.kinds(listed)
     keys = reading.keys()
-    ledger = Ledger(
+    ledger_of = functools.partial(
+        Ledger,
         messages=listed,
-        kinds=kinds,
-        counts=counter.count_messages(fmt, listed, keys),
+        kinds=fmt.kinds(listed),
         tools_and_priming=counter.count_tools(tools),
         limits=limits,
         settings=settings,
@@ -163,33 +161,39 @@ def fit_request(
         format=fmt,
         previous=previous,
         summaries=summaries or NO_SUMMARIES,
-        derived=Derived(keys=keys),
     )
+    counts, derived = None, Derived(keys=keys)
+    if gate and (bounded := bounded_counts(listed, keys, context)) is not None:
+        if kept := _kept_uncounted(ledger_of(counts=bounded.counts, derived=derived), max_tokens, started, base):
+            return kept
+        # Counted after all: only the new messages; what was read of the messages stays read.
+        new = counter.count_messages(fmt, listed[bounded.since :], keys[bounded.since :])
+        counts = [*bounded.counts[: bounded.since], *new]
+        derived = derived.recounted(counts, bounded.since)
+    if counts is None:
+        counts = counter.count_messages(fmt, listed, keys)
+    ledger = ledger_of(counts=counts, derived=derived)
     # A conversation whose last request was edited keeps its edits even when this one fits.
     untouched = ledger.total <= limits.budget and not continues(ledger)
     draft = Draft.of(ledger) if untouched else policy.apply(ledger)
-    return _fitted(ledger, draft, max_tokens, started, reason=reason, **base)
+    return _fitted(ledger, draft, max_tokens, started, **base)
 
 
-def _resolve_window(
-    model: str, window: int | None, settings: BudgetSettings, lookup: WindowLookup
-) -> tuple[int | None, str | None]:
-    if window is not None:
-        if positive_int(window) is None:
-            msg = f"window must be a positive int, got {window!r}"
-            raise ValueError(msg)
-        return window, None
-    try:
-        found = positive_int(lookup(model))
-    # The model map is LiteLLM's and may fail in ways we cannot list; a failed lookup must
-    # degrade to the configured default (or a pass-through), never fail the request.
-    except Exception as exc:  # noqa: BLE001
-        reason = f"window lookup failed: {type(exc).__name__}"
-    else:
-        if found is not None:
-            return found, None
-        reason = "model has no max_input_tokens in LiteLLM's model map"
-    return settings.default_window, reason
+def _kept_uncounted(ledger: Ledger, max_tokens: int | None, started: float, base: dict[str, Any]) -> Fitted | None:
+    """
+    The kept edits with the new messages at their bound, when that fits and sends them as they came
+    (``size_gate.py`` says why the fit would send the same); ``None``: count them and fit.
+    """
+    if summaries_wanted(ledger) or (draft := kept_edits(ledger)).total > ledger.limits.budget:
+        return None
+    fitted = _fitted(ledger, draft, max_tokens, started, **base)
+    new = ledger.messages[ledger.previous.messages :] if ledger.previous is not None else ()
+    sent = fitted.messages[len(fitted.messages) - len(new) :]
+    if fitted.max_tokens != max_tokens or len(sent) != len(new) or not all(map(operator.is_, sent, new)):
+        return None
+    bound = fitted.report.tokens_after
+    report = dataclasses.replace(fitted.report, size_gate=True, tokens_exact=False, tokens_bound=bound)
+    return dataclasses.replace(fitted, report=report, keys=ledger.keys)
 
 
 def _fitted(ledger: Ledger, draft: Draft, max_tokens: int | None, started: float, **base: Any) -> Fitted:

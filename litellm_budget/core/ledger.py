@@ -97,6 +97,21 @@ class Derived:
     layout: Layout | None = None
     #: Whether the request continues the conversation's edited last one (``conversation.continues``).
     continues: bool | None = None
+    #: The conversation's kept edits applied to this request (``conversation.kept_edits``).
+    kept: Draft | None = None
+
+    def recounted(self, counts: Sequence[int], since: int) -> Derived:
+        """
+        What holds for the same messages once those from ``since`` on are counted anew: all but
+        ``settled``, the elided copies of the messages before ``since``, and the untouched draft
+        and the kept edits with those messages at their new counts (the edits never reach them:
+        ``conversation._KeptDraft``).
+        """
+        untouched, kept = (
+            None if draft is None else draft.recounted(counts, since) for draft in (self.untouched, self.kept)
+        )
+        elided = {index: entry for index, entry in self.elided.items() if index < since}
+        return dataclasses.replace(self, settled=None, elided=elided, untouched=untouched, kept=kept)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -185,6 +200,17 @@ class Draft:
             entries = tuple(map(Entry._make, rows))
             ledger.derived.untouched = cls(entries=entries, tools_and_priming=ledger.tools_and_priming)
         return ledger.derived.untouched
+
+    def recounted(self, counts: Sequence[int], since: int) -> Draft:
+        """
+        This draft with the messages from ``since`` on at ``counts``: a draft that sends them as they
+        came, as its last entries (the untouched request, the kept edits).
+        """
+        entries, first = self.entries, len(self.entries)
+        while first and (source := entries[first - 1].source) is not None and source >= since:
+            first -= 1
+        tail = tuple(entry._replace(tokens=counts[entry.source]) for entry in entries[first:])  # type: ignore[index]
+        return dataclasses.replace(self, entries=entries[:first] + tail)
 
     def replaced(self, replacements: dict[int, Entry], **changes: object) -> Draft:
         """A copy where the entries of the given source indices are swapped for new ones."""

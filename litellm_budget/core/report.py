@@ -94,13 +94,15 @@ class BudgetReport:
     counter: str = ""
     #: The provider's tokens per counted token applied (configured times learned).
     token_ratio: float = 1.0
-    #: Whether the size gate passed the request untouched: its size bound was under the budget, so
-    #: nothing was tokenized on its path (``core/size_gate.py``).
+    #: Whether the size gate let the request go with nothing tokenized on its path: untouched, its
+    #: size bound under the budget, or with its conversation's kept edits, which fit with its new
+    #: messages at their bound (``core/size_gate.py``).
     size_gate: bool = False
     #: Whether ``tokens_before`` and ``tokens_after`` are the tokenizer's count; ``false`` where they
     #: are the gate's bound, written before the count was made (it is made after the request left).
     tokens_exact: bool = True
-    #: The size bound the gate compared with the budget; ``None``: the gate did not pass it.
+    #: The size bound of what was sent, which the gate compared with the budget; ``None``: the gate
+    #: did not let the request go.
     tokens_bound: int | None = None
     #: Time the fit took.
     duration_ms: float = 0.0

@@ -33,9 +33,17 @@ Why the bound holds, for a counter built on tiktoken (``tiktoken:o200k_base``, `
    ``count_tools``). The sum stays at least the total, term by term, and a growing conversation's
    bound is its history's exact count plus the bytes of what is new.
 
+A conversation whose last request was edited keeps its edits even when this one fits
+(``conversation.continues``), so it never passes untouched. Its kept edits go uncounted instead
+(``bounded_counts``): every message of the last request at its remembered count, each new one at
+its bound. The kept draft's total is then at least the one the fit reads (the edited messages are
+counted, the rest term by term as above), so under the budget the fit would keep those edits too,
+and the same ones (what they make reads the old messages, the settings and the limits, never a new
+message's count: ``conversation._KeptDraft``). The new messages go as they came, after the edits,
+so their exact counts later move both totals by the same amount (``counted``).
+
 The estimate (no tokenizer could be loaded) is not bounded by bytes (it counts case changes), so
-it never passes the gate. Nor does a conversation whose last request was edited: it keeps its
-edits even when this one fits (``conversation.continues``).
+it never passes the gate.
 """
 
 from __future__ import annotations
@@ -187,6 +195,33 @@ def passed_untouched(
     )
 
 
+class Bounded(NamedTuple):
+    """A request's counts, its new messages' (from ``since`` on) at their bound where not remembered."""
+
+    counts: list[int]
+    since: int
+
+
+def bounded_counts(messages: Sequence[Message], keys: Sequence[int], context: GateContext) -> Bounded | None:
+    """
+    Each message's remembered count, each new one's bound, for a request that continues its
+    conversation's edited last one (``conversation.continues``); ``None``: count it (a message of
+    the last request is not remembered, or nothing is new).
+    """
+    sent, counter, fmt = context.previous, context.counter, context.format
+    if sent is None or not isinstance(counter, MemoCounter) or not counter.name.startswith("tiktoken:"):
+        return None
+    if not continues_from(sent, messages, keys):
+        return None
+    memo, name = counter.message_memo, fmt.name
+    counts = [memo.get((name, key)) for key in keys]
+    if None in counts[: sent.messages] or None not in counts[sent.messages :]:
+        return None
+    bound = _bound_of(context.image_tokens)
+    bounded = [fmt.count_message(bound, messages[i]) if count is None else count for i, count in enumerate(counts)]
+    return Bounded(bounded, sent.messages)
+
+
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class GateContext:
     """What the gate compares a request with: the fit's own counter, format, limits and conversation state."""
@@ -200,18 +235,31 @@ class GateContext:
     reading: Reading | None = None
 
 
-def counted(
-    report: BudgetReport, messages: Sequence[Message], tools: Tools | None, fmt: MessageFormat, image_tokens: int
-) -> BudgetReport:
+class GateRead(NamedTuple):
+    """A request as the gate read it: its messages and tools, and the messages' keys where the fit read them."""
+
+    messages: Sequence[Message]
+    tools: Tools | None = None
+    #: Each message's content key (the kept edits read them); ``None``: read when counted.
+    keys: Sequence[int] | None = None
+
+
+def counted(report: BudgetReport, read: GateRead, fmt: MessageFormat, image_tokens: int) -> BudgetReport:
     """
-    The report of a request the gate passed, its tokens counted now (after the response): what the
-    fit would have said, and ``tokens_exact``. ``messages`` and ``tools`` are the request's, as the gate read them.
+    The report of a request the gate passed (untouched, or with its kept edits), its tokens counted
+    now (after the response): what the fit would have said, and ``tokens_exact``.
     """
+    messages, tools, keys = read
     counter = counter_for(report.model, image_tokens=image_tokens)
-    # Kept in the format's lane only if the messages still pass its checks: they may have been
-    # changed since the gate read them, and what that lane knows, the checks skip.
-    reading = Reading(messages, fmt.name)
-    keep = reading.new and fmt.unsupported_reason(list(messages), tools, None, reading.known, reading.checked) is None
-    keys = reading.keys(keep=keep)
+    if keys is None:
+        # Kept in the format's lane only if the messages still pass its checks: they may have been
+        # changed since the gate read them, and what that lane knows, the checks skip.
+        reading = Reading(messages, fmt.name)
+        keep = (
+            reading.new and fmt.unsupported_reason(list(messages), tools, None, reading.known, reading.checked) is None
+        )
+        keys = reading.keys(keep=keep)
     total = counter.count_tools(tools) + sum(counter.count_messages(fmt, messages, keys))
-    return dataclasses.replace(report, tokens_before=total, tokens_after=total, tokens_exact=True)
+    # Only messages sent as they came were bounded: the sent prompt moves as much as the request.
+    after = report.tokens_after + total - report.tokens_before
+    return dataclasses.replace(report, tokens_before=total, tokens_after=after, tokens_exact=True)

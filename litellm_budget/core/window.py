@@ -9,6 +9,34 @@ from .checks import candidate_names, is_mapping, positive_int
 
 _T = TypeVar("_T")
 
+#: Finds a model's ``max_input_tokens``; ``None`` when the model is unknown.
+WindowLookup = Callable[[str], "int | None"]
+
+
+def resolve_window(
+    model: str, window: int | None, default: int | None, lookup: WindowLookup
+) -> tuple[int | None, str | None]:
+    """
+    The window to fit ``model`` into: the caller's, else ``lookup``'s, else ``default``; and why
+    a default was taken (``None``: it was not). A caller's window that is not a positive int raises.
+    """
+    if window is not None:
+        if positive_int(window) is None:
+            msg = f"window must be a positive int, got {window!r}"
+            raise ValueError(msg)
+        return window, None
+    try:
+        found = positive_int(lookup(model))
+    # The model map is LiteLLM's and may fail in ways we cannot list; a failed lookup must
+    # degrade to the configured default (or a pass-through), never fail the request.
+    except Exception as exc:  # noqa: BLE001
+        reason = f"window lookup failed: {type(exc).__name__}"
+    else:
+        if found is not None:
+            return found, None
+        reason = "model has no max_input_tokens in LiteLLM's model map"
+    return default, reason
+
 
 def model_map_window(model: str) -> int | None:
     """

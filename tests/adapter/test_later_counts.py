@@ -19,6 +19,7 @@ from litellm_budget import ContextBudget
 from litellm_budget.adapter.later_counts import LaterCounts
 from litellm_budget.core.fit import fit_request
 from litellm_budget.core.report import BudgetReport
+from litellm_budget.core.tokens import forget_counts
 from litellm_budget.tools.sessions import load_conversation, requests_of, session_files
 from tests.support.builders import agent_session, deployment_kwargs
 from tests.support.fake_upstream import FakeUpstream
@@ -66,6 +67,35 @@ async def test_the_bound_goes_now_and_the_count_right_after() -> None:
         str(exact.tokens_before),
         "true",
     )
+
+
+@pytest.mark.asyncio
+async def test_kept_edits_go_with_the_bound_and_are_counted_right_after() -> None:
+    """
+    A trimmed conversation's next request keeps its edits with its new step uncounted: the hook's
+    report holds the bound of what is sent; one loop turn later, the fit's own exact counts.
+    """
+    budget, reference = ContextBudget(), ContextBudget(size_gate=False)
+    session = agent_session(30, 800)
+    forget_counts()
+    kept = None
+    for number, request in enumerate(requests_of(session)):
+        kwargs = deployment_kwargs(request, 16_000, f"kept-{number}")
+        await budget.async_pre_call_deployment_hook(kwargs, CallTypes.acompletion)
+        at_hook = report_of(kwargs)
+        await asyncio.sleep(0)
+        expected = deployment_kwargs(request, 16_000, f"kept-{number}")
+        await reference.async_pre_call_deployment_hook(expected, CallTypes.acompletion)
+        if at_hook["size_gate"] and at_hook["action"] == "trimmed":
+            kept = (at_hook, report_of(kwargs), report_of(expected))
+
+    assert kept is not None
+    at_hook, after, exact = kept
+    assert (at_hook["edits_kept"], at_hook["tokens_exact"]) == (True, False)
+    assert at_hook["tokens_bound"] == at_hook["tokens_after"] > exact["tokens_after"]
+    assert at_hook["tokens_before"] > exact["tokens_before"]
+    assert after["tokens_exact"]
+    assert (after["tokens_before"], after["tokens_after"]) == (exact["tokens_before"], exact["tokens_after"])
 
 
 @pytest.mark.asyncio
@@ -152,12 +182,14 @@ async def test_reports_with_the_gate_on_and_off_agree_on_the_shared_sessions(win
     hook of a plugin with the gate and of one without: once counted, the same events with the same
     reports, every field but timing; and the same requests sent. At 128k, where no session is
     trimmed, every request passes the gate: a history counted with the last request goes at its
-    count and only the new step at its bytes (by bytes alone, 51 of the 785 would not pass).
+    count and only the new step at its bytes (by bytes alone, 51 of the 785 would not pass). At 16k
+    most requests that keep their conversation's edits go with their new messages uncounted.
     """
     if not SESSIONS_DIR.is_dir():
         pytest.skip(f"{SESSIONS_DIR} is absent")
     gated, counted = ContextBudget(), ContextBudget(size_gate=False)
-    passed = requests = 0
+    passed = kept = requests = 0
+    forget_counts()  # each request's new messages are new to the counter, whatever ran before
     await logging_settled()  # no earlier test's queued logging lands in these captures
     for path in session_files([SESSIONS_DIR]):
         for number, request in enumerate(requests_of(load_conversation(path).messages)):
@@ -173,8 +205,9 @@ async def test_reports_with_the_gate_on_and_off_agree_on_the_shared_sessions(win
             assert sent_on["messages"] == sent_off["messages"]
             assert same_but_timing(report_of(sent_on)) == same_but_timing(report_of(sent_off))
             passed += report_of(sent_on)["size_gate"]
+            kept += report_of(sent_on)["size_gate"] and report_of(sent_on)["edits_kept"]
             requests += 1
-    assert passed == requests if window == 128_000 else passed > 0
+    assert passed == requests if window == 128_000 else kept > 150
 
 
 def test_a_report_is_exact_unless_the_gate_says_otherwise() -> None:

@@ -17,7 +17,7 @@ from litellm_budget.core.formats import chat_checks, format_named
 from litellm_budget.core.formats.chat import CHAT
 from litellm_budget.core.memo import forget_all
 from litellm_budget.core.message_keys import message_keys
-from litellm_budget.core.size_gate import counted
+from litellm_budget.core.size_gate import GateRead, counted
 from litellm_budget.tools.convert import converted
 from tests.support.builders import agent_session
 from tests.support.strategies import conversations
@@ -242,7 +242,7 @@ class TestChecksOfKnownMessages:
         passed = fit_request(history, model="gpt-4o", window=128_000, gate=True)
         assert passed.report.size_gate
         history[3]["content"] = {"not": "a list of parts"}  # changed in place after the request left
-        counted(passed.report, history, None, CHAT, 0)
+        counted(passed.report, GateRead(history), CHAT, 0)
 
         report = fit_request(wire(history), model="gpt-4o", window=128_000).report
 

@@ -6,14 +6,16 @@ format, images, tool schemas), and what it passes untouched is exactly what the 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
+import random
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from litellm_budget.core.conversation import history_digest
+from litellm_budget.core.conversation import edits_sent, history_digest
 from litellm_budget.core.fit import fit_request
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.formats.chat import CHAT
@@ -22,9 +24,10 @@ from litellm_budget.core.ledger import SentEdits
 from litellm_budget.core.message_keys import Reading
 from litellm_budget.core.report import BudgetReport
 from litellm_budget.core.settings import BudgetSettings
-from litellm_budget.core.size_gate import bound_with, counted, remembered_counts, size_bound, utf8_bytes
+from litellm_budget.core.size_gate import GateRead, bound_with, counted, remembered_counts, size_bound, utf8_bytes
 from litellm_budget.core.tokens import counter_for, forget_counts
 from litellm_budget.tools.convert import converted
+from litellm_budget.tools.sessions import requests_of
 from tests.support.builders import agent_session
 from tests.support.strategies import IMAGE, conversations
 
@@ -205,7 +208,7 @@ def test_what_passes_is_what_the_fit_would_send(  # noqa: PLR0917 - one argument
     assert gated.max_tokens == fitted.max_tokens == max_tokens
     assert fitted.report.tokens_before <= gated.report.tokens_before == gated.report.tokens_bound
     assert not gated.report.tokens_exact
-    exact = counted(gated.report, wire, tools, CHAT, BudgetSettings().image_tokens)
+    exact = counted(gated.report, GateRead(wire, tools), CHAT, BudgetSettings().image_tokens)
     assert exact.tokens_exact
     assert same_but_timing(exact) == same_but_timing(fitted.report)
 
@@ -234,19 +237,126 @@ def test_a_request_over_its_bytes_is_counted_on_its_path() -> None:
     assert (fitted.report.action, fitted.report.size_gate) == ("passthrough", False)
 
 
-def test_an_edited_conversation_keeps_its_edits_even_when_this_request_fits() -> None:
-    """State to keep: no gate (the fit applies the kept edits)."""
+def test_an_edited_conversation_keeps_its_edits_uncounted_once_its_history_is_remembered() -> None:
+    """
+    An edited conversation never passes untouched, even when this request fits: it keeps its edits.
+    Those go uncounted (the new messages at their bound) once the last request's messages are
+    remembered, and counted on the path before.
+    """
+    forget_counts()
     session = agent_session(20, 300)
-    sent = SentEdits(
-        messages=len(session) - 2, digest=history_digest(session, len(session) - 2), dropped=(2, 3), dropped_units=1
-    )
-    fitted = fit_request(session, model="gpt-4o", window=128_000, gate=True, previous=sent)
+    held = len(session) - 2
+    sent = SentEdits(messages=held, digest=history_digest(session, held), dropped=(2, 3), dropped_units=1)
+    cold = fit_request(session, model="gpt-4o", window=128_000, gate=True, previous=sent).report
+    forget_counts()
+    fit_request(session[:held], model="gpt-4o", window=128_000)  # the last request, counted
+    warm = fit_request(session, model="gpt-4o", window=128_000, gate=True, previous=sent).report
 
-    assert not fitted.report.size_gate
-    assert fitted.report.edits_kept
-    assert fit_request(
+    assert (cold.action, cold.edits_kept, cold.size_gate, cold.tokens_exact) == ("trimmed", True, False, True)
+    assert (warm.action, warm.edits_kept, warm.size_gate, warm.tokens_exact) == ("trimmed", True, True, False)
+    assert warm.tokens_bound == warm.tokens_after > cold.tokens_after
+    assert same_but_timing(counted(warm, GateRead(session), CHAT, 765)) == same_but_timing(cold)
+    untouched = fit_request(
         session, model="gpt-4o", window=128_000, gate=True, previous=dataclasses.replace(sent, dropped=())
-    ).report.size_gate
+    ).report
+    assert (untouched.action, untouched.size_gate) == ("passthrough", True)
+
+
+@pytest.mark.sessions
+@pytest.mark.parametrize(
+    "case",
+    [
+        ("chat", 16_000, {}, None, False, 150),
+        ("chat", 8000, {}, None, False, 150),
+        ("chat", 16_000, {"policy": "plan", "marker_placement": "leading_system"}, None, False, 150),
+        ("chat", 16_000, {"policy": "elide"}, None, False, 80),
+        ("chat", 16_000, {}, 4000, True, 150),
+        ("chat", 16_000, {}, 12_000, False, 0),  # lowered to the room left
+        ("anthropic", 16_000, {}, None, True, 150),
+        ("responses", 16_000, {}, 4000, False, 150),
+        ("chat", 16_000, {"summary_model": "gpt-4o-mini"}, None, False, 0),
+    ],
+)
+def test_kept_edits_go_uncounted_as_the_fit_sends_them(
+    sessions: dict[str, list[dict[str, Any]]], case: tuple[str, int, dict[str, Any], int | None, bool, int]
+) -> None:
+    """
+    Every request of every shared session in order, with conversation state: with the gate (the
+    kept edits with the new messages at their bound) the same messages and ``max_tokens`` as the fit
+    that counts them, and once counted the same report; also under a ratio that moves on every
+    request (``drift``). At least ``least`` requests keep their edits uncounted; none where the room
+    left lowers ``max_tokens`` or summaries are wanted (either reads the counts).
+    """
+    fmt, window, knobs, max_tokens, drift, least = case
+    settings_, rng, uncounted = BudgetSettings(**knobs), random.Random(3), 0
+    forget_counts()  # each new message is new to the counter
+    for messages in sessions.values():
+        previous = None
+        for request in requests_of(messages):
+            wire = json.dumps(converted(request, fmt))
+            fit = functools.partial(
+                fit_request,
+                model="gpt-4o",
+                window=window,
+                settings=settings_,
+                fmt=format_named(fmt),
+                previous=previous,
+                max_tokens=max_tokens,
+                ratio=rng.uniform(0.95, 1.05) if drift else None,
+            )
+            gated, fitted = fit(json.loads(wire), gate=True), fit(json.loads(wire))
+            assert (gated.messages, gated.max_tokens) == (fitted.messages, fitted.max_tokens)
+            report = gated.report
+            if report.size_gate:
+                uncounted += report.action == "trimmed"
+                assert (report.tokens_exact, report.tokens_bound) == (False, report.tokens_after)
+                assert report.tokens_after >= fitted.report.tokens_after
+                report = counted(report, GateRead(json.loads(wire)), format_named(fmt), settings_.image_tokens)
+            assert same_but_timing(report) == same_but_timing(fitted.report)
+            previous = edits_sent(json.loads(wire), fitted.report)
+    assert uncounted >= least if least else uncounted == 0
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    conversations(),
+    st.sampled_from(["chat", "anthropic", "responses"]),
+    st.sampled_from([4000, 8000, 16_000]),
+    st.sampled_from([{}, {"policy": "plan"}, {"policy": "elide"}, {"marker_placement": "leading_system"}]),
+    st.none() | st.sampled_from([300, 3000]),
+    st.none() | st.floats(0.9, 1.2),
+)
+def test_any_conversation_keeps_its_edits_uncounted_as_the_fit_sends_them(  # noqa: PLR0917 - one per strategy
+    messages: list[dict[str, Any]],
+    fmt: str,
+    window: int,
+    knobs: dict[str, Any],
+    max_tokens: int | None,
+    ratio: float | None,
+) -> None:
+    """Generated conversations (system messages anywhere, images, a stray assistant): the same as counted."""
+    settings_, previous = BudgetSettings(**knobs), None
+    forget_counts()
+    for request in [*requests_of(messages), messages]:
+        wire = json.dumps(converted(request, fmt))
+        fit = functools.partial(
+            fit_request,
+            model="gpt-4o",
+            window=window,
+            settings=settings_,
+            fmt=format_named(fmt),
+            previous=previous,
+            max_tokens=max_tokens,
+            ratio=ratio,
+        )
+        gated, fitted = fit(json.loads(wire), gate=True), fit(json.loads(wire))
+        event(f"gate: {gated.report.size_gate}, {gated.report.action}")
+        assert (gated.messages, gated.max_tokens) == (fitted.messages, fitted.max_tokens)
+        report = gated.report
+        if report.size_gate:
+            report = counted(report, GateRead(json.loads(wire)), format_named(fmt), settings_.image_tokens)
+        assert same_but_timing(report) == same_but_timing(fitted.report)
+        previous = edits_sent(json.loads(wire), fitted.report)
 
 
 def test_no_tokenizer_no_gate(monkeypatch: pytest.MonkeyPatch) -> None:
