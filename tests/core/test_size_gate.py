@@ -9,6 +9,7 @@ import dataclasses
 import functools
 import json
 import random
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import pytest
@@ -288,32 +289,14 @@ def test_kept_edits_go_uncounted_as_the_fit_sends_them(
     left lowers ``max_tokens`` or summaries are wanted (either reads the counts).
     """
     fmt, window, knobs, max_tokens, drift, least = case
-    settings_, rng, uncounted = BudgetSettings(**knobs), random.Random(3), 0
+    settings_, rng = BudgetSettings(**knobs), random.Random(3)
     forget_counts()  # each new message is new to the counter
-    for messages in sessions.values():
-        previous = None
-        for request in requests_of(messages):
-            wire = json.dumps(converted(request, fmt))
-            fit = functools.partial(
-                fit_request,
-                model="gpt-4o",
-                window=window,
-                settings=settings_,
-                fmt=format_named(fmt),
-                previous=previous,
-                max_tokens=max_tokens,
-                ratio=rng.uniform(0.95, 1.05) if drift else None,
-            )
-            gated, fitted = fit(json.loads(wire), gate=True), fit(json.loads(wire))
-            assert (gated.messages, gated.max_tokens) == (fitted.messages, fitted.max_tokens)
-            report = gated.report
-            if report.size_gate:
-                uncounted += report.action == "trimmed"
-                assert (report.tokens_exact, report.tokens_bound) == (False, report.tokens_after)
-                assert report.tokens_after >= fitted.report.tokens_after
-                report = counted(report, GateRead(json.loads(wire)), format_named(fmt), settings_.image_tokens)
-            assert same_but_timing(report) == same_but_timing(fitted.report)
-            previous = edits_sent(json.loads(wire), fitted.report)
+    ratios = (lambda: rng.uniform(0.95, 1.05)) if drift else (lambda: None)
+    fitted = [
+        gated_as_counted(requests_of(messages), fmt, window, settings_, max_tokens, ratios)
+        for messages in sessions.values()
+    ]
+    uncounted = sum(report.size_gate and report.action == "trimmed" for reports in fitted for report in reports)
     assert uncounted >= least if least else uncounted == 0
 
 
@@ -335,9 +318,27 @@ def test_any_conversation_keeps_its_edits_uncounted_as_the_fit_sends_them(  # no
     ratio: float | None,
 ) -> None:
     """Generated conversations (system messages anywhere, images, a stray assistant): the same as counted."""
-    settings_, previous = BudgetSettings(**knobs), None
     forget_counts()
-    for request in [*requests_of(messages), messages]:
+    requests = [*requests_of(messages), messages]
+    for report in gated_as_counted(requests, fmt, window, BudgetSettings(**knobs), max_tokens, lambda: ratio):
+        event(f"gate: {report.size_gate}, {report.action}")
+
+
+def gated_as_counted(  # noqa: PLR0917 - the fit's own arguments
+    requests: Iterable[list[dict[str, Any]]],
+    fmt: str,
+    window: int,
+    settings_: BudgetSettings,
+    max_tokens: int | None,
+    ratio: Callable[[], float | None],
+) -> list[BudgetReport]:
+    """
+    A conversation's requests in order, with its state, each fitted with the gate and without: the
+    same messages and ``max_tokens``, and the gate's report once counted the same as the other's.
+    The gate's reports, as made.
+    """
+    previous, reports = None, []
+    for request in requests:
         wire = json.dumps(converted(request, fmt))
         fit = functools.partial(
             fit_request,
@@ -347,16 +348,19 @@ def test_any_conversation_keeps_its_edits_uncounted_as_the_fit_sends_them(  # no
             fmt=format_named(fmt),
             previous=previous,
             max_tokens=max_tokens,
-            ratio=ratio,
+            ratio=ratio(),
         )
         gated, fitted = fit(json.loads(wire), gate=True), fit(json.loads(wire))
-        event(f"gate: {gated.report.size_gate}, {gated.report.action}")
         assert (gated.messages, gated.max_tokens) == (fitted.messages, fitted.max_tokens)
         report = gated.report
         if report.size_gate:
+            assert (report.tokens_exact, report.tokens_bound) == (False, report.tokens_after)
+            assert report.tokens_after >= fitted.report.tokens_after
             report = counted(report, GateRead(json.loads(wire)), format_named(fmt), settings_.image_tokens)
         assert same_but_timing(report) == same_but_timing(fitted.report)
+        reports.append(gated.report)
         previous = edits_sent(json.loads(wire), fitted.report)
+    return reports
 
 
 def test_no_tokenizer_no_gate(monkeypatch: pytest.MonkeyPatch) -> None:
