@@ -206,7 +206,7 @@ def run(
         "memory": memory,
         # A replica that gave up on Redis (down, or too slow to answer) says so once a minute.
         "redis_warnings": text.count("shared_cache_unavailable"),
-        # The plugin's events (structlog's console or JSON lines): how many requests the size gate passed.
+        # The plugin's events (structlog's console or JSON lines): how many requests the size gate let go.
         "gated": text.count("size_gate=True") + text.count('"size_gate": true'),
         "events": sum(text.count(event) for event in ("request_passed_through", "request_trimmed")),
     }

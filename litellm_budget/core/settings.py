@@ -106,7 +106,8 @@ class BudgetSettings:
     #: Learn each model's ratio of reported ``usage.prompt_tokens`` to our count.
     calibrate: bool = True
     #: Pass a request whose size bound (its UTF-8 bytes, framing, tools and images) is under the
-    #: budget untouched, with nothing tokenized on its path; its exact count is made right after
+    #: budget untouched, or keep a conversation's edits while they fit with its new messages at
+    #: their bound, with nothing tokenized on its path; its exact count is made right after
     #: (``core/size_gate.py``). ``False``: every request is counted before it goes.
     size_gate: bool = True
     #: The learned ratio is clamped to ``(low, high)``.
