@@ -1,13 +1,16 @@
 """Load: the real proxy with the plugin on and off, agent-sized requests at concurrency 50.
 
 Run: .venv/bin/python benchmarks/load_proxy.py [--requests 2000] [--concurrency 50] [--redis]
-     [--window 16000|128000] [--sessions all|longest] [--rounds 3] [--hook-cpu]
+     [--window 16000|128000] [--sessions all|longest|in-order] [--rounds 3] [--hook-cpu]
 
 A fake OpenAI-compatible upstream runs in its own process on 127.0.0.1; each proxy gets the same
 requests (real agent sessions from ../shared/sessions when present, else the built-in one) with
 a 16k window by default, so the plugin trims most of them; ``--window 128000`` is the large-window
 run, where most requests pass (the size gate's case); ``--sessions longest`` draws every request
-from the longest session (by characters) at its full length. Prints errors, p50/p95/p99 latency
+from the longest session (by characters) at its full length; ``--sessions in-order`` has each of the
+``--concurrency`` clients replay whole sessions request by request, as an agent sends them (each
+replay a conversation of its own), so conversation state and the kept edits work as in front of
+agents, where the random draws of ``all`` rarely continue a conversation. Prints errors, p50/p95/p99 latency
 and their ratios, and the proxy's resident memory along the run (every cache is bounded, so it
 must stay flat).
 
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import json
 import os
 import random
@@ -59,19 +63,38 @@ def p50_target(window: int) -> float:
     return P50_TARGETS[128_000] if window >= 128_000 else P50_TARGETS[16_000]
 
 
-def agent_requests(count: int, which: str = "all") -> list[list[dict[str, Any]]]:
-    """``count`` requests drawn (with a fixed seed) from every request of the sessions, or of the longest one."""
-    pool: list[list[dict[str, Any]]] = []
+#: A conversation as one client sends it: its requests in order.
+Conversation = list[list[dict[str, Any]]]
+
+
+def agent_conversations(count: int, which: str = "all", tag: str = "") -> list[Conversation]:
+    """
+    ``count`` requests: drawn (with a fixed seed) from every request of the sessions, or of the
+    longest one, each a conversation of one request; or (``in-order``) whole sessions in turn, each
+    replay made a conversation of its own by a tag in its system text (``tag`` tells runs apart).
+    """
     files = sorted(SESSIONS.glob("*.json")) if SESSIONS.is_dir() else []
-    sessions = [json.loads(path.read_text())["messages"] for path in files]
-    if which == "longest" and sessions:
+    sessions = [json.loads(path.read_text())["messages"] for path in files] or [demo_session(60)]
+    if which == "longest":
         sessions = [max(sessions, key=lambda messages: len(json.dumps(messages)))]
-    for messages in sessions:
-        pool += list(requests_of(messages))
-    if not pool:
-        pool = list(requests_of(demo_session(60)))
+    if which == "in-order":
+        conversations, left = [], count
+        while left > 0:
+            messages = _tagged(sessions[len(conversations) % len(sessions)], f"{tag}{len(conversations)}")
+            conversations.append(list(requests_of(messages))[:left])
+            left -= len(conversations[-1])
+        return conversations
+    pool = [request for messages in sessions for request in requests_of(messages)]
     rng = random.Random(42)  # noqa: S311 - a reproducible sample
-    return [rng.choice(pool) for _ in range(count)]
+    return [[rng.choice(pool)] for _ in range(count)]
+
+
+def _tagged(messages: list[dict[str, Any]], tag: str) -> list[dict[str, Any]]:
+    """``messages`` whose first text ends with `` [replay <tag>]``: another conversation key, the same size."""
+    first = messages[0]
+    if not isinstance(first.get("content"), str):
+        return messages
+    return [{**first, "content": f"{first['content']} [replay {tag}]"}, *messages[1:]]
 
 
 def start_upstream() -> tuple[subprocess.Popen[str], str]:
@@ -150,10 +173,13 @@ def proxy_pid(port: int) -> int | None:
 
 
 async def drive(
-    base_url: str, requests: list[list[dict[str, Any]]], concurrency: int
+    base_url: str, conversations: list[Conversation], concurrency: int
 ) -> tuple[list[float], int, list[float]]:
-    """Send every request with at most ``concurrency`` in flight; latencies (ms), errors, RSS samples."""
-    gate = asyncio.Semaphore(concurrency)
+    """
+    Send every request, ``concurrency`` clients at once, each taking the next conversation and
+    sending its requests one after another; latencies (ms), errors, RSS samples.
+    """
+    waiting = collections.deque(conversations)
     latencies: list[float] = []
     errors = 0
     memory: list[float] = []
@@ -161,21 +187,22 @@ async def drive(
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     async with httpx.AsyncClient(base_url=base_url, timeout=120, limits=limits, trust_env=False) as client:
 
-        async def one(number: int, messages: list[dict[str, Any]]) -> None:
+        async def client_loop() -> None:
             nonlocal errors
-            async with gate:
-                started = time.perf_counter()
-                response = await client.post(
-                    "/v1/chat/completions",
-                    json={"model": "agent", "messages": messages},
-                    headers={"Authorization": f"Bearer {KEY}"},
-                )
-                latencies.append((time.perf_counter() - started) * 1000)
-                errors += response.status_code != 200
-                if pid and number % 250 == 0:
-                    memory.append(rss_mib(pid))
+            while waiting:
+                for messages in waiting.popleft():
+                    started = time.perf_counter()
+                    response = await client.post(
+                        "/v1/chat/completions",
+                        json={"model": "agent", "messages": messages},
+                        headers={"Authorization": f"Bearer {KEY}"},
+                    )
+                    latencies.append((time.perf_counter() - started) * 1000)
+                    errors += response.status_code != 200
+                    if pid and len(latencies) % 250 == 0:
+                        memory.append(rss_mib(pid))
 
-        await asyncio.gather(*(one(n, m) for n, m in enumerate(requests)))
+        await asyncio.gather(*(client_loop() for _ in range(concurrency)))
         if pid:
             memory.append(rss_mib(pid))
     return latencies, errors, memory
@@ -187,13 +214,18 @@ def hook_cpu_env(timing: Path) -> dict[str, str]:
     return {"PYTHONPATH": os.pathsep.join(paths), "HOOK_CPU_FILE": str(timing)}
 
 
-def run(
-    config: Path, requests: list[list[dict[str, Any]]], concurrency: int, log: Path, env: dict[str, str] | None = None
+def run(  # noqa: PLR0913, PLR0917 - one argument per part of the run
+    config: Path,
+    warm_up: list[Conversation],
+    conversations: list[Conversation],
+    concurrency: int,
+    log: Path,
+    env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     with running_proxy(config, log, extra_env=env) as base_url:
-        asyncio.run(drive(base_url, requests[:100], concurrency))  # warm-up, not measured
+        asyncio.run(drive(base_url, warm_up, concurrency))  # not measured
         started = time.perf_counter()
-        latencies, errors, memory = asyncio.run(drive(base_url, requests, concurrency))
+        latencies, errors, memory = asyncio.run(drive(base_url, conversations, concurrency))
         seconds = time.perf_counter() - started
     text = log.read_text(encoding="utf-8", errors="replace")
     ordered = sorted(latencies)
@@ -202,7 +234,7 @@ def run(
         "p50": statistics.median(ordered),
         "p95": ordered[int(len(ordered) * 0.95) - 1],
         "p99": ordered[int(len(ordered) * 0.99) - 1],
-        "throughput": len(requests) / seconds,
+        "throughput": len(latencies) / seconds,
         "memory": memory,
         # A replica that gave up on Redis (down, or too slow to answer) says so once a minute.
         "redis_warnings": text.count("shared_cache_unavailable"),
@@ -226,9 +258,10 @@ def main() -> int:
     )
     parser.add_argument(
         "--sessions",
-        choices=["all", "longest"],
+        choices=["all", "longest", "in-order"],
         default="all",
-        help="draw the requests from every session, or from the longest one (by characters) only",
+        help="draw the requests from every session, or from the longest one (by characters) only; "
+        "or replay whole sessions in order, one client each",
     )
     parser.add_argument(
         "--hook-cpu",
@@ -242,7 +275,9 @@ def main() -> int:
         help="repeat the off/on pair (in alternating order) and report the median ratio: for a shared machine",
     )
     args = parser.parse_args()
-    requests = agent_requests(args.requests, args.sessions)
+    conversations = agent_conversations(args.requests, args.sessions)
+    warm_up = agent_conversations(min(100, args.requests), args.sessions, tag="warm-up ")
+    requests = [request for conversation in conversations for request in conversation]
     chars = statistics.mean(len(json.dumps(r)) for r in requests)
     upstream, base = start_upstream()
     rounds: list[dict[str, dict[str, Any]]] = []
@@ -267,7 +302,8 @@ def main() -> int:
                             handler="hook_cpu.handler" if timing else "litellm_budget.handler",
                         )
                         env = hook_cpu_env(timing) if timing else None
-                        results[name] = run(config, requests, args.concurrency, Path(folder) / f"{name}.log", env)
+                        log = Path(folder) / f"{name}.log"
+                        results[name] = run(config, warm_up, conversations, args.concurrency, log, env)
                         if timing is not None:
                             results[name]["hook_cpu"] = json.loads(timing.read_text()) if timing.exists() else {}
                         if redis is not None:
@@ -291,7 +327,9 @@ def report(
     messages = statistics.mean(map(len, requests))
     sizes = f"mean {chars:,.0f} JSON chars, {messages:.0f} messages"
     backend = ", proxy on a real redis-server (coordination_redis + enable_redis_auth_cache)" if args.redis else ""
-    drawn = "the longest session" if args.sessions == "longest" else "every session"
+    drawn = {"longest": "the longest session", "in-order": "whole sessions in order"}.get(
+        args.sessions, "every session"
+    )
     print(
         f"{args.requests} requests from {drawn} ({sizes}), concurrency {args.concurrency}, "
         f"{args.window:,}-token window{backend}"
