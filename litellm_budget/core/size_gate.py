@@ -151,14 +151,19 @@ def remembered_counts(
     counter: MemoCounter, fmt: MessageFormat, tools: Tools | None, keys: Sequence[int | None]
 ) -> RememberedCounts:
     """The counts ``counter`` remembers for the messages under ``keys`` (``None``: no key) and for ``tools``."""
-    memo, name = counter.message_memo, fmt.name
-    known = [None if key is None else memo.get((name, key)) for key in keys]
+    known = _remembered(counter, fmt, keys)
     if not tools:
         return RememberedCounts(messages=known, tools=counter.count_tools(tools))
     schema = as_json(tools)
     # Exact where remembered, else its bytes (a schema holds no image: any bound's image price will do).
     schema_counter = counter if counter.remembers(schema) else _bound_of(0)
     return RememberedCounts(messages=known, tools=schema_counter.count_schema(schema))
+
+
+def _remembered(counter: MemoCounter, fmt: MessageFormat, keys: Sequence[int | None]) -> list[int | None]:
+    """Each count ``counter`` remembers under ``keys``, as ``count_messages`` keeps it (``None``: not, or no key)."""
+    memo, name = counter.message_memo, fmt.name
+    return [None if key is None else memo.get((name, key)) for key in keys]
 
 
 def passed_untouched(
@@ -213,8 +218,7 @@ def bounded_counts(messages: Sequence[Message], keys: Sequence[int], context: Ga
         return None
     if not continues_from(sent, messages, keys):
         return None
-    memo, name = counter.message_memo, fmt.name
-    counts = [memo.get((name, key)) for key in keys]
+    counts = _remembered(counter, fmt, keys)
     if None in counts[: sent.messages] or None not in counts[sent.messages :]:
         return None
     bound = _bound_of(context.image_tokens)
