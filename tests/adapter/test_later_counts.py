@@ -18,8 +18,9 @@ from structlog.testing import capture_logs
 from litellm_budget import ContextBudget
 from litellm_budget.adapter.later_counts import LaterCounts
 from litellm_budget.core.fit import fit_request
+from litellm_budget.core.formats.chat import CHAT
 from litellm_budget.core.report import BudgetReport
-from litellm_budget.core.tokens import forget_counts
+from litellm_budget.core.tokens import counter_for, forget_counts
 from litellm_budget.tools.sessions import load_conversation, requests_of, session_files
 from tests.support.builders import agent_session, deployment_kwargs
 from tests.support.fake_upstream import FakeUpstream
@@ -73,7 +74,8 @@ async def test_the_bound_goes_now_and_the_count_right_after() -> None:
 async def test_kept_edits_go_with_the_bound_and_are_counted_right_after() -> None:
     """
     A trimmed conversation's next request keeps its edits with its new step uncounted: the hook's
-    report holds the bound of what is sent; one loop turn later, the fit's own exact counts.
+    report holds the bound of what is sent; one loop turn later, the fit's own exact counts, and
+    ``tokens_after`` is the count of the messages the hook handed on to the provider.
     """
     budget, reference = ContextBudget(), ContextBudget(size_gate=False)
     session = agent_session(30, 800)
@@ -87,10 +89,12 @@ async def test_kept_edits_go_with_the_bound_and_are_counted_right_after() -> Non
         expected = deployment_kwargs(request, 16_000, f"kept-{number}")
         await reference.async_pre_call_deployment_hook(expected, CallTypes.acompletion)
         if at_hook["size_gate"] and at_hook["action"] == "trimmed":
-            kept = (at_hook, report_of(kwargs), report_of(expected))
+            kept = (at_hook, report_of(kwargs), report_of(expected), kwargs["messages"])
 
     assert kept is not None
-    at_hook, after, exact = kept
+    at_hook, after, exact, sent = kept
+    counter = counter_for("gpt-4o")
+    assert after["tokens_after"] == counter.count_tools(None) + sum(CHAT.count_message(counter, m) for m in sent)
     assert (at_hook["edits_kept"], at_hook["tokens_exact"]) == (True, False)
     assert at_hook["tokens_bound"] == at_hook["tokens_after"] > exact["tokens_after"]
     assert at_hook["tokens_before"] > exact["tokens_before"]
