@@ -40,7 +40,7 @@ import structlog
 from litellm.types.utils import CallTypes
 from litellm.utils import trim_messages
 
-from litellm_budget import ContextBudget
+from litellm_budget import ContextBudget, logs
 from litellm_budget.core import tokens as _tokens
 from litellm_budget.core.fit import fit_request
 from litellm_budget.tools.sessions import load_conversation, requests_of, session_files
@@ -329,26 +329,48 @@ def sessions(quick: bool) -> None:
     print(f"  growth at 16k, hook median 290 / 100 messages: {spread(growth)}")
 
 
+class _Terminal:
+    """A stream that says it is a terminal and discards what it gets."""
+
+    def __init__(self, sink: Any) -> None:
+        self.sink = sink
+
+    def write(self, text: str) -> int:
+        return self.sink.write(text)
+
+    def flush(self) -> None:
+        self.sink.flush()
+
+    def isatty(self) -> bool:
+        return True
+
+
 def rendering(quick: bool) -> None:
-    """Section 4: one report event through structlog's default console renderer and through JSON."""
+    """Section 4: one report event through the plugin's logger as a proxy runs it, and as JSON lines."""
     report = fit_request(agent_request(60, 120_000), model="gpt-4o", window=SMALL).report.as_dict()
     repeat = 500 if quick else 3000
-    print(f"\n4. one report event ({len(report)} fields), rendered and discarded, median of {repeat}")
-    for label, processors in (
-        ("structlog's default console renderer (no configuration, as the proxy runs)", None),
-        ("JSON lines (docs/reports.md)", [structlog.processors.add_log_level, structlog.processors.JSONRenderer()]),
-    ):
-        structlog.reset_defaults()
-        if processors is None:
-            structlog.configure(logger_factory=structlog.PrintLoggerFactory(file=open(os.devnull, "w")))  # noqa: SIM115
-        else:
-            structlog.configure(processors=processors, logger_factory=structlog.ReturnLoggerFactory())
-        log = structlog.get_logger("litellm_budget")
-        print(f"  {label}: {timed(lambda log=log: log.info('request_trimmed', **report), repeat):.4f} ms")
+    print(f"\n4. one report event ({len(report)} fields), written and discarded, median of {repeat}")
+    structlog.reset_defaults()  # as in a proxy: nothing configured structlog
+    plugin_log = logs.get_logger()
+    real = sys.stdout
+    with open(os.devnull, "w", encoding="utf-8") as sink:
+        for label, stream in (
+            ("unconfigured, stdout a log file (the plugin's console lines without colours)", sink),
+            ("unconfigured, stdout a terminal (structlog's default console renderer)", _Terminal(sink)),
+        ):
+            sys.stdout = stream
+            try:
+                ms = timed(lambda: plugin_log.info("request_trimmed", **report), repeat)
+            finally:
+                sys.stdout = real
+            print(f"  {label}: {ms:.4f} ms")
     structlog.configure(
         processors=[structlog.processors.add_log_level, structlog.processors.JSONRenderer()],
         logger_factory=structlog.ReturnLoggerFactory(),
     )
+    log = structlog.get_logger("litellm_budget")
+    ms = timed(lambda: log.info("request_trimmed", **report), repeat)
+    print(f"  JSON lines, structlog configured (docs/reports.md): {ms:.4f} ms")
 
 
 def main() -> int:

@@ -5,6 +5,7 @@ and LiteLLM writes JSON (``JSON_LOGS=True``): a proxy's log pipeline reads every
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -13,8 +14,12 @@ import sys
 import litellm
 import pytest
 import structlog
+from hypothesis import given
+from hypothesis import strategies as st
+from structlog.dev import ConsoleRenderer
 from structlog.testing import capture_logs
 
+from litellm_budget import logs
 from litellm_budget.logs import get_logger
 
 log = get_logger()
@@ -56,6 +61,72 @@ def test_without_json_logs_it_is_structlogs_default(capsys: pytest.CaptureFixtur
     assert "request_trimmed" in out
     assert "tokens_before=12" in out
     assert not out.lstrip().startswith("{")
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_in_a_terminal_structlogs_own_defaults_render_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where a person reads the lines, structlog's default processors (its coloured console renderer) write them."""
+    defaults = [structlog.processors.KeyValueRenderer(key_order=["event"])]
+    # Not configure(): structlog stays unconfigured, with other defaults.
+    monkeypatch.setattr(structlog._config._CONFIG, "default_processors", defaults)
+    for stdout, expected in ((_Terminal(), "event='request_trimmed' tokens_before=12\n"), (io.StringIO(), None)):
+        monkeypatch.setattr(sys, "stdout", stdout)
+        log.info("request_trimmed", tokens_before=12)
+        written = stdout.getvalue()
+        plain = " [info     ] request_trimmed" + " " * 16 + "tokens_before=12\n"
+        assert written == expected if expected else written.endswith(plain)
+
+
+values = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.text(max_size=12),
+    st.lists(st.integers(), max_size=3),
+    st.dictionaries(st.text(max_size=4), st.integers(), max_size=2),
+)
+
+
+@given(
+    fields=st.dictionaries(st.from_regex(r"[a-z_]{1,12}", fullmatch=True), values, max_size=12),
+    event=st.from_regex(r"[a-z_]{1,40}", fullmatch=True),
+    level=st.sampled_from(["debug", "info", "warning", "error", "critical"]),
+    exception=st.one_of(st.none(), st.just("Traceback (most recent call last):\nZeroDivisionError: division by zero")),
+)
+def test_off_a_terminal_each_line_is_the_console_renderers_without_colours(
+    fields: dict[str, object], event: str, level: str, exception: str | None
+) -> None:
+    """The cheaper renderer a proxy's log gets writes, byte for byte, what structlog's console renderer would."""
+    fields.pop("timestamp", None)
+    fields.pop("level", None)
+    fields.pop("event", None)
+    fields.pop("exception", None)
+    fields.pop("stack", None)
+    fields.pop("exc_info", None)
+    line = {"timestamp": "2026-12-03 01:00:00", "level": level, "event": event, **fields}
+    if exception is not None:
+        line["exception"] = exception
+
+    assert logs._plain_line(None, level, dict(line)) == ConsoleRenderer(colors=False)(None, level, dict(line))
+
+
+def test_off_a_terminal_an_exceptions_traceback_follows_its_line(capsys: pytest.CaptureFixture[str]) -> None:
+    try:
+        _ = 1 / 0
+    except ZeroDivisionError:
+        log.exception("hook_failed", hook="async_pre_call_hook")
+
+    lines = capsys.readouterr().out.splitlines()
+
+    assert "[error    ] hook_failed" in lines[0]
+    assert lines[0].endswith("hook=async_pre_call_hook")
+    assert lines[1] == "Traceback (most recent call last):"
+    assert lines[-1] == "ZeroDivisionError: division by zero"
 
 
 @pytest.mark.usefixtures("json_logs")
