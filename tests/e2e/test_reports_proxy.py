@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 from collections.abc import Iterator
@@ -140,3 +141,28 @@ def test_with_litellms_json_logs_every_event_is_a_json_line(upstream: FakeUpstre
     ]
     assert {e["litellm_call_id"] for e in ours} == {call_id}
     assert not [line for line in lines if "request_trimmed" in line and not line.startswith("{")]
+
+
+def test_without_json_logs_the_log_file_gets_console_lines_without_colours(
+    upstream: FakeUpstream, tmp_path: Path
+) -> None:
+    """
+    The proxy as most operators run it (no JSON logs, nothing configuring structlog, stdout a file):
+    the report and the cache report are structlog's console lines, in plain text a log reader greps.
+    """
+    config = _config(upstream, litellm_settings={"callbacks": ["litellm_budget.handler"]})
+
+    with start_proxy(config, tmp_path=tmp_path) as proxy:
+        status, headers, _ = post_chat(proxy, {"model": "m", "messages": [system(), user(text(3 * WINDOW))]})
+        call_id = headers["x-litellm-call-id"]
+        deadline = time.monotonic() + 20
+        while " cache_observed " not in proxy.log_text() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        lines = proxy.log_text().splitlines()
+
+    ours = [line for line in lines if f"litellm_call_id={call_id}" in line]
+    assert status == 200
+    assert [line.split("] ", 1)[1].split(" ", 1)[0] for line in ours] == ["request_trimmed", "cache_observed"]
+    assert all(re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \[info     \] ", line) for line in ours)
+    assert "action=trimmed" in ours[0]
+    assert not [line for line in lines if "\x1b[" in line and "litellm_call_id" in line]
