@@ -125,13 +125,7 @@ def test_with_litellms_json_logs_every_event_is_a_json_line(upstream: FakeUpstre
     """
     config = _config(upstream, litellm_settings={"callbacks": ["litellm_budget.handler"], "json_logs": True})
 
-    with start_proxy(config, tmp_path=tmp_path) as proxy:
-        status, headers, _ = post_chat(proxy, {"model": "m", "messages": [system(), user(text(3 * WINDOW))]})
-        call_id = headers["x-litellm-call-id"]
-        deadline = time.monotonic() + 20
-        while '"cache_observed"' not in proxy.log_text() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        lines = proxy.log_text().splitlines()
+    status, call_id, lines = _one_trimmed_request(config, tmp_path, until='"cache_observed"')
 
     ours = [json.loads(line) for line in lines if '"component": "litellm_budget"' in line]
     assert status == 200
@@ -152,13 +146,7 @@ def test_without_json_logs_the_log_file_gets_console_lines_without_colours(
     """
     config = _config(upstream, litellm_settings={"callbacks": ["litellm_budget.handler"]})
 
-    with start_proxy(config, tmp_path=tmp_path) as proxy:
-        status, headers, _ = post_chat(proxy, {"model": "m", "messages": [system(), user(text(3 * WINDOW))]})
-        call_id = headers["x-litellm-call-id"]
-        deadline = time.monotonic() + 20
-        while " cache_observed " not in proxy.log_text() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        lines = proxy.log_text().splitlines()
+    status, call_id, lines = _one_trimmed_request(config, tmp_path, until=" cache_observed ")
 
     ours = [line for line in lines if f"litellm_call_id={call_id}" in line]
     assert status == 200
@@ -166,3 +154,13 @@ def test_without_json_logs_the_log_file_gets_console_lines_without_colours(
     assert all(re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \[info     \] ", line) for line in ours)
     assert "action=trimmed" in ours[0]
     assert not [line for line in lines if "\x1b[" in line and "litellm_call_id" in line]
+
+
+def _one_trimmed_request(config: dict[str, Any], tmp_path: Path, *, until: str) -> tuple[int, str, list[str]]:
+    """A proxy on ``config`` answers a request over its window: status, call id, log lines once ``until`` is logged."""
+    with start_proxy(config, tmp_path=tmp_path) as proxy:
+        status, headers, _ = post_chat(proxy, {"model": "m", "messages": [system(), user(text(3 * WINDOW))]})
+        deadline = time.monotonic() + 20
+        while until not in proxy.log_text() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        return status, headers["x-litellm-call-id"], proxy.log_text().splitlines()
