@@ -13,12 +13,14 @@ budget, or as many tokens as ``auto`` sent (the same fill). The picks:
 - **bound**: the fractional knapsack over the same messages, every message worth all the strings
   it holds (one held twice counted twice): no choice of whole messages keeps more, tool pairs or
   not. Only text no message holds whole (digests, placeholders) can go beyond it.
-- **newest**, **smallest**, **densest** (salient strings per token): guesses without the answer,
-  whole messages in that order while they fit.
+- **newest**, **smallest**, **densest** (salient strings per token), **related** (salient strings
+  shared with the request's newest ``--focus`` messages, per token: what the agent works on now):
+  guesses without the answer, whole messages in that order while they fit.
 
 ``auto`` is the replay's own measure, in the same run. Counts only; no contents are printed.
 
 Run: .venv/bin/python benchmarks/evidence_bound.py [--window 8000,16000,32000] [--room budget|sent] [--keep task|newest]
+     [--focus 4]
 """
 
 from __future__ import annotations
@@ -40,18 +42,19 @@ from litellm_budget.tools.remembered import Remembered
 from litellm_budget.tools.sessions import requests_of
 
 SESSIONS = Path(__file__).resolve().parents[2] / "shared" / "sessions"
-PICKS = ("auto", "oracle", "bound", "newest", "smallest", "densest")
+PICKS = ("auto", "oracle", "bound", "newest", "smallest", "densest", "related")
 Message = dict[str, Any]
 
 
 class Session:
-    """One recorded session: its messages' texts, token sizes and salient-string densities, read once."""
+    """One recorded session: its messages' texts, token sizes and salient strings, read once."""
 
     def __init__(self, messages: list[Message], counter: Any) -> None:
         self.messages = messages
         self.texts = [message_text(m) for m in messages]
         self.sizes = [counter.count_message(m) for m in messages]
-        self.density = [len(salient_strings(t)) / max(s, 1) for t, s in zip(self.texts, self.sizes, strict=True)]
+        self.salient = [frozenset(salient_strings(t)) for t in self.texts]
+        self.density = [len(held) / max(s, 1) for held, s in zip(self.salient, self.sizes, strict=True)]
 
 
 def main() -> int:
@@ -59,6 +62,7 @@ def main() -> int:
     parser.add_argument("--window", default="8000,16000,32000")
     parser.add_argument("--room", choices=["budget", "sent"], default="sent")
     parser.add_argument("--keep", choices=["task", "newest"], default="task")
+    parser.add_argument("--focus", type=int, default=4, help="newest messages that say what `related` relates to")
     parser.add_argument("--sessions", type=Path, default=SESSIONS)
     args = parser.parse_args()
     counter = counter_for("gpt-4o")
@@ -95,6 +99,7 @@ def _replay(session: Session, window: int, args: argparse.Namespace, kept: dict[
             "newest": _guess(session, required, sorted(others, reverse=True), room),
             "smallest": _guess(session, required, sorted(others, key=session.sizes.__getitem__), room),
             "densest": _guess(session, required, sorted(others, key=lambda i: -session.density[i]), room),
+            "related": _guess(session, required, _related(session, len(request), others, args.focus), room),
         }
         for kind, strings, auto in (("all", evidence.learned, recall.kept), ("old", evidence.old, recall.old_kept)):
             oracle, bound = _oracle(session, required, others, strings, room)
@@ -113,6 +118,12 @@ def _required(request: Sequence[Message], keep_task: bool) -> set[int]:
         first_user = next((i for i, m in enumerate(request) if m.get("role") == "user"), None)
         required |= set() if first_user is None else {first_user}
     return required
+
+
+def _related(session: Session, length: int, others: list[int], focus: int) -> list[int]:
+    """``others``, most salient strings shared with the newest ``focus`` messages per token first, newer first."""
+    now = frozenset().union(*session.salient[max(0, length - focus) : length])
+    return sorted(others, key=lambda i: (-len(session.salient[i] & now) / max(session.sizes[i], 1), -i))
 
 
 def _guess(session: Session, required: set[int], order: list[int], room: int) -> str:

@@ -65,3 +65,12 @@ def test_the_guesses_take_their_order_while_it_fits(bound: ModuleType) -> None:
     assert "beta_2" in kept
     assert "gamma_3" in kept
     assert "alpha_1" not in kept
+
+
+def test_related_puts_what_the_newest_messages_name_first(bound: ModuleType) -> None:
+    """Shared salient strings per token decide; among equals the newer message comes first."""
+    texts = ["task", "edit alpha_1.py", "read beta_2.py", "read alpha_1.py again", "open alpha_1.py"]
+    session = session_of(bound, texts, [5, 10, 10, 20, 5])
+    session.salient = [frozenset(bound.salient_strings(text)) for text in texts]
+    assert bound._related(session, length=5, others=[1, 2, 3], focus=1) == [1, 3, 2]
+    assert bound._related(session, length=5, others=[1, 2, 3], focus=5) == [2, 1, 3]
