@@ -19,12 +19,14 @@ per event, as structlog's own lazy logger reads its configuration, so a later
 
 from __future__ import annotations
 
+import datetime
 import functools
 import logging
 import os
 import sys
+import time
 from collections.abc import MutableMapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import structlog
 
@@ -58,16 +60,39 @@ def in_force() -> Any:
     """The application's structlog logger; without one, LiteLLM's level and format (``litellm_level``, JSON lines)."""
     if structlog.is_configured():
         return _CONFIGURED
-    level = litellm_level()
-    # Built per event (microseconds): stdout is read as it is now.
-    if litellm_writes_json():
-        printer = structlog.PrintLogger(sys.stdout)
-        return structlog.wrap_logger(printer, processors=_JSON_PROCESSORS, wrapper_class=_at(level), component=NAME)
-    if _in_terminal(sys.stdout):
-        return _unconfigured(level)
-    return structlog.wrap_logger(
-        structlog.PrintLogger(sys.stdout), processors=_PLAIN_PROCESSORS, wrapper_class=_at(level)
-    )
+    chosen = _Choice(sys.stdout, litellm_level(), litellm_writes_json())
+    last = _LAST[0]
+    # Read per event (stdout, the level and the format as they are now), built once per choice.
+    if last is not None and last[0].stream is chosen.stream and last[0][1:] == chosen[1:]:
+        return last[1]
+    logger = _built(chosen)
+    _LAST[0] = (chosen, logger)
+    return logger
+
+
+class _Choice(NamedTuple):
+    """What decides the unconfigured logger: where stdout is now, ``LITELLM_LOG``'s level, JSON or not."""
+
+    stream: Any
+    level: int
+    json: bool
+
+
+#: The last choice and its logger: one stdout, level and format for the life of most processes.
+_LAST: list[tuple[_Choice, Any] | None] = [None]
+
+
+def _built(chosen: _Choice) -> Any:
+    """
+    The logger for ``chosen``: JSON lines; structlog's defaults in a terminal (read when an event
+    is logged); else the plain line. A bound logger, not a lazy proxy: nothing to bind per event.
+    """
+    if chosen.json:
+        printer = structlog.PrintLogger(chosen.stream)
+        return _at(chosen.level)(printer, processors=_JSON_PROCESSORS, context={"component": NAME})
+    if _in_terminal(chosen.stream):
+        return _unconfigured(chosen.level)
+    return _at(chosen.level)(structlog.PrintLogger(chosen.stream), processors=_PLAIN_PROCESSORS, context={})
 
 
 def _in_terminal(stream: Any) -> bool:
@@ -135,6 +160,25 @@ def _plain_line(_logger: object, _name: str, event: MutableMapping[str, Any]) ->
     return "\n".join([f"{head} {fields}".rstrip(" "), *after])
 
 
+def _local_time(_logger: object, _name: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """
+    ``timestamp``: local time to the second, as structlog's ``TimeStamper(fmt="%Y-%m-%d %H:%M:%S")``
+    writes it, formatted once per second (its time zone lookup is most of what it costs).
+    """
+    second = int(time.time())
+    stamp = _STAMP[0]
+    if stamp[0] != second:
+        text = datetime.datetime.fromtimestamp(second, tz=datetime.timezone.utc).astimezone().strftime(_TIME_FORMAT)
+        _STAMP[0] = stamp = (second, text)
+    event["timestamp"] = stamp[1]
+    return event
+
+
+_TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
+#: The second last formatted, and its text.
+_STAMP: list[tuple[int, str]] = [(-1, "")]
+
+
 #: What makes the console renderer quote a string value (it would not read as one ``key=value``).
 _QUOTED = frozenset(" \t=\r\n\"'")
 
@@ -145,6 +189,6 @@ _PLAIN_PROCESSORS: list[structlog.typing.Processor] = [
     structlog.processors.StackInfoRenderer(),
     structlog.dev.set_exc_info,
     structlog.processors.format_exc_info,
-    structlog.processors.TimeStamper(fmt="%Y-%m-%d %H:%M:%S", utc=False),
+    _local_time,
     _plain_line,
 ]

@@ -5,11 +5,13 @@ and LiteLLM writes JSON (``JSON_LOGS=True``): a proxy's log pipeline reads every
 
 from __future__ import annotations
 
+import datetime
 import io
 import json
 import os
 import subprocess
 import sys
+from unittest import mock
 
 import litellm
 import pytest
@@ -124,6 +126,46 @@ def test_off_a_terminal_an_exceptions_traceback_follows_its_line(capsys: pytest.
     assert lines[0].endswith("hook=async_pre_call_hook")
     assert lines[1] == "Traceback (most recent call last):"
     assert lines[-1] == "ZeroDivisionError: division by zero"
+
+
+def test_one_logger_per_choice_and_another_when_stdout_the_level_or_the_format_changes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Built once for a stdout, level and format, and read again per event: a change takes the next event."""
+    first, second = io.StringIO(), io.StringIO()
+    monkeypatch.setattr(sys, "stdout", first)
+    assert logs.in_force() is logs.in_force()
+    log.info("request_trimmed", turn=1)
+    monkeypatch.setattr(sys, "stdout", second)
+    log.info("request_trimmed", turn=2)
+    monkeypatch.setenv("LITELLM_LOG", "WARNING")
+    log.info("request_trimmed", turn=3)
+    monkeypatch.setattr(litellm, "json_logs", True)
+    log.warning("hook_failed", turn=4)
+
+    assert first.getvalue().rstrip().endswith("turn=1")
+    plain, json_line = second.getvalue().splitlines()
+    assert plain.endswith("turn=2")
+    assert (json.loads(json_line)["event"], json.loads(json_line)["turn"]) == ("hook_failed", 4)
+
+
+@given(second=st.integers(min_value=0, max_value=4_000_000_000), fraction=st.floats(min_value=0, max_value=0.999))
+def test_the_timestamp_is_the_local_second(second: int, fraction: float) -> None:
+    """Formatted once a second, it reads as the local time of that second, whatever the fraction."""
+    with mock.patch.object(logs.time, "time", return_value=second + fraction):
+        stamped = logs._local_time(None, "info", {})["timestamp"]
+
+    assert stamped == datetime.datetime.fromtimestamp(second).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def test_the_timestamp_is_structlogs_own() -> None:
+    """What structlog's ``TimeStamper(fmt="%Y-%m-%d %H:%M:%S")``, the console defaults' stamper, writes now."""
+    stamper = structlog.processors.TimeStamper(fmt="%Y-%m-%d %H:%M:%S", utc=False)
+    for _ in range(3):  # a second may turn between the two
+        ours, theirs = logs._local_time(None, "info", {}), stamper(None, "info", {})
+        if ours == theirs:
+            break
+    assert ours == theirs
 
 
 @pytest.mark.usefixtures("json_logs")
