@@ -20,7 +20,7 @@ from .ledger import NO_SUMMARIES, Derived, Draft, Ledger, SentEdits
 from .limits import limits_for, max_tokens_to_send
 from .message_keys import Reading
 from .policies import POLICIES
-from .report import BudgetReport, format_ranges, unsent
+from .report import BudgetReport, elapsed_ms, format_ranges, unsent
 from .rereads import rereads
 from .settings import BudgetSettings
 from .size_gate import GateContext, bounded_counts, passed_untouched
@@ -145,8 +145,7 @@ def fit_request(
         previous=previous,
         reading=reading,
     )
-    if gate and (report := passed_untouched(messages, tools, max_tokens, context, **base)) is not None:
-        report = dataclasses.replace(report, duration_ms=_elapsed_ms(started))
+    if gate and (report := passed_untouched(messages, tools, max_tokens, context, started, **base)) is not None:
         return Fitted(messages=list(messages), max_tokens=max_tokens, report=report)
     listed = list(messages)
     keys = reading.keys()
@@ -234,7 +233,7 @@ def _fitted(ledger: Ledger, draft: Draft, max_tokens: int | None, started: float
         first_changed_index=changed,
         max_tokens_sent=sent,
         counter=ledger.counter.name,
-        duration_ms=_elapsed_ms(started),
+        duration_ms=elapsed_ms(started),
     )
     if not fits:
         report = unsent(report, "rejected", base["reason"])
@@ -272,7 +271,7 @@ def passed_through(
 def _untouched(messages: Any, max_tokens: Any, started: float, **fields: Any) -> Fitted:
     """Forward exactly what came in: a non-list stays the very same object."""
     count = len(messages) if isinstance(messages, list) else 0
-    report = BudgetReport(**fields, messages_before=count, messages_after=count, duration_ms=_elapsed_ms(started))
+    report = BudgetReport(**fields, messages_before=count, messages_after=count, duration_ms=elapsed_ms(started))
     same = list(messages) if isinstance(messages, list) else messages
     return Fitted(messages=same, max_tokens=max_tokens, report=report)
 
@@ -282,7 +281,3 @@ def _first_changed(before: Sequence[Message], after: Sequence[Message]) -> int |
         if index >= len(before) or message is not before[index]:
             return index
     return None if len(after) == len(before) else len(after)
-
-
-def _elapsed_ms(started: float) -> float:
-    return round((time.perf_counter() - started) * 1000, 3)

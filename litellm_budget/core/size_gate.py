@@ -62,7 +62,7 @@ from .formats import MessageFormat
 from .ledger import SentEdits
 from .limits import Limits, max_tokens_to_send
 from .message_keys import Reading
-from .report import BudgetReport
+from .report import BudgetReport, elapsed_ms
 from .tokens import MESSAGE_OVERHEAD, NAME_OVERHEAD, MemoCounter, TokenCounter, counter_for
 
 
@@ -167,12 +167,18 @@ def _remembered(counter: MemoCounter, fmt: MessageFormat, keys: Sequence[int | N
 
 
 def passed_untouched(
-    messages: Sequence[Message], tools: Tools | None, max_tokens: int | None, context: GateContext, **base: Any
+    messages: Sequence[Message],
+    tools: Tools | None,
+    max_tokens: int | None,
+    context: GateContext,
+    started: float,
+    **base: Any,
 ) -> BudgetReport | None:
     """
     The report of the request passed untouched when its size bound is under the budget (the
     fit's report, the bound where its counts will be); ``None``: fit it. ``base`` holds the
-    fit's own fields (model, policy, format, what was asked, why the window is a default).
+    fit's own fields (model, policy, format, what was asked, why the window is a default), and
+    ``started`` the fit's start (``time.perf_counter``), for its duration.
     """
     counter, limits = context.counter, context.limits
     if not counter.name.startswith("tiktoken:") or continues_from(context.previous, messages):
@@ -197,6 +203,7 @@ def passed_untouched(
         size_gate=True,
         tokens_exact=False,
         tokens_bound=bound,
+        duration_ms=elapsed_ms(started),
     )
 
 
