@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 import sys
@@ -25,6 +26,7 @@ def hook_cpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Module
     module = importlib.import_module("hook_cpu")
     monkeypatch.setattr(module, "WRITE_EVERY", 1)
     yield module
+    gc.callbacks.remove(module.TOTALS.collection)
     sys.modules.pop("hook_cpu", None)
 
 
@@ -46,3 +48,19 @@ async def test_hooks_and_later_counts_are_timed_and_written(hook_cpu: ModuleType
     assert totals["later_count"]["calls"] == 1
     assert all(entry["seconds"] >= 0 for entry in totals.values())
     assert len(budget._memory.later) == 0
+
+
+def test_a_collection_inside_a_timed_call_is_added_up_apart(hook_cpu: ModuleType) -> None:
+    """The proxy's garbage collections that land in a timed call are counted apart; those outside are not."""
+    totals = hook_cpu.TOTALS
+    gc.collect()
+    assert hook_cpu.COLLECTIONS not in totals.calls
+
+    totals.timing += 1
+    try:
+        gc.collect()
+    finally:
+        totals.timing -= 1
+
+    assert totals.calls[hook_cpu.COLLECTIONS] == 1
+    assert totals.seconds[hook_cpu.COLLECTIONS] > 0
