@@ -208,10 +208,10 @@ async def drive(
     return latencies, errors, memory
 
 
-def hook_cpu_env(timing: Path) -> dict[str, str]:
-    """What the proxy needs to import ``hook_cpu`` and write its totals to ``timing``."""
+def benchmarks_env(timing: Path | None) -> dict[str, str]:
+    """What the proxy needs to import a handler of this folder (and ``hook_cpu``, to write its totals to ``timing``)."""
     paths = [str(ROOT / "benchmarks"), *filter(None, [os.environ.get("PYTHONPATH")])]
-    return {"PYTHONPATH": os.pathsep.join(paths), "HOOK_CPU_FILE": str(timing)}
+    return {"PYTHONPATH": os.pathsep.join(paths), **({"HOOK_CPU_FILE": str(timing)} if timing else {})}
 
 
 def run(  # noqa: PLR0913, PLR0917 - one argument per part of the run
@@ -269,6 +269,11 @@ def main() -> int:
         help="time the plugin's CPU per hook inside the proxy (benchmarks/hook_cpu.py) and print it per request",
     )
     parser.add_argument(
+        "--handler",
+        default=HANDLER,
+        help="the plugin-on proxy's callback; null_plugin.handler (this folder): the same hooks doing nothing",
+    )
+    parser.add_argument(
         "--rounds",
         type=int,
         default=1,
@@ -299,9 +304,9 @@ def main() -> int:
                             plugin=name == "on",
                             window=args.window,
                             redis=address,
-                            handler="hook_cpu.handler" if timing else "litellm_budget.handler",
+                            handler="hook_cpu.handler" if timing else args.handler,
                         )
-                        env = hook_cpu_env(timing) if timing else None
+                        env = benchmarks_env(timing) if timing or args.handler != HANDLER else None
                         log = Path(folder) / f"{name}.log"
                         results[name] = run(config, warm_up, conversations, args.concurrency, log, env)
                         if timing is not None:
@@ -395,6 +400,8 @@ def start_redis_server(folder: Path) -> Any:
     return RedisServer(binary=binary, folder=folder).start()
 
 
+#: The plugin, as an operator's config names it.
+HANDLER = "litellm_budget.handler"
 #: ``hook_cpu.COLLECTIONS`` (importing ``hook_cpu`` here would make its handler in this process).
 COLLECTIONS = "gc_inside_timed_calls"
 
