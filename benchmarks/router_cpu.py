@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import io
 import os
 import sys
 import uuid
@@ -31,8 +30,6 @@ from load_proxy import agent_conversations
 
 #: Seconds the loop is left to run LiteLLM's success callbacks (tasks of their own) before a total is read.
 SETTLE = 0.2
-#: What is printed at the end, once stdout is the terminal again.
-RESULT = io.StringIO()
 
 
 async def _one(budget: TimedBudget, router: litellm.Router, messages: list[dict[str, Any]]) -> None:
@@ -42,8 +39,8 @@ async def _one(budget: TimedBudget, router: litellm.Router, messages: list[dict[
     await asyncio.sleep(0)  # the loop's next turn: a count the size gate left for later
 
 
-async def _run(args: argparse.Namespace) -> None:
-    """Warm up, then time every request; the plugin's events go to ``os.devnull`` as to a proxy's log file."""
+async def _run(args: argparse.Namespace) -> list[str]:
+    """Warm up, then time every request: the lines to print."""
     deployment = {"model": "openai/gpt-4o", "api_key": "sk-none", "mock_response": "ok"}
     model_info = {"max_input_tokens": args.window}
     router = litellm.Router(
@@ -63,12 +60,13 @@ async def _run(args: argparse.Namespace) -> None:
             await _one(budget, router, messages)
             sent += 1
     await asyncio.sleep(SETTLE)  # and the last requests' ones before the totals are read
-    print(f"{sent} requests, {args.window:,}-token window, ms of CPU per call (calls):", file=RESULT)
+    lines = [f"{sent} requests, {args.window:,}-token window, ms of CPU per call (calls):"]
     for name in sorted(TOTALS.calls):
         mean = 1000 * TOTALS.seconds[name] / TOTALS.calls[name]
-        print(f"  {name:42} {mean:.4f} ({TOTALS.calls[name]})", file=RESULT)
+        lines.append(f"  {name:42} {mean:.4f} ({TOTALS.calls[name]})")
     timed = sum(seconds for name, seconds in TOTALS.seconds.items() if name != COLLECTIONS)
-    print(f"  all of it, per request: {1000 * timed / sent:.4f} ms", file=RESULT)
+    lines.append(f"  all of it, per request: {1000 * timed / sent:.4f} ms")
+    return lines
 
 
 def main() -> int:
@@ -81,10 +79,10 @@ def main() -> int:
     with open(os.devnull, "w", encoding="utf-8") as log_file:
         sys.stdout = log_file  # the plugin writes its report lines where a proxy's log file would get them
         try:
-            asyncio.run(_run(args))
+            lines = asyncio.run(_run(args))
         finally:
             sys.stdout = terminal
-    print(RESULT.getvalue(), end="")
+    print("\n".join(lines))
     return 0
 
 
