@@ -30,10 +30,11 @@ FACT_ENTRIES = 65_536
 _FACTS: BoundedLRU[tuple[bool, int]] = remembered(FACT_ENTRIES)
 
 
-def elide_oldest(draft: Draft, ledger: Ledger, target: int) -> Draft:
+def elide_oldest(draft: Draft, ledger: Ledger, target: int, *, texts_last: bool = False) -> Draft:
     """
     Elide bulky outputs before the protected tail, stale ones first (``superseded``), then
-    oldest first, until ``target`` is saved.
+    oldest first, until ``target`` is saved. With ``texts_last`` an assistant's own text goes
+    only after every tool output (each group oldest first).
 
     The message stays, with its tool calls and the id it answers, so every tool pair stays
     valid by construction; only its bulky text is swapped for a placeholder.
@@ -44,6 +45,8 @@ def elide_oldest(draft: Draft, ledger: Ledger, target: int) -> Draft:
         *sorted(index for index in stale if index < start),
         *(index for index in range(start) if index not in stale),
     ]
+    if texts_last:
+        order.sort(key=lambda index: ledger.kinds[index] == ASSISTANT)  # stable: each group keeps its order
     return _elide_in(draft, ledger, order, target)
 
 

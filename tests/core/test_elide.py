@@ -11,7 +11,7 @@ import pytest
 from litellm_budget import BudgetSettings, fit
 from litellm_budget.core.limits import limits_for
 from litellm_budget.core.notices import TEXT_ELIDED, TOOL_ELIDED
-from litellm_budget.core.policies import POLICIES
+from litellm_budget.core.policies import ELIDE_GRAIN, POLICIES
 from litellm_budget.core.report import parse_ranges
 from litellm_budget.core.tokens import counter_for
 from litellm_budget.exceptions import BudgetExceededError
@@ -104,30 +104,48 @@ class TestElide:
 
     def test_tool_calls_survive_elision(self) -> None:
         """Elision swaps text only: tool_calls and tool_call_id are kept, so pairs stay valid."""
-        messages = four_huge_results()
+        messages = [*agent_session(8, 50), user("Done?")]
         messages[2]["content"] = text(2000, 9)
 
-        fitted = fit(messages, model="gpt-4o", window=tokens_of(messages) - 3000, settings=ELIDE)
+        fitted = fit(messages, model="gpt-4o", window=tokens_of(messages) - 1000, settings=ELIDE)
 
         assert fitted.messages[2]["content"].startswith(TEXT_ELIDED)
         assert fitted.messages[2]["tool_calls"] == messages[2]["tool_calls"]
         assert fitted.messages[3]["tool_call_id"] == messages[3]["tool_call_id"]
 
-    def test_savings_target_snaps_to_whole_quanta(self) -> None:
-        """Elision stops at the first message whose saving reaches the target rounded up to quanta."""
+    def test_tool_outputs_go_before_an_older_assistant_text(self) -> None:
+        """The agent's own words are elided only when the tool outputs before the tail are not enough."""
+        messages = four_huge_results()
+        messages[2]["content"] = text(2000, 9)
+
+        fitted = fit(messages, model="gpt-4o", window=tokens_of(messages) - 3000, settings=ELIDE)
+        more = fit(messages, model="gpt-4o", window=tokens_of(messages) - 13_000, settings=ELIDE)
+
+        assert parse_ranges(fitted.report.elided_at) == [3, 5, 7]
+        assert fitted.messages[2] is messages[2]
+        assert parse_ranges(more.report.elided_at) == [2, 3, 5, 7, 9]
+
+    @pytest.mark.parametrize(("state", "grain"), [(False, 1.0), (True, ELIDE_GRAIN)])
+    def test_savings_target_snaps_to_its_grain(self, state: bool, grain: float) -> None:
+        """
+        Elision stops at the first message whose saving reaches the target rounded up: to whole
+        quanta without conversation state, to half a quantum with it (the kept edits hold still).
+        """
         messages = agent_session(12, 700)
         before = tokens_of(messages)
         window = int(before * 0.9)
+        settings = BudgetSettings(policy="elide", conversation_state=state)
 
-        fitted = fit(messages, model="gpt-4o", window=window, settings=ELIDE)
+        fitted = fit(messages, model="gpt-4o", window=window, settings=settings)
 
-        limits = limits_for(window, None, ELIDE, holds_reserve=POLICIES["elide"].holds_reserve)
-        target = limits.target(before)
+        limits = limits_for(window, None, settings, holds_reserve=POLICIES["elide"].holds_reserve)
+        step = round(limits.quantum * grain)
+        target = limits.target(before, grain=step)
         saved_each = [
             COUNTER.count_message(messages[i]) - COUNTER.count_message(fitted.messages[i]) for i in range(len(messages))
         ]
         elided = [i for i, s in enumerate(saved_each) if s > 0]
-        assert target % limits.quantum == 0
+        assert target % step == 0
         assert target > before - limits.watermark
         assert sum(saved_each) >= target
         assert sum(saved_each) - saved_each[elided[-1]] < target
