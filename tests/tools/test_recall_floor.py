@@ -1,0 +1,54 @@
+"""
+No policy keeps less of the evidence than the release before issue 20 did (``dfe976d``), on the
+shared sessions replayed as the plugin runs them (with conversation state): issue 20's "no policy
+loses recall". A change that keeps less has to be measured and this floor moved on purpose.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from litellm_budget import BudgetSettings
+from litellm_budget.core.fit import fit_request
+from litellm_budget.tools.evidence import recall_of, session_evidence
+from litellm_budget.tools.remembered import Remembered
+from litellm_budget.tools.sessions import requests_of
+
+pytestmark = pytest.mark.sessions
+
+#: (policy, window): learned strings kept over all 785 requests, then those of them that are old,
+#: as ``dfe976d`` kept them (BENCHMARKS §1, the "before" rows: 2,865 learned, 650 old).
+BEFORE_ISSUE_20 = {
+    ("auto", 8000): (2317, 245),
+    ("auto", 16_000): (2700, 491),
+    ("auto", 32_000): (2791, 576),
+    ("plan", 8000): (2270, 218),
+    ("plan", 16_000): (2639, 453),
+    ("plan", 32_000): (2806, 591),
+    ("elide", 8000): (1410, 261),
+    ("elide", 16_000): (2402, 502),
+    ("elide", 32_000): (2848, 633),
+}
+
+
+@pytest.mark.parametrize(("policy", "window"), list(BEFORE_ISSUE_20))
+def test_no_policy_keeps_less_evidence_than_before_issue_20(
+    sessions: dict[str, list[dict[str, Any]]], policy: str, window: int
+) -> None:
+    settings = BudgetSettings(policy=policy)  # type: ignore[arg-type]
+    kept = old_kept = 0
+    for messages in sessions.values():
+        remembered = Remembered(settings)
+        for request, evidence in zip(requests_of(messages), session_evidence(messages), strict=True):
+            previous = remembered.previous
+            fitted = fit_request(request, model="gpt-4o", window=window, settings=settings, previous=previous)
+            remembered.sent(request, fitted)
+            recall = recall_of(evidence, None if fitted.report.action == "rejected" else fitted.messages)
+            kept += recall.kept
+            old_kept += recall.old_kept
+
+    floor_all, floor_old = BEFORE_ISSUE_20[(policy, window)]
+    assert kept >= floor_all
+    assert old_kept >= floor_old
