@@ -24,10 +24,6 @@ from litellm_budget.core.report import BudgetReport
 #: The store keeps the calls touched last, at least half this many: a call's record must outlive
 #: the call itself (its response headers are written after the answer, minutes later for a long one).
 MAX_CALLS = 16384
-#: A lent list holds a copy of the caller's messages. The deployment hook gives it back right after
-#: the filter hook lent it, but a call that fails in between (the router found no deployment) never
-#: does: at most this many are kept, and lending one more forgets the oldest (a stale one).
-MAX_LENT = 1024
 
 
 def call_id_of(request: MutableMapping[str, Any], *, mint: bool = False) -> str:
@@ -98,29 +94,6 @@ def _role_and_size(message: Any) -> tuple[Any, int]:
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class Lent:
-    """A caller's list trimmed in place: the list and what it held, the fit's records and its report."""
-
-    caller: list[Any]
-    original: list[Any]
-    fitted_input: FitRecord
-    output: FitRecord
-    report: BudgetReport
-
-    @classmethod
-    def of(cls, caller: list[Any], fitted: Fitted, policy: str, max_tokens: object) -> Lent:
-        """What lending ``fitted`` (a trim of ``caller`` sent with ``max_tokens``) to the caller's list holds."""
-        window = fitted.report.window
-        return cls(
-            caller=caller,
-            original=list(caller),
-            fitted_input=record_of(window, policy, caller, max_tokens),
-            output=record_of(window, policy, fitted.messages, fitted.max_tokens),
-            report=fitted.report,
-        )
-
-
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class CallRecord:
     """
     Everything known about one call. Only a fit's *output* lets a later hook skip (those messages
@@ -136,8 +109,6 @@ class CallRecord:
     deferred: BudgetReport | None = None
     #: The refusal and its model group: a success after it means someone re-sent the call untouched.
     rejected: tuple[BudgetReport, str] | None = None
-    #: The caller's list the Router's filter hook trimmed in place, until the deployment hook gives it back.
-    lent: Lent | None = None
     #: ``False`` when the proxy's first hook saw another call type than chat (the Router's filter
     #: hook sees a text completion's prompt, or Anthropic's blocks, as chat messages).
     chat: bool = True
@@ -162,11 +133,8 @@ NO_RECORD = CallRecord()
 class Calls:
     """The one store of call records: bounded (``MAX_CALLS``), the calls touched last kept."""
 
-    def __init__(self, max_calls: int = MAX_CALLS, max_lent: int = MAX_LENT) -> None:
+    def __init__(self, max_calls: int = MAX_CALLS) -> None:
         self._records: BoundedLRU[CallRecord] = BoundedLRU(max_calls)
-        # The calls holding a lent list, oldest first (dicts keep insertion order).
-        self._lenders: dict[str, None] = {}
-        self._max_lent = max_lent
         self._lock = threading.Lock()
 
     def get(self, call_id: str) -> CallRecord:
@@ -223,35 +191,3 @@ class Calls:
             return None
         self.update(call_id, lambda r: dataclasses.replace(r, client_edits=None))
         return list(edits)
-
-    def lend(self, call_id: str, fitted: list[Any], lent: Lent) -> None:
-        """Put ``fitted`` into the caller's list, remembering what it held (``MAX_LENT`` at most)."""
-        self.update(call_id, lambda r: dataclasses.replace(r, lent=lent))
-        with self._lock:
-            self._lenders.pop(call_id, None)
-            self._lenders[call_id] = None
-            stale = next(iter(self._lenders)) if len(self._lenders) > self._max_lent else None
-        if stale is not None:
-            self._release(stale)
-        lent.caller[:] = fitted
-
-    def give_back(self, call_id: str, messages: object, wanted: FitRecord) -> Lent | None:
-        """
-        Restore the caller's list lent for ``call_id``. When ``messages`` (what the deployment hook
-        sees) are the trimmed copy and already fit ``wanted``'s window, return what was lent, for
-        the deployment hook to report; else ``None``: fit again.
-        """
-        lent = self._release(call_id)
-        if lent is None or lent.caller is messages:
-            return None
-        lent.caller[:] = lent.original
-        return lent if lent.output.fits_in(wanted) else None
-
-    def _release(self, call_id: str) -> Lent | None:
-        """Forget the list lent for ``call_id``, returning it."""
-        lent = self.get(call_id).lent
-        if lent is not None:
-            self.update(call_id, lambda r: dataclasses.replace(r, lent=None))
-        with self._lock:
-            self._lenders.pop(call_id, None)
-        return lent

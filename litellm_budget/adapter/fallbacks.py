@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .targets import Target, deployment_windows
+from .targets import Target, deployment_windows, group_deployments
 
 #: Where LiteLLM looks for fallbacks after a context-window error, in its order.
 FALLBACK_KEYS = ("context_window_fallbacks", "fallbacks")
@@ -48,9 +48,7 @@ def largest_fallback_window(group: str, request: Mapping[str, Any], router: Any)
                 continue
             seen.add(target)
             queue.append(target)
-            windows = [
-                window for window, _, _ in deployment_windows(target, router.get_model_list(model_name=target) or [])
-            ]
+            windows = [window for window, _, _ in deployment_windows(target, group_deployments(router, target))]
             largest = max([*windows, *([largest] if largest is not None else [])], default=None)
     return largest
 

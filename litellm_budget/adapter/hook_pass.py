@@ -12,6 +12,7 @@ apart they would only send a reader between files for one request.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 from collections.abc import Mapping, MutableMapping, Sequence
@@ -22,12 +23,13 @@ from litellm_budget.core.fit import Fitted, fit_request, passed_through
 from litellm_budget.core.report import unsent
 from litellm_budget.logs import get_logger
 
-from .calls import FitRecord, Lent, call_id_of, record_of, sent_record
+from .calls import FitRecord, call_id_of, record_of, sent_record
 from .context_management import apply_client_edits, serve_compaction
 from .conversation_state import KnownKey, conversation_key
 from .failopen import Guard
 from .fallbacks import fallback_window, has_fallbacks, leads_to_bigger_window
 from .later_counts import Counting, Where
+from .lending import Lent
 from .memory import Memory
 from .publish import DEFERRED_KEY, log_failure_event, record_for_failure, record_in_metadata
 from .request import metadata_of, resolved_provider
@@ -123,7 +125,7 @@ class HookPass:
 
     def _trial_parts(self) -> Parts:
         """The parts the summary step reads: the caller's own list where the filter hook lent it a trim."""
-        lent = self.context.memory.calls.get(self.call_id).lent
+        lent = self.context.memory.lenders.of(self.call_id)
         if lent is None or not self.target.settings.summary_model:
             return self.parts
         return self.shape.read({**self.request, "messages": list(lent.original)})
@@ -313,7 +315,9 @@ class DeploymentPass(HookPass):
     hook = DEPLOYMENT_HOOK
 
     async def before(self) -> None:
-        """A call the pre-call hook fitted needs no second look at Redis or the summarizer."""
+        """Adopt a list lent under another id of this call; a call fitted before skips Redis and the summarizer."""
+        adopt = functools.partial(self.context.memory.lenders.adopt, self.call_id, self.request, self.parts.messages)
+        self.guard.run("lent", adopt, ends_pass=False)
         if self.context.memory.calls.get(self.call_id).served is None:
             await super().before()
 
@@ -344,24 +348,23 @@ class DeploymentPass(HookPass):
 
     def _given_back(self) -> bool:
         """
-        Restore the caller's list the filter hook trimmed in place; ``True`` when that trim
-        already fits here, and is then reported (and kept as the conversation's state) as what was sent.
+        Restore the caller's list the filter hook trimmed in place; ``True`` when that trim fits here,
+        reported (and kept as the conversation's state) as what was sent. Else fit the caller's messages
+        again, so that the report says all that changed.
         """
-        calls, target, parts = self.context.memory.calls, self.target, self.parts
-        if calls.get(self.call_id).lent is None:
-            return False  # nothing was trimmed in place: the common case, and no fingerprint to take
-        wanted = record_of(target.window, target.settings.policy, parts.messages, parts.max_tokens)
-        lent = calls.give_back(self.call_id, self.request["messages"], wanted)
+        memory, target, parts = self.context.memory, self.target, self.parts
+        lent = memory.lenders.give_back(self.call_id)
         if lent is None:
-            return False
-        if lent.report.summary_needed and target.settings.summary_model:
-            self.request["messages"] = list(lent.original)  # refit from the original, with its summary
+            return False  # nothing was trimmed in place: the common case
+        wanted = record_of(target.window, target.settings.policy, parts.messages, parts.max_tokens)
+        summary = lent.report.summary_needed and target.settings.summary_model
+        if lent.caller is self.request["messages"] or not lent.output.fits_in(wanted) or summary:
+            self.request["messages"] = copy.deepcopy(lent.original)  # as LiteLLM hands this hook a copy
             self._reread()
             return False
-        # The filter hook trimmed these messages for this deployment's window; report it here.
         self._publish(lent.report, FILTER_HOOK)
-        calls.remember_fit(self.call_id, lent.fitted_input, lent.output, lent.report)
-        self.context.memory.conversations.keep(target, CHAT_SHAPE.format, lent.original, lent.report)
+        memory.calls.remember_fit(self.call_id, lent.fitted_input, lent.output, lent.report)
+        memory.conversations.keep(target, CHAT_SHAPE.format, lent.original, lent.report)
         return True
 
 
@@ -384,14 +387,13 @@ class FilterPass(HookPass):
         if leads_to_bigger_window(target, kwargs, context.router):
             return None
         call_id_of(kwargs, mint=True)  # the deployment hook finds the lent list by it
-        request = {**kwargs, "messages": messages}
-        one: FilterPass = cls.reading(request, CHAT_SHAPE, target, context, guard)
+        one: FilterPass = cls.reading({**kwargs, "messages": messages}, CHAT_SHAPE, target, context, guard)
         one.silent = True
         return one
 
     def _write(self, fitted: Fitted) -> Exception | None:
         """Lend a trimmed fit: the caller's list now holds it, until the deployment hook gives it back."""
         if fitted.report.action == "trimmed":
-            lent = Lent.of(self.request["messages"], fitted, self.target.settings.policy, self.parts.max_tokens)
-            self.context.memory.calls.lend(self.call_id, fitted.messages, lent)
+            lent = Lent.of(self.request, fitted, self.target.settings.policy, self.parts.max_tokens)
+            self.context.memory.lenders.lend(self.call_id, fitted.messages, lent)
         return None

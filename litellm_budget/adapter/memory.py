@@ -1,9 +1,9 @@
 """
-What the plugin remembers: about each call (``calls.py``), the requests waiting for their count
-(``later_counts.py``), and between requests each model's
-learned token ratio, each conversation's last edits and the summaries of dropped blocks. The
-latter are read before a hook's fit (the fit itself is synchronous), shared through Redis where
-the proxy has one, and written after it (``hook_pass.py``).
+What the plugin remembers: about each call (``calls.py``), the callers' lists the Router's filter
+hook trimmed in place (``lending.py``), the requests waiting for their count (``later_counts.py``),
+and between requests each model's learned token ratio, each conversation's last edits and the
+summaries of dropped blocks. The latter are read before a hook's fit (the fit itself is
+synchronous), shared through Redis where the proxy has one, and written after it (``hook_pass.py``).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from .calls import Calls
 from .conversation_state import Conversations
 from .invalid_settings import InvalidSettings
 from .later_counts import LaterCounts
+from .lending import Lenders
 from .summarizer import Summarizer
 from .targets import Target
 
@@ -24,10 +25,12 @@ class Memory:
     settings requests showed; every store in it is bounded.
     """
 
-    __slots__ = ("calibration", "calls", "conversations", "invalid", "later", "prompts", "summarizer")
+    __slots__ = ("calibration", "calls", "conversations", "invalid", "later", "lenders", "prompts", "summarizer")
 
     def __init__(self) -> None:
         self.calls = Calls()
+        #: The callers' lists the Router's filter hook trimmed in place, until their deployment hook.
+        self.lenders = Lenders()
         #: The requests the size gate passed, waiting for their count.
         self.later = LaterCounts(self.calls)
         self.calibration = Calibration()

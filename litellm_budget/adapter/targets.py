@@ -72,13 +72,26 @@ def group_target(group: str, deployments: Iterable[Mapping[str, Any]], settings:
     return Target(model=model, group=group, window=window, settings=own, invalid=invalid)
 
 
+def group_deployments(router: Any, group: str) -> list[Any]:
+    """
+    The deployments of model group ``group`` in ``router`` (none without one). LiteLLM 1.110's
+    ``registry().deployments`` first: its ``get_model_list`` (the same list) warns on every call
+    that it is deprecated, and a test run with ``-W error`` would fail the hook on it.
+    """
+    if router is None:
+        return []
+    registry = getattr(router, "registry", None)
+    found = registry().deployments(group) if callable(registry) else router.get_model_list(model_name=group)
+    return list(found or [])
+
+
 def pre_call_target(request: Mapping[str, Any], settings: BudgetSettings, router: Any) -> Target | None:
     """
     What the proxy's pre-call hook fits against: the largest window of the request's model group
     in ``router``, with the request's own overrides; ``None`` leaves the work to the deployment hook.
     """
     group = str(request.get("model"))
-    deployments = (router.get_model_list(model_name=group) if router is not None else None) or []
+    deployments = group_deployments(router, group)
     target = group_target(group, deployments, settings)
     return None if target is None else with_request_overrides(target, read_metadata(request))
 

@@ -1,10 +1,10 @@
-"""One record per call: which later sight of a call is skipped, refitted again or new; lent lists given back."""
+"""One record per call: which later sight of a call is skipped, refitted again or new."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from litellm_budget.adapter.calls import Calls, FitRecord, Lent, call_id_of, record_of
+from litellm_budget.adapter.calls import Calls, FitRecord, call_id_of
 from litellm_budget.core.report import BudgetReport
 
 INPUT = FitRecord(8000, "auto", 41, 0)
@@ -107,79 +107,3 @@ class TestCallId:
         minted = call_id_of(bare, mint=True)
         assert minted
         assert bare["litellm_call_id"] == minted == call_id_of(bare)
-
-
-def _lent(calls: Calls, call_id: str) -> tuple[list[Any], list[Any]]:
-    caller: list[Any] = [{"role": "user", "content": "long " * 50}]
-    original = list(caller)
-    fitted = [{"role": "user", "content": "short"}]
-    lent = Lent(
-        caller=caller,
-        original=original,
-        fitted_input=record_of(4000, "auto", original, None),
-        output=record_of(4000, "auto", fitted, None),
-        report=REPORT,
-    )
-    calls.lend(call_id, fitted, lent)
-    return caller, original
-
-
-class TestLending:
-    def test_lending_trims_the_callers_list_in_place(self) -> None:
-        """The Router's window check sees the caller's own list, trimmed."""
-        caller, original = _lent(Calls(), "call-1")
-
-        assert caller == [{"role": "user", "content": "short"}]
-        assert caller != original
-
-    def test_the_same_request_gets_its_list_back_and_the_report(self) -> None:
-        """The deployment hook of the request restores the caller's list and gets the fit's report."""
-        calls = Calls()
-        caller, original = _lent(calls, "call-1")
-        copy_sent = list(caller)
-
-        lent = calls.give_back("call-1", copy_sent, record_of(4000, "auto", copy_sent, None))
-
-        assert lent is not None
-        assert lent.report == REPORT
-        assert caller == original
-        assert calls.get("call-1").lent is None
-
-    def test_another_request_never_takes_a_stale_entry(self) -> None:
-        """A record left by a failed request is found only by its own call id."""
-        calls = Calls()
-        caller, _ = _lent(calls, "call-1")
-        trimmed = list(caller)
-
-        taken = calls.give_back("call-2", trimmed, record_of(4000, "auto", trimmed, None))
-
-        assert taken is None
-        assert caller == trimmed
-
-    def test_a_smaller_window_is_fitted_again(self) -> None:
-        """Messages trimmed for 4k are not enough for a 2k deployment: the list comes back, the hook refits."""
-        calls = Calls()
-        caller, original = _lent(calls, "call-1")
-        copy_sent = list(caller)
-
-        lent = calls.give_back("call-1", copy_sent, record_of(2000, "auto", copy_sent, None))
-
-        assert lent is None
-        assert caller == original
-
-    def test_without_a_call_id_nothing_is_given_back(self) -> None:
-        """An empty id matches nothing."""
-        calls = Calls()
-        caller, _ = _lent(calls, "")
-
-        assert calls.give_back("", list(caller), record_of(4000, "auto", caller, None)) is None
-
-    def test_at_most_max_lent_lists_are_kept_and_the_oldest_goes_first(self) -> None:
-        """A call that failed between the filter and deployment hooks never gives its list back: forgotten first."""
-        calls = Calls(max_lent=2)
-        for number in range(3):
-            _lent(calls, f"call-{number}")
-
-        assert calls.get("call-0").lent is None
-        assert calls.get("call-1").lent is not None
-        assert calls.get("call-2").lent is not None

@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections.abc import Iterator
+from importlib.metadata import version
 from typing import Any
 
 import litellm
 import pytest
 from litellm.integrations.custom_logger import CustomLogger
+from packaging.version import Version
 from structlog.testing import capture_logs
 
 from litellm_budget import ContextBudget
@@ -206,8 +208,13 @@ class TestRouter:
         with only_callbacks(), pytest.raises(litellm.ContextWindowExceededError):
             await router.acompletion(model="small", messages=long_session())
 
-    async def test_a_call_id_set_before_routing_reaches_the_deployment_hook(self, upstream: FakeUpstream) -> None:
-        """LiteLLM keeps a litellm_call_id the filter hook sets, so both hooks of a request share it."""
+    async def test_both_hooks_of_a_call_share_its_trace_id(self, upstream: FakeUpstream) -> None:
+        """
+        Pin: the filter and deployment hooks of a Router call see the same ``litellm_trace_id``. A
+        ``litellm_call_id`` the filter hook sets reached the deployment hook through LiteLLM 1.109;
+        1.110's Router hands the filter hook a copy of the kwargs, so there the plugin finds the list
+        it lent by the trace id (``adapter/lending.py``).
+        """
         seen: dict[str, object] = {}
 
         class Recorder(CustomLogger):  # type: ignore[misc]
@@ -219,19 +226,56 @@ class TestRouter:
                 request_kwargs: dict[str, Any] | None = None,
                 parent_otel_span: Any = None,
             ) -> list[Any]:
-                seen["before"] = (request_kwargs or {}).get("litellm_call_id")
+                seen["call before"] = (request_kwargs or {}).get("litellm_call_id")
+                seen["trace before"] = (request_kwargs or {}).get("litellm_trace_id")
                 if request_kwargs is not None:
                     request_kwargs["litellm_call_id"] = "set-before-routing"
                 return healthy_deployments
 
             async def async_pre_call_deployment_hook(self, kwargs: dict[str, Any], call_type: Any) -> None:
-                seen["after"] = kwargs.get("litellm_call_id")
+                seen["call after"] = kwargs.get("litellm_call_id")
+                seen["trace after"] = kwargs.get("litellm_trace_id")
 
         router = litellm.Router(model_list=[deployment(upstream, "small", 6000, model="openai/gpt-4o")])
         with only_callbacks(Recorder()):
             await router.acompletion(model="small", messages=[user("hi")])
 
-        assert seen == {"before": None, "after": "set-before-routing"}
+        assert seen["call before"] is None
+        assert isinstance(seen["trace before"], str)
+        assert seen["trace before"]
+        assert seen["trace after"] == seen["trace before"]
+        kept = Version(version("litellm")) < Version("1.110")
+        assert (seen["call after"] == "set-before-routing") is kept
+
+    async def test_the_callers_list_comes_back_when_the_filter_hook_gets_a_copy(self, upstream: FakeUpstream) -> None:
+        """As under LiteLLM 1.110's Router: the caller's list is whole after the call, the trim reported once."""
+
+        class GivenACopy(ContextBudget):
+            async def async_filter_deployments(
+                self,
+                model: str,
+                healthy_deployments: list[Any],
+                messages: list[Any] | None,
+                request_kwargs: dict[str, Any] | None = None,
+                parent_otel_span: Any = None,
+            ) -> list[Any]:
+                copied = dict(request_kwargs or {})
+                return await super().async_filter_deployments(model, healthy_deployments, messages, copied)
+
+        router = litellm.Router(
+            model_list=[deployment(upstream, "small", 6000, model="openai/gpt-4o")], enable_pre_call_checks=True
+        )
+        messages = long_session()
+        snapshot = copy.deepcopy(messages)
+        upstream.clear()
+
+        with only_callbacks(GivenACopy()), capture_logs() as logs:
+            await router.acompletion(model="small", messages=messages)
+
+        assert messages == snapshot
+        assert litellm.token_counter(model="gpt-4o", messages=upstream.requests[-1]["messages"]) < 6000
+        reports = [(log["event"], log["hook"], log["window"]) for log in logs if log["event"].startswith("request_")]
+        assert reports == [("request_trimmed", "async_filter_deployments", 6000)]
 
     async def test_message_objects_are_read_like_dicts(self, upstream: FakeUpstream, spy: PayloadSpy) -> None:
         """A history holding litellm.Message objects is fitted on every hook, never reported unsupported."""

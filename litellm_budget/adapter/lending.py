@@ -1,0 +1,131 @@
+"""
+The callers' lists the Router's filter hook trimmed in place, until the same call's deployment
+hook gives them back (``hook_pass.FilterPass``: the Router checks windows on the caller's own
+list right after that hook, before any hook can hand it a new one).
+
+The deployment hook finds its call's list by the call's ``litellm_call_id``, which the filter hook
+sets where it is missing. LiteLLM 1.110's Router hands the filter hook a copy of the call's
+kwargs, so that id never reaches the deployment hook; the call's ``litellm_trace_id`` does (one
+per call, or the caller's own, on both hooks alike). Then the list is found by that trace id and
+the fingerprint of the trimmed messages the deployment hook sees, and adopted under its call id.
+A list not given back stays trimmed in the caller's hands: a false report, and the caller's
+history cut behind its back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from litellm_budget.core.fit import Fitted
+from litellm_budget.core.report import BudgetReport
+
+from .calls import FitRecord, fingerprint, record_of
+
+#: A lent list holds a copy of the caller's messages. The deployment hook gives it back right after
+#: the filter hook lent it, but a call that fails in between (the router found no deployment) never
+#: does: at most this many are kept, and lending one more forgets the oldest (a stale one).
+MAX_LENT = 1024
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Lent:
+    """A caller's list trimmed in place: the list and what it held, the fit's records and its report."""
+
+    caller: list[Any]
+    original: list[Any]
+    fitted_input: FitRecord
+    output: FitRecord
+    report: BudgetReport
+    #: The call's ``litellm_trace_id`` (``""``: none), which finds it where the call id does not.
+    trace_id: str = ""
+
+    @classmethod
+    def of(cls, request: Mapping[str, Any], fitted: Fitted, policy: str, max_tokens: object) -> Lent:
+        """What lending ``fitted`` (a trim of the request's messages, sent with ``max_tokens``) to them holds."""
+        caller, window = request["messages"], fitted.report.window
+        return cls(
+            caller=caller,
+            original=list(caller),
+            fitted_input=record_of(window, policy, caller, max_tokens),
+            output=record_of(window, policy, fitted.messages, fitted.max_tokens),
+            report=fitted.report,
+            trace_id=trace_id_of(request),
+        )
+
+
+def trace_id_of(request: Any) -> str:
+    """The request's ``litellm_trace_id``; ``""`` when it has none."""
+    trace_id = request.get("litellm_trace_id") if isinstance(request, Mapping) else None
+    return trace_id if isinstance(trace_id, str) else ""
+
+
+class Lenders:
+    """The lent lists, by call id, oldest first (``MAX_LENT`` at most), and by trace id."""
+
+    def __init__(self, max_lent: int = MAX_LENT) -> None:
+        self._lent: dict[str, Lent] = {}  # dicts keep insertion order: the oldest first
+        self._traces: dict[str, list[str]] = {}
+        self._max_lent = max_lent
+        self._lock = threading.Lock()
+
+    def of(self, call_id: str) -> Lent | None:
+        """The list lent for ``call_id``, if any."""
+        return self._lent.get(call_id) if call_id else None
+
+    def lend(self, call_id: str, fitted: list[Any], lent: Lent) -> None:
+        """Put ``fitted`` into the caller's list, remembering what it held; nothing is lent without an id."""
+        if not call_id:
+            return
+        with self._lock:
+            self._take(call_id)
+            self._put(call_id, lent)
+            stale = next(iter(self._lent)) if len(self._lent) > self._max_lent else None
+            if stale is not None:
+                self._take(stale)
+        lent.caller[:] = fitted
+
+    def adopt(self, call_id: str, request: Mapping[str, Any], messages: list[Any]) -> None:
+        """
+        Move to ``call_id`` the list lent under another id of the same call: the oldest with the
+        request's trace id whose trimmed messages have the fingerprint of ``messages`` (those the
+        deployment hook sees). Without a list lent, nothing is read (the common case).
+        """
+        trace_id = trace_id_of(request) if self._lent and call_id and call_id not in self._lent else ""
+        if not trace_id or trace_id not in self._traces:
+            return
+        seen = fingerprint(messages)
+        with self._lock:
+            for other in self._traces.get(trace_id, ()):
+                lent = self._lent[other]
+                if lent.output.fingerprint == seen:
+                    self._take(other)
+                    self._put(call_id, lent)
+                    return
+
+    def give_back(self, call_id: str) -> Lent | None:
+        """Restore the caller's list lent for ``call_id`` and return what was lent; ``None``: none was."""
+        if not call_id:
+            return None
+        with self._lock:
+            lent = self._take(call_id)
+        if lent is not None:
+            lent.caller[:] = lent.original
+        return lent
+
+    def _put(self, call_id: str, lent: Lent) -> None:
+        self._lent[call_id] = lent
+        if lent.trace_id:
+            self._traces.setdefault(lent.trace_id, []).append(call_id)
+
+    def _take(self, call_id: str) -> Lent | None:
+        lent = self._lent.pop(call_id, None)
+        if lent is not None and lent.trace_id:
+            ids = self._traces.get(lent.trace_id, [])
+            if call_id in ids:
+                ids.remove(call_id)
+            if not ids:
+                self._traces.pop(lent.trace_id, None)
+        return lent
