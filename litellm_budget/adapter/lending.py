@@ -8,13 +8,17 @@ sets where it is missing. LiteLLM 1.110's Router hands the filter hook a copy of
 kwargs, so that id never reaches the deployment hook; the call's ``litellm_trace_id`` does (one
 per call, or the caller's own, on both hooks alike). Then the list is found by that trace id and
 the fingerprint of the trimmed messages the deployment hook sees, and adopted under its call id.
-A list not given back stays trimmed in the caller's hands: a false report, and the caller's
-history cut behind its back.
+A list not given back would stay trimmed in the caller's hands: a false report, and the caller's
+history cut behind its back. When the Router fails between the two hooks (another filter left no
+deployment), nothing of the plugin's runs until the caller's next call: a list still lent and
+still as lent is given back when the filter hook sees it again (a retry), or when the bound
+forgets it; one the caller has changed since is left as it is.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import operator
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -41,6 +45,13 @@ class Lent:
     report: BudgetReport
     #: The call's ``litellm_trace_id`` (``""``: none), which finds it where the call id does not.
     trace_id: str = ""
+    #: The messages lent (the caller's list holds them until given back), to tell if it changed since.
+    items: tuple[Any, ...] = ()
+
+    def untouched(self) -> bool:
+        """Whether the caller's list still holds exactly what was lent."""
+        caller, items = self.caller, self.items
+        return bool(items) and len(caller) == len(items) and all(map(operator.is_, caller, items))
 
     @classmethod
     def of(cls, request: Mapping[str, Any], fitted: Fitted, policy: str, max_tokens: object) -> Lent:
@@ -53,6 +64,7 @@ class Lent:
             output=record_of(window, policy, fitted.messages, fitted.max_tokens),
             report=fitted.report,
             trace_id=trace_id_of(request),
+            items=tuple(fitted.messages),
         )
 
 
@@ -68,6 +80,7 @@ class Lenders:
     def __init__(self, max_lent: int = MAX_LENT) -> None:
         self._lent: dict[str, Lent] = {}  # dicts keep insertion order: the oldest first
         self._traces: dict[str, list[str]] = {}
+        self._callers: dict[int, str] = {}  # id() of a lent list (alive: its Lent holds it) -> call id
         self._max_lent = max_lent
         self._lock = threading.Lock()
 
@@ -82,10 +95,22 @@ class Lenders:
         with self._lock:
             self._take(call_id)
             self._put(call_id, lent)
-            stale = next(iter(self._lent)) if len(self._lent) > self._max_lent else None
-            if stale is not None:
-                self._take(stale)
+            stale = self._take(next(iter(self._lent))) if len(self._lent) > self._max_lent else None
         lent.caller[:] = fitted
+        if stale is not None and stale.untouched():
+            stale.caller[:] = stale.original
+
+    def reclaim(self, messages: list[Any]) -> None:
+        """
+        ``messages`` (a caller's list the filter hook sees) is still lent: its call failed between
+        the hooks. Give it back if it is as lent, else forget it (the caller made it its own).
+        """
+        if id(messages) not in self._callers:
+            return
+        with self._lock:
+            lent = self._take(self._callers.get(id(messages), ""))
+        if lent is not None and lent.caller is messages and lent.untouched():
+            messages[:] = lent.original
 
     def adopt(self, call_id: str, request: Mapping[str, Any], messages: list[Any]) -> None:
         """
@@ -117,11 +142,14 @@ class Lenders:
 
     def _put(self, call_id: str, lent: Lent) -> None:
         self._lent[call_id] = lent
+        self._callers[id(lent.caller)] = call_id
         if lent.trace_id:
             self._traces.setdefault(lent.trace_id, []).append(call_id)
 
     def _take(self, call_id: str) -> Lent | None:
         lent = self._lent.pop(call_id, None)
+        if lent is not None and self._callers.get(id(lent.caller)) == call_id:
+            del self._callers[id(lent.caller)]
         if lent is not None and lent.trace_id:
             ids = self._traces.get(lent.trace_id, [])
             if call_id in ids:

@@ -31,6 +31,7 @@ def _lend(lenders: Lenders, call_id: str, trace_id: str = "", text: str = "long"
         output=record_of(4000, "auto", fitted, None),
         report=REPORT,
         trace_id=trace_id,
+        items=tuple(fitted),
     )
     lenders.lend(call_id, fitted, lent)
     return caller, original
@@ -120,6 +121,41 @@ class TestLenders:
         assert lenders.of("no-match") is None
         assert lenders.of("a") is not None
         assert first == [{"role": "user", "content": "short"}]
+
+    def test_a_list_still_lent_and_as_lent_is_given_back_when_seen_again(self) -> None:
+        """Its call failed between the hooks; the caller's next call (a retry) gets its own list first."""
+        lenders = Lenders()
+        caller, original = _lend(lenders, "failed")
+
+        lenders.reclaim(list(caller))  # an equal list is not the caller's
+        assert caller != original
+        lenders.reclaim(caller)
+
+        assert caller == original
+        assert lenders.of("failed") is None
+
+    def test_a_list_the_caller_changed_since_is_left_as_it_is(self) -> None:
+        lenders = Lenders()
+        caller, _ = _lend(lenders, "failed")
+        caller.append({"role": "user", "content": "the caller's own next turn"})
+        changed = list(caller)
+
+        lenders.reclaim(caller)
+
+        assert caller == changed
+        assert lenders.of("failed") is None
+
+    def test_the_bound_gives_back_what_it_forgets_unless_the_caller_changed_it(self) -> None:
+        lenders = Lenders(max_lent=1)
+        kept, kept_original = _lend(lenders, "first")
+        _lend(lenders, "second")
+        changed, _ = _lend(lenders, "third")
+        changed.append({"role": "user", "content": "more"})
+        snapshot = list(changed)
+        _lend(lenders, "fourth")
+
+        assert kept == kept_original
+        assert changed == snapshot
 
     def test_a_call_holding_its_own_list_adopts_nothing(self) -> None:
         lenders = Lenders()

@@ -277,6 +277,41 @@ class TestRouter:
         reports = [(log["event"], log["hook"], log["window"]) for log in logs if log["event"].startswith("request_")]
         assert reports == [("request_trimmed", "async_filter_deployments", 6000)]
 
+    async def test_a_list_a_failed_call_left_trimmed_is_whole_after_the_retry(self, upstream: FakeUpstream) -> None:
+        """
+        Another filter left no deployment after the plugin lent its trim, and LiteLLM raised: nothing
+        of the plugin's ran since. The caller's next call with that list gets it back whole first.
+        """
+
+        class NoDeployment(CustomLogger):  # type: ignore[misc]
+            async def async_filter_deployments(
+                self,
+                model: str,
+                healthy_deployments: list[Any],
+                messages: list[Any] | None,
+                request_kwargs: dict[str, Any] | None = None,
+                parent_otel_span: Any = None,
+            ) -> list[Any]:
+                return []
+
+        router = litellm.Router(model_list=[deployment(upstream, "small", 6000, model="openai/gpt-4o")], num_retries=0)
+        budget, messages = ContextBudget(), long_session()
+        snapshot = copy.deepcopy(messages)
+        with only_callbacks(budget, NoDeployment()), pytest.raises(litellm.RouterRateLimitError):
+            await router.acompletion(model="small", messages=messages)
+        assert len(messages) < len(snapshot)
+        upstream.clear()
+
+        with only_callbacks(budget), capture_logs() as logs:
+            await router.acompletion(model="small", messages=messages)
+
+        assert messages == snapshot
+        assert litellm.token_counter(model="gpt-4o", messages=upstream.requests[-1]["messages"]) < 6000
+        trimmed = [log for log in logs if log["event"] == "request_trimmed"]
+        assert [(log["hook"], log["messages_before"]) for log in trimmed] == [
+            ("async_filter_deployments", len(snapshot))
+        ]
+
     async def test_message_objects_are_read_like_dicts(self, upstream: FakeUpstream, spy: PayloadSpy) -> None:
         """A history holding litellm.Message objects is fitted on every hook, never reported unsupported."""
         router = litellm.Router(
