@@ -209,7 +209,8 @@ class TestThroughTheHooks:
         assert tokens_of(kwargs["messages"]) < 6000
         reports = [(log["event"], log["hook"], log["window"]) for log in logs if log["event"].startswith("request_")]
         assert reports == [("request_trimmed", "async_filter_deployments", 6000)]
-        assert kwargs["metadata"]["spend_logs_metadata"]["litellm_budget"]["messages_before"] == len(snapshot)
+        report = kwargs["metadata"]["spend_logs_metadata"]["litellm_budget"]
+        assert (report["messages_before"], report["messages_after"]) == (len(snapshot), len(kwargs["messages"]))
 
     async def test_a_smaller_deployment_fits_the_callers_messages_again(self) -> None:
         """Trimmed for the group's 16k deployment, sent to its 6k one: the report says all that changed."""
@@ -231,3 +232,4 @@ class TestThroughTheHooks:
             ("async_pre_call_deployment_hook", 6000, len(snapshot))
         ]
         assert trimmed[0]["tokens_before"] > 16_000  # the caller's messages, not the 16k trim of them
+        assert trimmed[0]["messages_after"] == len(kwargs["messages"])

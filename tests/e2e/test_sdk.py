@@ -272,10 +272,14 @@ class TestRouter:
         with only_callbacks(GivenACopy()), capture_logs() as logs:
             await router.acompletion(model="small", messages=messages)
 
+        sent = upstream.requests[-1]["messages"]
         assert messages == snapshot
-        assert litellm.token_counter(model="gpt-4o", messages=upstream.requests[-1]["messages"]) < 6000
-        reports = [(log["event"], log["hook"], log["window"]) for log in logs if log["event"].startswith("request_")]
-        assert reports == [("request_trimmed", "async_filter_deployments", 6000)]
+        assert litellm.token_counter(model="gpt-4o", messages=sent) < 6000
+        reports = [log for log in logs if log["event"].startswith("request_")]
+        assert [(log["event"], log["hook"], log["window"]) for log in reports] == [
+            ("request_trimmed", "async_filter_deployments", 6000)
+        ]
+        assert (reports[0]["messages_before"], reports[0]["messages_after"]) == (len(snapshot), len(sent))
 
     async def test_a_list_a_failed_call_left_trimmed_is_whole_after_the_retry(self, upstream: FakeUpstream) -> None:
         """
@@ -305,11 +309,12 @@ class TestRouter:
         with only_callbacks(budget), capture_logs() as logs:
             await router.acompletion(model="small", messages=messages)
 
+        sent = upstream.requests[-1]["messages"]
         assert messages == snapshot
-        assert litellm.token_counter(model="gpt-4o", messages=upstream.requests[-1]["messages"]) < 6000
+        assert litellm.token_counter(model="gpt-4o", messages=sent) < 6000
         trimmed = [log for log in logs if log["event"] == "request_trimmed"]
-        assert [(log["hook"], log["messages_before"]) for log in trimmed] == [
-            ("async_filter_deployments", len(snapshot))
+        assert [(log["hook"], log["messages_before"], log["messages_after"]) for log in trimmed] == [
+            ("async_filter_deployments", len(snapshot), len(sent))
         ]
 
     async def test_message_objects_are_read_like_dicts(self, upstream: FakeUpstream, spy: PayloadSpy) -> None:
