@@ -42,8 +42,10 @@ class BudgetExceededError(litellm.ContextWindowExceededError):  # type: ignore[m
 
         LiteLLM's constructor has no ``body``, so ``param``, ``code`` and
         ``provider_specific_fields`` are set afterwards; the proxy echoes ``param`` and
-        ``provider_specific_fields`` in its 400 body, and ``report`` serves Python callers.
+        ``provider_specific_fields`` in its 400 body, and ``report`` serves Python callers, in
+        the caller's own indices.
         """
+        report = report.for_caller()
         if report.action == "deferred":
             message = (
                 f"litellm_budget: this request does not fit the context window of {report.model} untrimmed "

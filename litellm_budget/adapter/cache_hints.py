@@ -55,7 +55,7 @@ def _add_breakpoints(request: MutableMapping[str, Any], shape: Shape, *, edited:
     if parts.unsupported is not None:
         return False
     ends = stable_ends(parts.messages, shape.format, edited=edited)
-    messages, marked = with_breakpoints(parts.messages, ends, tools=parts.tools)
+    messages, marked = with_breakpoints(parts.messages, ends, tools=parts.tools, automatic=request.get("cache_control"))
     if not marked:
         return False
     if shape.system_key is not None and request.get(shape.system_key) is not None and 0 in marked:

@@ -117,6 +117,20 @@ def apply_client_edits(request: MutableMapping[str, Any], model: str) -> list[di
     return edited.applied
 
 
+def read_compacted(request: MutableMapping[str, Any], model: str) -> bool:
+    """
+    For an upstream other than Anthropic, a history holding a ``compaction`` is sent as Anthropic
+    reads it (``after_compaction``): LiteLLM's bridge drops the block and would send the history
+    it stands for, which the fit did not count. ``True`` when the messages changed.
+    """
+    messages = request.get("messages")
+    if provider_of(model) == "anthropic" or not isinstance(messages, list) or ANTHROPIC.history_start(messages) is None:
+        return False
+    request["messages"], _ = after_compaction(messages)
+    log.info("compaction_read", model=model, messages_before=len(messages), messages_after=len(request["messages"]))
+    return True
+
+
 def respond_with_edits(response: Any, applied: list[dict[str, Any]] | None) -> Any:
     """
     A response to a request whose ``context_management`` was served here says so, as Anthropic's

@@ -1,10 +1,9 @@
 """
-One pass per hook: the request read once (shape, parts, target, call id), then the hook's steps,
-each run by name inside the fail-open boundary (``failopen.py``): ``before`` (what other replicas
-and the summary model know), ``fit``, ``write`` (the fit back into the request), ``after`` (share
-what was learned). ``GroupPass``, ``DeploymentPass`` and ``FilterPass`` are the three hooks. A
-fit is published once, whichever hook, retry or fallback sees it (``calls.py`` remembers it);
-silent fits (the filter's, a ``trial``) publish and remember nothing.
+One pass per hook: the request read once (shape, parts, target, call id), then the hook's steps, each run by
+name inside the fail-open boundary (``failopen.py``): ``before`` (what other replicas and the summary model
+know), ``fit``, ``write`` (the fit back into the request), ``after`` (share what was learned). ``GroupPass``,
+``DeploymentPass`` and ``FilterPass`` are the three hooks. A fit is published once, whichever hook, retry or
+fallback sees it (``calls.py`` remembers it); silent fits (the filter's, a ``trial``) publish and remember nothing.
 
 Over the 300-line cap (``tests/test_layers.py`` says so): the three passes share every step, and
 apart they would only send a reader between files for one request.
@@ -24,7 +23,7 @@ from litellm_budget.core.report import unsent
 from litellm_budget.logs import get_logger
 
 from .calls import FitRecord, call_id_of, record_of, sent_record
-from .context_management import apply_client_edits, serve_compaction
+from .context_management import apply_client_edits, read_compacted, serve_compaction
 from .conversation_state import KnownKey, conversation_key
 from .failopen import Guard
 from .fallbacks import fallback_window, has_fallbacks, leads_to_bigger_window
@@ -333,6 +332,7 @@ class DeploymentPass(HookPass):
             applied = apply_client_edits(self.request, self.target.model)
             if applied is not None:
                 calls.record_edits(self.call_id, applied)
+            if read_compacted(self.request, self.target.model) or applied is not None:
                 self._reread()
         return self._fit_once(bigger_window=fallback_window(self.target, self.request, self.context.router))
 

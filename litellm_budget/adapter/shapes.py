@@ -33,7 +33,14 @@ class Parts:
 
 
 def _fitted_as_asked(_request: Mapping[str, Any]) -> str | None:
-    """Chat and Anthropic requests are always this plugin's to fit."""
+    """Chat requests are always this plugin's to fit."""
+    return None
+
+
+def _why_not_fitted_messages(request: Mapping[str, Any]) -> str | None:
+    """Anthropic requests whose history the provider holds (a ``thread``): out of reach."""
+    if request.get("thread"):
+        return "thread: the history is held by the provider, out of reach"
     return None
 
 
@@ -41,6 +48,8 @@ def _why_not_fitted(request: Mapping[str, Any]) -> str | None:
     """Responses whose history is out of reach, or whose client asked the provider to cut it."""
     if request.get("previous_response_id"):
         return "previous_response_id: the history is held by the provider, out of reach"
+    if request.get("conversation"):
+        return "conversation: the history is held by the provider, out of reach"
     if request.get("truncation") == "auto":
         return "truncation: auto: the client asked the provider to truncate"
     if request.get("context_management"):
@@ -111,7 +120,13 @@ def _lower_thinking_budget(request: MutableMapping[str, Any], max_tokens: int) -
 
 CHAT_SHAPE = Shape(CHAT, "messages", None, req.MAX_TOKENS_KEYS)
 ANTHROPIC_SHAPE = Shape(
-    ANTHROPIC, "messages", "system", ("max_tokens",), "litellm_metadata", keeps_thinking_below_max_tokens=True
+    ANTHROPIC,
+    "messages",
+    "system",
+    ("max_tokens",),
+    "litellm_metadata",
+    _why_not_fitted_messages,
+    keeps_thinking_below_max_tokens=True,
 )
 RESPONSES_SHAPE = Shape(RESPONSES, "input", "instructions", ("max_output_tokens",), "litellm_metadata", _why_not_fitted)
 

@@ -26,13 +26,27 @@ BREAKPOINT: Mapping[str, str] = {"type": "ephemeral"}
 UNMARKABLE = frozenset({"thinking", "redacted_thinking"})
 
 
-def breakpoints_in(messages: Sequence[Message], tools: object = None) -> int:
-    """Breakpoints already in a request: on tools, on the system prompt's and messages' blocks, on messages."""
+def breakpoints_in(messages: Sequence[Message], tools: object = None, *, automatic: object = None) -> int:
+    """
+    Breakpoints already in a request, wherever the API counts them: on tools, on the system
+    prompt's and messages' blocks and on the blocks inside a ``tool_result``, on messages, and
+    the request's own top-level ``cache_control`` (``automatic``: automatic caching takes one).
+    """
     found = sum(1 for tool in tools if has_breakpoint(tool)) if isinstance(tools, list) else 0
     for message in messages:
         content = message.get("content")
-        blocks = sum(1 for block in content if has_breakpoint(block)) if isinstance(content, list) else 0
-        found += has_breakpoint(message) + blocks
+        found += has_breakpoint(message) + (_marks_in(content) if isinstance(content, list) else 0)
+    return found + isinstance(automatic, Mapping)
+
+
+def _marks_in(blocks: list[Any]) -> int:
+    """Breakpoints on ``blocks`` and on the blocks a ``tool_result`` among them holds."""
+    found = 0
+    for block in blocks:
+        found += has_breakpoint(block)
+        inner = block.get("content") if isinstance(block, dict) and block.get("type") == "tool_result" else None
+        if isinstance(inner, list):
+            found += sum(1 for part in inner if has_breakpoint(part))
     return found
 
 
@@ -61,14 +75,14 @@ def stable_ends(messages: Sequence[Message], fmt: MessageFormat, *, edited: bool
 
 
 def with_breakpoints(
-    messages: Sequence[Message], ends: Iterable[int], *, tools: object = None
+    messages: Sequence[Message], ends: Iterable[int], *, tools: object = None, automatic: object = None
 ) -> tuple[list[Message], list[int]]:
     """
     ``messages`` with a breakpoint on the last markable block of each of ``ends`` (in order,
-    skipping those already marked), while the request has fewer than four; the messages marked.
-    Only the marked messages are copies.
+    skipping those already marked), while the request has fewer than four (``breakpoints_in``);
+    the messages marked. Only the marked messages are copies.
     """
-    room = MAX_BREAKPOINTS - breakpoints_in(messages, tools)
+    room = MAX_BREAKPOINTS - breakpoints_in(messages, tools, automatic=automatic)
     result, marked = list(messages), []
     for end in ends:
         if room <= 0:

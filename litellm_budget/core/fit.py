@@ -14,7 +14,7 @@ from litellm_budget.typing import Action, Message, Tools
 from .checks import positive_int
 from .conversation import continues, kept_as_sent, kept_edits
 from .errors import context_window_exceeded
-from .formats import MessageFormat, format_named, joined
+from .formats import MessageFormat, format_named, joined, lead_of
 from .formats.chat import CHAT
 from .ledger import NO_SUMMARIES, Derived, Draft, Ledger, SentEdits
 from .limits import limits_for, max_tokens_to_send
@@ -95,7 +95,7 @@ def fit(
     )
     if fitted.report.action == "rejected":
         raise context_window_exceeded(fitted.report)
-    return dataclasses.replace(fitted, messages=unjoin(fitted.messages))
+    return dataclasses.replace(fitted, messages=unjoin(fitted.messages), report=fitted.report.for_caller())
 
 
 def fit_request(
@@ -120,10 +120,15 @@ def fit_request(
     ``token_ratios``, else the prior of the model's family. With ``gate``, a request whose size
     bound is under the budget passes untouched uncounted: its report holds the bound
     (``tokens_exact`` false) until ``size_gate.counted`` counts it.
+
+    The report is over ``messages``, the core's list; its ``lead`` says how many of its first
+    entries are a system part given apart (``formats.joined``), for ``BudgetReport.for_caller``.
     """
     started = time.perf_counter()
     requested = max_tokens if positive_int(max_tokens) is not None or max_tokens == 0 else None
     base = {"model": model, "policy": settings.policy, "format": fmt.name, "max_tokens_requested": requested}
+    if isinstance(messages, list) and (lead := lead_of(messages)):
+        base["lead"] = lead
     # What this conversation's last request held: a message known there passed the checks then.
     reading = Reading(messages if isinstance(messages, list) else [], fmt.name)
     reason = fmt.unsupported_reason(messages, tools, max_tokens, reading.known, reading.checked)
@@ -148,6 +153,9 @@ def fit_request(
     if gate and (report := passed_untouched(messages, tools, max_tokens, context, started, **base)) is not None:
         return Fitted(messages=list(messages), max_tokens=max_tokens, report=report)
     listed = list(messages)
+    # A compacted history is read from its newest compaction on: what is before it goes as it came, uncounted.
+    start = fmt.history_start(listed)
+    gate = gate and start is None
     keys = reading.keys()
     ledger_of = functools.partial(
         Ledger,
@@ -171,6 +179,9 @@ def fit_request(
         derived = derived.recounted(counts, bounded.since)
     if counts is None:
         counts = counter.count_messages(fmt, listed, keys)
+    if start is not None:
+        apart = lead_of(listed)
+        counts = [0 if apart <= index < start else count for index, count in enumerate(counts)]
     ledger = ledger_of(counts=counts, derived=derived)
     # A conversation whose last request was edited keeps its edits even when this one fits.
     untouched = ledger.total <= limits.budget and not continues(ledger)

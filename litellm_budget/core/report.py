@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import operator
+import re
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -18,6 +19,10 @@ class BudgetReport:
 
     ``elided_at``, ``dropped_at`` and ``cut_at`` are compact index ranges such as
     ``"2,5-9"``, so a report stays one short log line even for 5,000 messages.
+
+    Inside the plugin a report is made over the core's list, which holds a system (Anthropic) or
+    ``instructions`` (Responses) given apart as its first entry: ``lead`` counts such entries,
+    and ``as_dict`` and ``for_caller`` give the caller's indices and counts.
     """
 
     #: The model as the request named it (for a deployment: its ``litellm_params.model``).
@@ -108,6 +113,8 @@ class BudgetReport:
     tokens_bound: int | None = None
     #: Time the fit took.
     duration_ms: float = 0.0
+    #: Entries of the core's list before the caller's messages (never published: ``for_caller``).
+    lead: int = dataclasses.field(default=0, repr=False)
 
     @property
     def tokens_saved(self) -> int:
@@ -115,14 +122,51 @@ class BudgetReport:
         return max(0, self.tokens_before - self.tokens_after)
 
     def as_dict(self) -> dict[str, Any]:
-        """Plain JSON-safe types only, in field order."""
-        return dict(zip(_FIELDS, _VALUES(self), strict=True))
+        """Plain JSON-safe types only, in field order, in the caller's indices."""
+        return dict(zip(_FIELDS, _VALUES(self.for_caller() if self.lead else self), strict=True))
+
+    def for_caller(self) -> BudgetReport:
+        """
+        This report in the caller's own indices and counts: the ``lead`` entries taken out (a
+        change to a system given apart is a change at the caller's index 0).
+        """
+        lead = self.lead
+        if not lead:
+            return self
+        changed = self.first_changed_index
+        return dataclasses.replace(
+            self,
+            reason=_shifted_reason(self.reason, lead),
+            messages_before=max(0, self.messages_before - lead),
+            messages_after=max(0, self.messages_after - lead),
+            elided_at=_shifted(self.elided_at, lead),
+            dropped_at=_shifted(self.dropped_at, lead),
+            cut_at=_shifted(self.cut_at, lead),
+            first_changed_index=None if changed is None else max(0, changed - lead),
+            lead=0,
+        )
 
 
-#: The report's field names in order, and one getter of all their values: ``as_dict`` runs two or
-#: three times a request (the log event, LiteLLM's metadata, the count's report).
-_FIELDS = tuple(field.name for field in dataclasses.fields(BudgetReport))
+#: The report's published field names in order, and one getter of all their values: ``as_dict``
+#: runs two or three times a request (the log event, LiteLLM's metadata, the count's report).
+_FIELDS = tuple(field.name for field in dataclasses.fields(BudgetReport) if field.name != "lead")
 _VALUES = operator.attrgetter(*_FIELDS)
+#: How a reason names a message or an item of the core's list (``message 3: ...``).
+_NAMED_INDEX = re.compile(r"\b(message|item) (\d+)\b")
+
+
+def _shifted(ranges: str, lead: int) -> str:
+    return format_ranges(index - lead for index in parse_ranges(ranges) if index >= lead) if ranges else ranges
+
+
+def _shifted_reason(reason: str | None, lead: int) -> str | None:
+    """A reason's ``message N`` in the caller's indices; the entry given apart by its own name."""
+
+    def caller(match: re.Match[str]) -> str:
+        index = int(match.group(2)) - lead
+        return f"{match.group(1)} {index}" if index >= 0 else "the system part"
+
+    return _NAMED_INDEX.sub(caller, reason) if reason else reason
 
 
 def elapsed_ms(started: float) -> float:

@@ -11,10 +11,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .breakpoints import has_breakpoint
+from .formats import lead_of
 from .memo import BoundedLRU, remembered
 from .message_keys import message_keys
 from .notices import MARKER_END, marker_start
-from .report import BudgetReport, parse_ranges
+from .report import BudgetReport, format_ranges, parse_ranges
 
 #: The entry that stands for the tools schema, which every provider caches ahead of the messages.
 TOOLS = -1
@@ -118,7 +119,7 @@ def sent_prompt(
         heads.append(head)
         head_sizes.append(head_size)
         bodies.append(body)
-    fields = _edits_of(report)
+    fields = _edits_of(report, lead_of(messages))
     layout = origins(len(messages), fields) if report is not None else tuple(range(len(messages)))
     return SentPrompt(
         digests=tuple(digests),
@@ -203,14 +204,20 @@ def _around_marker(entry: Any) -> tuple[Any, Any]:
     return None, None
 
 
-def _edits_of(report: BudgetReport | Mapping[str, Any] | None) -> dict[str, Any]:
+def _edits_of(report: BudgetReport | Mapping[str, Any] | None, apart: int) -> dict[str, Any]:
+    """
+    The report's edits in the core's list: a published report speaks the caller's indices, and
+    the core's list holds ``apart`` entries before them (a system part given apart).
+    """
     if report is None:
         return {"elided_at": "", "dropped_at": "", "cut_at": ""}
     fields = report.as_dict() if isinstance(report, BudgetReport) else report
-    return {key: fields.get(key) or "" for key in ("elided_at", "dropped_at", "cut_at")} | {
-        "messages_before": fields.get("messages_before"),
-        "marker": fields.get("marker"),
-    }
+    ranges = {key: str(fields.get(key) or "") for key in ("elided_at", "dropped_at", "cut_at")}
+    before = fields.get("messages_before")
+    if apart:
+        ranges = {key: format_ranges(index + apart for index in parse_ranges(value)) for key, value in ranges.items()}
+        before = int(before or 0) + apart
+    return ranges | {"messages_before": before, "marker": fields.get("marker")}
 
 
 def _entry(entry: Any, *, tools: bool) -> tuple[tuple[object, int], int, list[int]]:

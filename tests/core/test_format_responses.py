@@ -156,7 +156,7 @@ def _unavoidable_floor(items: list[Item]) -> int:
     first_user = kinds.index(USER) if USER in kinds else None
     kept = layout_of_kinds(kinds).pinned | ({first_user} if first_user is not None else set())
     floor = COUNTER.count_tools(None)
-    for index in kept:
+    for index in kept - set(range(_read_from(items))):
         item = items[index]
         if kinds[index] == SYSTEM or not any(RESPONSES.texts(item)):
             floor += RESPONSES.count_message(COUNTER, item)
@@ -165,8 +165,14 @@ def _unavoidable_floor(items: list[Item]) -> int:
     return floor
 
 
+def _read_from(items: Sequence[Item]) -> int:
+    """Where the provider starts reading: the newest compaction item (what is before it is not counted)."""
+    return max((i for i, item in enumerate(items) if item.get("type") == "compaction"), default=0)
+
+
 def _recount(items: Sequence[Item]) -> int:
-    return sum(RESPONSES.count_message(COUNTER, item) for item in items) + COUNTER.count_tools(None)
+    read = items[_read_from(items) :]
+    return sum(RESPONSES.count_message(COUNTER, item) for item in read) + COUNTER.count_tools(None)
 
 
 def _fit(
@@ -212,6 +218,9 @@ def test_invariants(
     assert [_key(item) for item in out if _key(item) in kept] == order
     originals = {json.dumps(item) for item in items if item.get("type") in VERBATIM_TYPES}
     assert all(json.dumps(item) in originals for item in out if item.get("type") in VERBATIM_TYPES)
+    compactions = [item for item in items if item.get("type") == "compaction"]
+    assert [item for item in out if item.get("type") == "compaction"] == compactions, "a compaction was dropped"
+    assert out[: _read_from(items)] == items[: _read_from(items)], "the history before a compaction was edited"
     developer = [item for item in items if item.get("role") == "developer"]
     assert [item for item in out if item.get("role") == "developer" and item in items] == developer
     assert out[-1] is items[-1] or len(items) - 1 in parse_ranges(report.cut_at)

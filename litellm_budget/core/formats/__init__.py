@@ -17,7 +17,18 @@ from .chat import CHAT
 from .responses import RESPONSES
 from .seam import ASSISTANT, SYSTEM, TOOL, USER, MessageFormat, Unjoin
 
-__all__ = ["ASSISTANT", "SYSTEM", "TOOL", "USER", "MessageFormat", "Unjoin", "format_named", "joined", "unjoin_for"]
+__all__ = [
+    "ASSISTANT",
+    "SYSTEM",
+    "TOOL",
+    "USER",
+    "MessageFormat",
+    "Unjoin",
+    "format_named",
+    "joined",
+    "lead_of",
+    "unjoin_for",
+]
 
 
 def joined(name: str, system: object, messages: Sequence[Message] | str) -> tuple[list[Message], Unjoin]:
@@ -43,6 +54,14 @@ def unjoin_for(name: str) -> Unjoin:
     if name == "anthropic":
         return lambda fitted: anthropic.split_system(fitted)[1]
     return responses.split_instructions if name == "responses" else _same
+
+
+def lead_of(messages: Sequence[Message]) -> int:
+    """How many entries ``joined`` put before the caller's messages: 1 for a system part given apart, else 0."""
+    first = messages[0] if messages else None
+    return int(
+        isinstance(first, dict) and bool(first.get(anthropic.JOINED_KEY) or first.get(responses.INSTRUCTIONS_KEY))
+    )
 
 
 def _same(messages: list[Message]) -> list[Message]:

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 from litellm_budget.core.checks import is_mapping
 from litellm_budget.typing import Message
 
-from .anthropic_checks import CALL_TYPES, RESULT_TYPE, unsupported_reason
+from .anthropic_checks import CALL_TYPES, COMPACTION, HISTORY_MARKS, RESULT_TYPE, unsupported_reason
+from .history import pinned_kinds
 from .placement import LEADING_KEY, NOTICE_KEY, place_notices
 from .seam import ASSISTANT, SYSTEM, TOOL, USER
 
@@ -39,8 +40,16 @@ class AnthropicFormat:
         """
         The system pseudo-message, assistants, and user messages: those holding a ``tool_result``
         belong to the assistant step before them (with any text they carry), the others open a turn.
+        The history up to the newest compaction, and each message holding a compaction or a tool
+        change, read as system with their steps (``history.pinned_kinds``).
         """
-        return [_kind(message) for message in messages]
+        kinds = [_kind(message) for message in messages]
+        start, held = _markers(messages)
+        return pinned_kinds(kinds, start, held) if start is not None or held else kinds
+
+    def history_start(self, messages: Sequence[Message]) -> int | None:
+        """The message of the newest ``compaction`` block with a summary: the API ignores what is before it."""
+        return _markers(messages)[0]
 
     def texts(self, message: Message) -> Iterator[str]:
         """Text blocks (or a string content) and the text of each ``tool_result``, in order."""
@@ -187,6 +196,25 @@ def _into_system(messages: list[Message], notice: Message) -> list[Message]:
         system = messages[0]
         return [{**system, "content": [*_as_blocks(system), *notice["content"]]}, *messages[1:]]
     return [{"role": "system", "content": notice["content"], JOINED_KEY: True}, *messages]
+
+
+def _markers(messages: Sequence[Message]) -> tuple[int | None, list[int]]:
+    """
+    The newest message holding a ``compaction`` block with a summary (a block without one is a
+    failed compaction, a no-op), and every user or assistant message holding a compaction or a
+    tool change (``tool_addition``, ``tool_removal``).
+    """
+    start, held = None, []
+    for index, message in enumerate(messages):
+        content = message.get("content")
+        if message.get("role") == "system" or not isinstance(content, list):
+            continue
+        marks = [block for block in content if _is_type(block, *HISTORY_MARKS)]
+        if marks:
+            held.append(index)
+            if any(_is_type(b, COMPACTION) and isinstance(b.get("content"), str) and b["content"] for b in marks):
+                start = index
+    return start, held
 
 
 def _kind(message: Message) -> str:

@@ -10,6 +10,10 @@ from litellm_budget.core.checks import is_mapping, not_known, request_problem
 #: Blocks with which an assistant calls a tool; ``server_tool_use`` is answered in the same message.
 CALL_TYPES = frozenset({"tool_use", "server_tool_use"})
 RESULT_TYPE = "tool_result"
+#: Where the API starts reading the history (``history.py``); with the tool changes, the blocks a fit keeps.
+COMPACTION = "compaction"
+TOOL_CHANGES = frozenset({"tool_addition", "tool_removal"})
+HISTORY_MARKS = TOOL_CHANGES | {COMPACTION}
 ROLES = frozenset({"user", "assistant"})
 
 
@@ -22,7 +26,8 @@ def unsupported_reason(
     ``messages`` is ``join_system(system, messages)``. Trimming relies on the Messages API's
     shape: user and assistant messages (system messages anywhere, as Claude Code's
     ``mid-conversation-system`` beta sends them), content as text or a list of
-    typed blocks, the first message a user's, every ``tool_use`` answered by a ``tool_result``
+    typed blocks (a system message may hold only its ``output_config``), the first message a
+    user's or a compaction's, every ``tool_use`` answered by a ``tool_result``
     in the very next message (unless the assistant's is the last one) and every ``tool_result``
     answering the assistant message right before it, ahead of any other block of its message.
     Anything else is forwarded untouched, so the provider gives its own error, and the report
@@ -48,7 +53,7 @@ def _message_problem(message: object) -> str | None:
     if role not in ROLES and role != "system":
         return "has no role" if role is None else "has an unknown role"
     content = message.get("content")
-    if isinstance(content, str):
+    if isinstance(content, str) or (role == "system" and content is None and is_mapping(message.get("output_config"))):
         return None
     if not _is_block_list(content):
         return f"content is {type(content).__name__}, not text or a list of blocks"
@@ -75,11 +80,16 @@ def _blocks_problem(role: str, blocks: list[Mapping[str, Any]]) -> str | None:
 
 
 def _start_problem(messages: Sequence[Mapping[str, Any]]) -> str | None:
-    """Besides system messages, at least one message, and the first is a user's."""
+    """
+    Besides system messages, at least one message, and the first is a user's, or an assistant's
+    that holds a compaction (the history a compacted conversation resumes from).
+    """
     first = next((i for i, message in enumerate(messages) if message["role"] != "system"), None)
     if first is None:
         return "no messages besides the system"
-    if messages[first]["role"] != "user":
+    content = messages[first]["content"]
+    resumes = isinstance(content, list) and any(block["type"] == COMPACTION for block in content)
+    if messages[first]["role"] != "user" and not resumes:
         return f"message {first}: the first message is not a user message"
     return None
 

@@ -28,6 +28,10 @@ class ChatFormat:
         """The roles, with ``developer`` read as system and ``function`` as a tool result."""
         return [_KINDS[message["role"]] for message in messages]
 
+    def history_start(self, messages: Sequence[Message]) -> int | None:  # noqa: ARG002 - chat has no compaction
+        """Chat has no compaction: the provider reads every message."""
+        return None
+
     def texts(self, message: Message) -> Iterator[str]:
         """Every text of the content."""
         return texts_of(message.get("content"))
@@ -41,12 +45,14 @@ class ChatFormat:
         return [call["id"] for call in message.get("tool_calls") or ()]
 
     def calls(self, message: Message) -> Sequence[tuple[str, object, object]]:
-        """Each of the assistant's ``tool_calls`` as ``(id, name, arguments)``."""
+        """Each of the assistant's ``tool_calls`` as ``(id, name, arguments)``; a custom tool's with its ``input``."""
         found = []
         for call in message.get("tool_calls") or ():
-            function = call.get("function") if is_mapping(call) else None
+            custom = is_mapping(call) and call.get("type") == "custom"
+            function = call.get("custom" if custom else "function") if is_mapping(call) else None
             if is_mapping(function):
-                found.append((str(call.get("id")), function.get("name"), function.get("arguments")))
+                arguments = function.get("input" if custom else "arguments")
+                found.append((str(call.get("id")), function.get("name"), arguments))
         return found
 
     def answered_ids(self, message: Message) -> Sequence[str]:

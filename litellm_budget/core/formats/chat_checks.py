@@ -100,6 +100,10 @@ def _is_content_list(content: object) -> bool:
 def _are_tool_calls(calls: object) -> bool:
     if not isinstance(calls, list):
         return False
+    # A function call holds ``function``; a custom tool's call (``type: custom``) holds ``custom``.
     return all(
-        is_mapping(call) and isinstance(call.get("id"), str) and is_mapping(call.get("function")) for call in calls
+        is_mapping(call)
+        and isinstance(call.get("id"), str)
+        and is_mapping(call.get("custom" if call.get("type") == "custom" else "function"))
+        for call in calls
     )

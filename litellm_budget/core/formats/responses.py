@@ -13,17 +13,30 @@ from litellm_budget.core.canonical import as_json
 from litellm_budget.core.checks import is_mapping
 from litellm_budget.typing import Message
 
+from .history import pinned_kinds
 from .parts import map_texts as map_content_texts
 from .parts import part_text, texts_of
 from .placement import LEADING_KEY, NOTICE_KEY, is_notice, place_notices
-from .responses_checks import CALL_TYPES, OUTPUT_TYPES, STEP_TYPES, SYSTEM_ROLES, item_type, unsupported_reason
+from .responses_checks import (
+    BUILTIN_CALLS,
+    CALL_TYPES,
+    COMPACTION,
+    OUTPUT_TYPES,
+    PAIRED_CALLS,
+    PAIRED_OUTPUTS,
+    PINNED_TYPES,
+    STEP_TYPES,
+    SYSTEM_ROLES,
+    item_type,
+    unsupported_reason,
+)
 from .seam import ASSISTANT, SYSTEM, TOOL, USER
 
 if TYPE_CHECKING:
     from litellm_budget.core.tokens import TokenCounter
 
 #: What opens a new step right after an output even in a step that began with reasoning.
-STEP_OPENERS = frozenset({"reasoning", "compaction"})
+STEP_OPENERS = frozenset({"reasoning"})
 # The ciphertext is base64 of what the provider decrypts and reads back (hidden reasoning,
 # compacted history). BPE splits base64 into about 1.5 characters a token, several times what the
 # plaintext costs, and tokenizing megabytes of it per request is slow. Base64 holds 3 bytes in 4
@@ -52,6 +65,8 @@ class ResponsesFormat:
         began with reasoning only a new reasoning (or compaction) item opens the next one: a
         reasoning model starts every response with one, so a call after an output without one
         is a parallel call of the same response, which the API refuses without its reasoning.
+        A compaction, a compaction trigger and added tools are read as system, and so is every
+        item before the newest compaction (``history.pinned_kinds``).
         """
         kinds: list[str] = []
         open_calls: set[str] = set()
@@ -63,18 +78,23 @@ class ResponsesFormat:
                 kinds.append(TOOL if continues else ASSISTANT)
                 reasoning_step = (reasoning_step and continues) or kind == "reasoning"
                 in_step = True
-                if kind in CALL_TYPES:
+                if kind in PAIRED_CALLS:
                     open_calls.add(item["call_id"])
-            elif kind == "message":
-                system = item["role"] in SYSTEM_ROLES
+            elif kind == "message" or kind in PINNED_TYPES:
+                system = kind in PINNED_TYPES or item["role"] in SYSTEM_ROLES
                 kinds.append(SYSTEM if system else USER)
                 in_step, reasoning_step = in_step and system, reasoning_step and system
             else:
                 kinds.append(TOOL)
-                if kind in OUTPUT_TYPES:
+                if kind in PAIRED_OUTPUTS:
                     open_calls.discard(item["call_id"])
                     in_step = False
-        return kinds
+        start = self.history_start(messages)
+        return kinds if start is None else pinned_kinds(kinds, start, ())
+
+    def history_start(self, messages: Sequence[Message]) -> int | None:
+        """The newest ``compaction`` item: it stands for everything before it."""
+        return next((i for i in range(len(messages) - 1, -1, -1) if item_type(messages[i]) == COMPACTION), None)
 
     def texts(self, message: Message) -> Iterator[str]:
         """A message's text, or an output's: never arguments, reasoning, compaction or images."""
@@ -89,19 +109,26 @@ class ResponsesFormat:
         return {**message, key: map_content_texts({"content": message[key]}, rewrite)["content"]}
 
     def call_ids(self, message: Message) -> Sequence[str]:
-        """The ``call_id`` of a function or custom tool call."""
-        return [message["call_id"]] if item_type(message) in CALL_TYPES else []
+        """The ``call_id`` of a function, custom tool or built-in tool call."""
+        return [message["call_id"]] if item_type(message) in PAIRED_CALLS else []
 
     def calls(self, message: Message) -> Sequence[tuple[str, object, object]]:
-        """A function call as ``(call_id, name, arguments)``; a custom tool call with its ``input``."""
-        if item_type(message) not in CALL_TYPES:
+        """
+        A function call as ``(call_id, name, arguments)``; a custom tool call with its ``input``; a
+        built-in tool's call under its type, with its ``action`` (shell) or ``operation`` (patch).
+        """
+        kind = item_type(message)
+        if kind in BUILTIN_CALLS:
+            arguments = message.get("action") if "action" in message else message.get("operation")
+            return [(str(message.get("call_id")), kind, arguments)]
+        if kind not in CALL_TYPES:
             return []
         arguments = message.get("arguments") if "arguments" in message else message.get("input")
         return [(str(message.get("call_id")), message.get("name"), arguments)]
 
     def answered_ids(self, message: Message) -> Sequence[str]:
         """The ``call_id`` an output answers."""
-        return [message["call_id"]] if item_type(message) in OUTPUT_TYPES else []
+        return [message["call_id"]] if item_type(message) in PAIRED_OUTPUTS else []
 
     def notice(self, text: str, placement: str = "user_note") -> Message:
         """
@@ -217,13 +244,18 @@ def _message_item(role: str, content: object) -> dict[str, Any]:
 
 
 def _parts(role: str, content: object) -> list[dict[str, Any]]:
-    """Chat content as Responses parts: text as input or output text, ``image_url`` as ``input_image``."""
+    """
+    Chat content as Responses parts: text as input or output text (a part keeps every other key
+    it has: a cache breakpoint, annotations), ``image_url`` as ``input_image``.
+    """
     text_type = "output_text" if role == "assistant" else "input_text"
     parts: list[dict[str, Any]] = []
     for part in [content] if isinstance(content, str) else content if isinstance(content, list) else ():
         text = part_text(part)
-        if text is not None:
-            parts.append({"type": text_type, "text": text})
+        if isinstance(part, str):
+            parts.append({"type": text_type, "text": part})
+        elif text is not None and is_mapping(part):
+            parts.append({**part, "type": text_type})
         elif is_mapping(part) and part.get("type") == "image_url":
             image = part.get("image_url")
             parts.append({"type": "input_image", "image_url": image.get("url") if is_mapping(image) else image})

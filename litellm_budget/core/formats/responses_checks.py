@@ -12,14 +12,23 @@ SYSTEM_ROLES = frozenset({"system", "developer"})
 MESSAGE_ROLES = SYSTEM_ROLES | {"user", "assistant"}
 CALL_TYPES = frozenset({"function_call", "custom_tool_call"})
 OUTPUT_TYPES = frozenset({"function_call_output", "custom_tool_call_output"})
+#: Calls of the client's built-in tools (Codex's shell and patches), paired by ``call_id`` with
+#: ``<type>_output`` like the others; their outputs are records (exit status, streams), never elided.
+BUILTIN_CALLS = frozenset({"shell_call", "local_shell_call", "apply_patch_call"})
+BUILTIN_OUTPUTS = frozenset(f"{kind}_output" for kind in BUILTIN_CALLS)
+PAIRED_CALLS = CALL_TYPES | BUILTIN_CALLS
+PAIRED_OUTPUTS = OUTPUT_TYPES | BUILTIN_OUTPUTS
+COMPACTION = "compaction"
+#: Items that are the client's say over the history and the tools, kept where they stand: read as system.
+PINNED_TYPES = frozenset({COMPACTION, "compaction_trigger", "additional_tools"})
 #: What the model produced besides messages and calls. None of it is ever edited: reasoning and
 #: compaction carry encrypted state the provider checks, and a hosted tool's call is its own record.
 OPAQUE_TYPES = frozenset(
     {"reasoning", "compaction", "web_search_call", "file_search_call", "image_generation_call", "code_interpreter_call"}
 )
 #: Item types that belong to the assistant's side of a step.
-STEP_TYPES = CALL_TYPES | OPAQUE_TYPES
-ITEM_TYPES = STEP_TYPES | OUTPUT_TYPES | {"message", "item_reference"}
+STEP_TYPES = PAIRED_CALLS | (OPAQUE_TYPES - {COMPACTION})
+ITEM_TYPES = STEP_TYPES | PAIRED_OUTPUTS | PINNED_TYPES | {"message", "item_reference"}
 
 
 def item_type(item: Message) -> str:
@@ -88,6 +97,13 @@ _REQUIRED: Mapping[str, tuple[tuple[str, Callable[[object], bool]], ...]] = {
     "custom_tool_call_output": (("call_id", _is_str), ("output", _is_content)),
     "reasoning": (("summary", _is_list), ("encrypted_content", _is_optional_str)),
     "compaction": (("encrypted_content", _is_str),),
+    "shell_call": (("call_id", _is_str),),
+    "local_shell_call": (("call_id", _is_str),),
+    "apply_patch_call": (("call_id", _is_str),),
+    "shell_call_output": (("call_id", _is_str),),
+    "local_shell_call_output": (("call_id", _is_str),),
+    "apply_patch_call_output": (("call_id", _is_str),),
+    "additional_tools": (("tools", _is_list),),
     "item_reference": (("id", _is_str),),
     "message": (("role", _is_role), ("content", _is_content)),
 }
@@ -113,13 +129,13 @@ def _pairing_problem(items: Sequence[Mapping[str, Any]]) -> str | None:
     seen: set[str] = set()
     for index, item in enumerate(items):
         kind = item_type(item)
-        if kind in CALL_TYPES:
+        if kind in PAIRED_CALLS:
             call_id = item["call_id"]
             if call_id in seen:
                 return f"item {index}: duplicated call_id"
             seen.add(call_id)
             open_calls[call_id] = f"{kind}_output"
-        elif kind in OUTPUT_TYPES:
+        elif kind in PAIRED_OUTPUTS:
             if open_calls.pop(item["call_id"], None) != kind:
                 return f"item {index}: {kind} answers no open call"
         elif kind == "message" and item["role"] == "user" and open_calls:

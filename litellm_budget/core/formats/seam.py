@@ -35,6 +35,12 @@ class MessageFormat(Protocol):
         of the same step). Units are cut only before ``USER`` and ``ASSISTANT``.
         """
 
+    def history_start(self, messages: Sequence[Message]) -> int | None:
+        """
+        Where the provider starts reading the history: the newest compaction (``history.py``);
+        ``None``: from the first message. What comes before it is sent as it came, uncounted.
+        """
+
     def texts(self, message: Message) -> Iterator[str]:
         """Every text of the message's content, in order."""
 
