@@ -12,7 +12,14 @@ budget, or as many tokens as ``auto`` sent (the same fill). The picks:
   fit may not, so it reads what knowing the answer is worth rather than what a fit could send.
 - **bound**: the fractional knapsack over the same messages, every message worth all the strings
   it holds (one held twice counted twice): no choice of whole messages keeps more, tool pairs or
-  not. Only text no message holds whole (digests, placeholders) can go beyond it.
+  not.
+
+What it bounds, exactly: fits that send a subset of the request's original messages, each whole and
+unchanged, with nothing else taking room. ``auto`` is outside that class (it writes markers,
+digests and placeholders), and so is every policy that keeps a part of a message (a digest line,
+some lines of an output, an outline): the marker's line of names takes ``auto`` past this script's
+``newest``/``smallest``/``densest`` orders at 8k (BENCHMARKS §1). The four guesses are fixed
+orders, not bounds of anything.
 - **newest**, **smallest**, **densest** (salient strings per token), **related** (salient strings
   shared with the request's newest ``--focus`` messages, per token: what the agent works on now):
   guesses without the answer, whole messages in that order while they fit.

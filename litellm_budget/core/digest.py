@@ -240,12 +240,12 @@ def step_entries(fmt: MessageFormat, messages: Sequence[Message], kinds: Sequenc
         for answered in fmt.answered_ids(message):
             outputs.setdefault(answered, []).extend(fmt.texts(message))
     entries: list[str] = []
-    for group in _steps(kinds):
+    for group in steps_of(kinds):
         entries.extend(_entries_of(fmt, [messages[i] for i in group], kinds[group[0]], outputs, limit))
     return entries
 
 
-def _steps(kinds: Sequence[str]) -> Iterator[list[int]]:
+def steps_of(kinds: Sequence[str]) -> Iterator[list[int]]:
     """Indices grouped as units open: at each user message or assistant step."""
     group: list[int] = []
     for index, kind in enumerate(kinds):

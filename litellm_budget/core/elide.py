@@ -12,7 +12,7 @@ from .formats import ASSISTANT, TOOL
 from .ledger import Draft, Entry, Ledger
 from .memo import BoundedLRU, remembered
 from .notices import placeholder_for
-from .tool_calls import CallKey, calls_made
+from .tool_calls import CallKey, calls_made, read_path
 
 _ELIDABLE_KINDS = (ASSISTANT, TOOL)
 #: With ``elide_min_tokens: None``: texts above this share of the budget are bulky ...
@@ -85,7 +85,8 @@ def _elide_in(draft: Draft, ledger: Ledger, indices: Iterable[int], target: floa
 def superseded(ledger: Ledger) -> frozenset[int]:
     """
     The outputs a later call of the same tool with the same arguments made stale (a file read
-    again, a test run again): what they said was said again after them, so they go first. Read
+    again, a test run again), and, with ``stale_reads``, those of a file read again in any way
+    (``tool_calls.read_path``): what they said was said again after them, so they go first. Read
     once per request: ``auto`` elides again on each pass of its loop.
     """
     if ledger.derived.superseded is not None:
@@ -102,6 +103,13 @@ def superseded(ledger: Ledger) -> frozenset[int]:
             if key in latest:
                 stale.update(answers.get(latest[key], ()))
             latest[key] = call_id
+        for call_id, name, arguments in fmt.calls(message) if ledger.settings.stale_reads else ():
+            path = read_path(name, arguments)
+            if path is not None:
+                read = ("read", path)
+                if read in latest and latest[read] != call_id:
+                    stale.update(answers.get(latest[read], ()))
+                latest[read] = call_id
     ledger.derived.superseded = frozenset(stale)
     return ledger.derived.superseded
 

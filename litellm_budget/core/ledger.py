@@ -15,12 +15,14 @@ from litellm_budget.typing import Message
 from .formats import MessageFormat
 from .limits import Limits
 from .message_keys import message_keys
+from .names import StepNames
 from .settings import BudgetSettings
 from .tokens import TokenCounter
 from .units import Layout, layout_of_kinds
 
-#: An atom's digest lines read on its own, the ids of the calls it makes and of those it answers.
-AtomLines = tuple[tuple[str, ...], frozenset[str], frozenset[str]]
+#: An atom's digest lines read on its own, the ids of the calls it makes and of those it answers,
+#: and the names each of its actions held.
+AtomLines = tuple[tuple[str, ...], frozenset[str], frozenset[str], tuple[StepNames, ...]]
 #: No summaries known: every dropped block gets the marker.
 NO_SUMMARIES: Mapping[str, str] = MappingProxyType({})
 

@@ -9,13 +9,17 @@ is remembered whole: a growing history reads only what is new in it.
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TypeVar
 
-from .digest import newest_within, step_entries
-from .formats import ASSISTANT, SYSTEM, USER
+from litellm_budget.typing import Message
+
+from .digest import newest_within, step_entries, steps_of
+from .formats import ASSISTANT, SYSTEM, USER, MessageFormat
 from .ledger import AtomLines, Ledger
 from .memo import BoundedLRU, remembered
+from .names import StepNames, names_in, names_line
+from .tool_calls import decoded_arguments
 from .units import Unit
 
 #: Digests of whole blocks: each at most ``digest_share`` of a window's prompt room.
@@ -43,14 +47,29 @@ def marker_digest(ledger: Ledger, gone: Sequence[int], room: int | None = None) 
     if cap <= 0:
         return [], 0
     keys, kinds = ledger.keys, ledger.kinds
-    seen = (ledger.format.name, ledger.counter.name, settings.digest_chars, cap)
-    key = hash((*seen, _picked(keys, gone), _picked(kinds, gone)))
+    names_cap = _room(ledger, settings.names_share)
+    seen = (ledger.format.name, ledger.counter.name, settings.digest_chars, cap, names_cap, settings.names_per_step)
+    given = _given(ledger)
+    key = hash((*seen, room, _picked(keys, gone), _picked(kinds, gone), _picked(keys, given)))
     found = _BLOCKS.get(key)
     if found is None:
-        listed, unlisted = newest_within(_lines(ledger, gone), lambda line: ledger.counter.count_text(line) + 1, cap)
-        found = (tuple(listed), unlisted)
+        lines, names = _lines(ledger, gone)
+        cost = lambda line: ledger.counter.count_text(line) + 1  # noqa: E731 - the one cost both share
+        listed, unlisted = newest_within(lines, cost, cap)
+        # Beside the lines, within their own share; where the room is short, only what the lines left of it.
+        left = names_cap if room is None else min(names_cap, room - sum(map(cost, listed)))
+        # What the model reads anyway (the lines, the system, the task) need not be named again.
+        shown = "\n".join([*listed, *(t for i in given for t in ledger.format.texts(ledger.messages[i]))])
+        line = names_line(names, shown, per_step=settings.names_per_step, cap=left, cost=cost)
+        found = ((*listed, line) if line else tuple(listed), unlisted)
         _BLOCKS.put(key, found)
     return found
+
+
+def _given(ledger: Ledger) -> list[int]:
+    """The messages every fit keeps as they are: the system ones and the task (the first user message)."""
+    task = ledger.layout.first_user
+    return [i for i, kind in enumerate(ledger.kinds) if kind == SYSTEM or i == task]
 
 
 def digest_cap(ledger: Ledger) -> int:
@@ -59,11 +78,16 @@ def digest_cap(ledger: Ledger) -> int:
     budget moves with the learned token ratio, and a digest that moved with it would move the
     cached prefix too.
     """
+    return _room(ledger, ledger.settings.digest_share)
+
+
+def _room(ledger: Ledger, share: float) -> int:
+    """``share`` of the prompt's room in the window, in tokens."""
     limits = ledger.limits
-    return int((limits.window - limits.reserve - limits.margin) * ledger.settings.digest_share)
+    return int((limits.window - limits.reserve - limits.margin) * share)
 
 
-def _lines(ledger: Ledger, gone: Sequence[int]) -> list[str]:
+def _lines(ledger: Ledger, gone: Sequence[int]) -> tuple[list[str], list[StepNames]]:
     """
     ``step_entries`` of the messages ``gone``, from their atoms' lines where that reads the same.
 
@@ -76,9 +100,9 @@ def _lines(ledger: Ledger, gone: Sequence[int]) -> list[str]:
     atoms = _atoms_in(ledger, gone)
     facts = None if atoms is None else [_atom_lines(ledger, atom) for atom in atoms]
     if facts is None or not _answered_within(facts):
-        fmt, messages, kinds = ledger.format, ledger.messages, ledger.kinds
-        return step_entries(fmt, [messages[i] for i in gone], [kinds[i] for i in gone], ledger.settings.digest_chars)
-    return [line for lines, _, _ in facts for line in lines]
+        fmt, messages, kinds = ledger.format, [ledger.messages[i] for i in gone], [ledger.kinds[i] for i in gone]
+        return step_entries(fmt, messages, kinds, ledger.settings.digest_chars), step_names(fmt, messages, kinds)
+    return [line for lines, _, _, _ in facts for line in lines], [names for *_, held in facts for names in held]
 
 
 def _atoms_in(ledger: Ledger, gone: Sequence[int]) -> list[Unit] | None:
@@ -102,10 +126,11 @@ def _atom_lines(ledger: Ledger, atom: Unit) -> AtomLines:
     found = _ATOMS.get(key)
     if found is None:
         messages = [ledger.messages[i] for i in atom]
-        lines = tuple(step_entries(fmt, messages, [kinds[i] for i in atom], limit))
+        atom_kinds = [kinds[i] for i in atom]
+        lines = tuple(step_entries(fmt, messages, atom_kinds, limit))
         made = frozenset(call_id for message in messages for call_id, _, _ in fmt.calls(message))
         answered = frozenset(answered for message in messages for answered in fmt.answered_ids(message))
-        found = (lines, made, answered)
+        found = (lines, made, answered, tuple(step_names(fmt, messages, atom_kinds)))
         _ATOMS.put(key, found)
     ledger.derived.atom_lines[atom] = found
     return found
@@ -118,10 +143,43 @@ def _picked(values: Sequence[_T], indices: Sequence[int]) -> tuple[_T, ...]:
     return operator.itemgetter(*indices)(values) if indices else ()
 
 
-def _answered_within(facts: Sequence[tuple[object, frozenset[str], frozenset[str]]]) -> bool:
+def _answered_within(facts: Sequence[AtomLines]) -> bool:
     """No atom answers a call another atom makes."""
     owner: dict[str, int] = {}
-    for index, (_, _, answered) in enumerate(facts):
+    for index, (_, _, answered, _) in enumerate(facts):
         for call_id in answered:
             owner[call_id] = index if owner.get(call_id, index) == index else -1
-    return all(owner.get(call_id, index) == index for index, (_, made, _) in enumerate(facts) for call_id in made)
+    return all(owner.get(call_id, index) == index for index, (_, made, _, _) in enumerate(facts) for call_id in made)
+
+
+def step_names(fmt: MessageFormat, messages: Sequence[Message], kinds: Sequence[str]) -> list[StepNames]:
+    """
+    The names of each action of ``messages``, as ``step_entries`` lists them: a call's whole
+    arguments' and its output's, a message's text's (as what came of it).
+    """
+    outputs: dict[str, list[str]] = {}
+    for message in messages:
+        for answered in fmt.answered_ids(message):
+            outputs.setdefault(answered, []).extend(fmt.texts(message))
+    found: list[StepNames] = []
+    for group in steps_of(kinds):
+        step = [messages[i] for i in group]
+        calls = [call for message in step for call in fmt.calls(message)]
+        for call_id, _, arguments in calls:
+            found.append((names_in(_strings(decoded_arguments(arguments))), names_in(outputs.get(call_id, ()))))
+        if not calls:
+            found.append(((), names_in(t for message in step for t in fmt.texts(message))))
+    return found
+
+
+def _strings(value: object) -> Iterator[str]:
+    """Every string in a decoded value, its keys' too (a patch's path may be one)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield str(key)
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)

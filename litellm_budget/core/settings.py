@@ -69,7 +69,16 @@ class BudgetSettings:
     outline_chars: int | None = None
     #: The most of the budget a marker's digest of dropped steps may take; older steps beyond it
     #: are counted, not listed.
-    digest_share: float = 0.15
+    digest_share: float = 0.10
+    #: The most of the prompt's room the marker's line of names may take beside it: the paths and
+    #: identifiers the dropped steps' whole calls and outputs held that its lines, the system and
+    #: the task do not show (measured: BENCHMARKS §1).
+    names_share: float = 0.08
+    #: ... and the most names of one dropped step's call, and again of its output, listed there.
+    names_per_step: int = 12
+    #: Whether a later read of the same file (``cat``, ``sed -n``, ``nl``, ``head``, a view, any
+    #: range) makes an earlier read's output stale for elision, as a rerun of the same call does.
+    stale_reads: bool = False
     #: Where a marker or summary goes: ``user_note`` (merged into the user message next to it, so
     #: strict chat templates of local models accept it), ``system_message`` (a system message where
     #: it stands, which OpenAI accepts anywhere) or ``leading_system`` (the leading system text).
@@ -142,6 +151,8 @@ class BudgetSettings:
         outline = self.outline_chars
         _check(outline is None or non_negative_int(outline), "outline_chars", "an int >= 0 or None")
         _check(0 <= self.digest_share < 0.5, "digest_share", "between 0 and 0.5")
+        _check(0 <= self.names_share < 0.5, "names_share", "between 0 and 0.5")
+        _check(non_negative_int(self.names_per_step), "names_per_step", "an int >= 0")
         _check(self.marker_placement in PLACEMENTS, "marker_placement", f"one of {list(PLACEMENTS)}")
         _check(all(is_number(r) and r > 0 for r in self.token_ratios.values()), "token_ratios", "positive ratios")
         _check(self.cache_lifetime > 0, "cache_lifetime", "a number of seconds > 0")

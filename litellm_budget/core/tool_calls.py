@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,12 @@ CALL_KEY_ENTRIES = 65_536
 _CALL_KEYS: BoundedLRU[CallKey] = remembered(CALL_KEY_ENTRIES)
 #: Each message's calls as ``(id, key)``, by the message's content key.
 _MADE: BoundedLRU[tuple[tuple[str, CallKey], ...]] = remembered(CALL_KEY_ENTRIES)
+#: Shell commands that show a file (or a range of it) without changing anything.
+_READERS = frozenset({"cat", "nl", "head", "tail", "sed", "less", "more", "bat"})
+#: What makes a shell command more than a read: a redirection, a heredoc, a second command.
+_NOT_A_READ = re.compile(r"[<>;&`]|\$\(")
+#: An editor tool's view of a file: ``{"command": "view", "path": ...}``, or Claude Code's ``Read``.
+_VIEW_PATH_KEYS = ("path", "file_path")
 
 
 def decoded_arguments(arguments: object) -> object:
@@ -58,3 +65,34 @@ def calls_made(fmt: MessageFormat, message: Message, key: int) -> tuple[tuple[st
         found = tuple((call_id, call_key(name, arguments)) for call_id, name, arguments in fmt.calls(message))
         _MADE.put((fmt.name, key), found)
     return found
+
+
+def read_path(name: object, arguments: object) -> str | None:
+    """
+    The file a call shows, when it only shows one: ``cat``, ``nl``, ``head``, ``tail``, ``sed -n``
+    (any range, the first command of a pipe), an editor's ``view``, Claude Code's ``Read``. A later
+    read of the same file makes what an earlier one showed stale, as a rerun of a command does.
+    """
+    decoded = decoded_arguments(arguments)
+    if not isinstance(decoded, dict):
+        return None
+    command = decoded.get("command")
+    if name == "Read" or command == "view":
+        path = next((decoded[key] for key in _VIEW_PATH_KEYS if isinstance(decoded.get(key), str)), None)
+        return path or None
+    return _shell_read(command) if isinstance(command, str) else None
+
+
+def _shell_read(command: str) -> str | None:
+    if _NOT_A_READ.search(command):
+        return None
+    words = command.split("|", 1)[0].split()
+    if not words or words[0] not in _READERS:
+        return None
+    flags = [word for word in words[1:] if word.startswith("-")]
+    operands = [word.strip("'\"") for word in words[1:] if not word.startswith("-")]
+    if words[0] == "sed":
+        if "-n" not in flags or any(flag.startswith("-i") for flag in flags):
+            return None
+        operands = operands[1:]  # the script comes first
+    return operands[-1] if len(operands) == 1 else None

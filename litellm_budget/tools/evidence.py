@@ -18,6 +18,11 @@ the ones that occur in its request but not in what the agent was given (the syst
 messages and the first user message); *old* ones occur nowhere in the request's last
 :data:`RECENT` messages. A strategy *kept* those that occur in any string of what it sent,
 markers, placeholders and notes included.
+
+*Line recall* is stricter, and a list of names cannot raise it: an old string counts only when
+one of the lines it stood on in the request (stripped, at least :data:`LINE_MARGIN` characters
+longer than the string) reaches the model verbatim; a string that stood on no such line counts
+as itself. It measures whether the context around a name is still there.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from litellm_budget.core.formats.chat_checks import SYSTEM_ROLES
@@ -37,6 +42,8 @@ MIN_LENGTH = 5
 RECENT = 8
 #: Joins the strings of messages: no salient string holds a newline or a NUL, so none matches across two.
 SEPARATOR = "\n\x00\n"
+#: A line counts for line recall when it is at least this many characters longer than its string.
+LINE_MARGIN = 10
 _TOKEN = re.compile(r"[\w./-]+")
 _EDGES = "./-"
 
@@ -47,6 +54,8 @@ class Evidence:
 
     learned: frozenset[str] = frozenset()
     old: frozenset[str] = frozenset()
+    #: Each old string's lines in the request, for line recall (empty: it stood on no long line).
+    lines: Mapping[str, frozenset[str]] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -57,6 +66,8 @@ class Recall:
     kept: int = 0
     old_learned: int = 0
     old_kept: int = 0
+    #: Old strings one of whose lines was sent verbatim (or, standing on none, the string itself).
+    old_lines_kept: int = 0
 
     def plus(self, other: Recall) -> Recall:
         """Both requests' counts summed (totals are micro averages: every string weighs the same)."""
@@ -65,6 +76,7 @@ class Recall:
             kept=self.kept + other.kept,
             old_learned=self.old_learned + other.old_learned,
             old_kept=self.old_kept + other.old_kept,
+            old_lines_kept=self.old_lines_kept + other.old_lines_kept,
         )
 
     def as_dict(self) -> dict[str, int]:
@@ -156,7 +168,20 @@ def evidence_of(request: Sequence[Message], answer: Message, texts: Sequence[str
     given = SEPARATOR.join(texts[index] for index in _given(request))
     learned = frozenset(s for s in named if s in haystack and s not in given)
     recent = SEPARATOR.join(texts[-RECENT:])
-    return Evidence(learned=learned, old=frozenset(s for s in learned if s not in recent))
+    old = frozenset(s for s in learned if s not in recent)
+    return Evidence(learned=learned, old=old, lines={s: lines_of(s, texts) for s in old})
+
+
+def lines_of(string: str, texts: Sequence[str]) -> frozenset[str]:
+    """The lines ``string`` stands on in ``texts``, stripped, at least ``LINE_MARGIN`` characters longer than it."""
+    least = len(string) + LINE_MARGIN
+    return frozenset(
+        stripped
+        for text in texts
+        if string in text
+        for line in text.split("\n")
+        if string in line and len(stripped := line.strip()) >= least
+    )
 
 
 def _given(request: Sequence[Message]) -> list[int]:
@@ -185,11 +210,15 @@ def recall_of(evidence: Evidence, sent: Sequence[Any] | None) -> Recall:
         return Recall()
     haystack = SEPARATOR.join(map(message_text, sent or []))
     kept = {s for s in evidence.learned if s in haystack}
+    lines = evidence.lines
     return Recall(
         learned=len(evidence.learned),
         kept=len(kept),
         old_learned=len(evidence.old),
         old_kept=len(evidence.old & kept),
+        old_lines_kept=sum(
+            any(line in haystack for line in lines[s]) if lines.get(s) else s in kept for s in evidence.old
+        ),
     )
 
 

@@ -16,7 +16,10 @@ Result = Mapping[str, Any]
 
 _PEER_MARKERS = ("s", "^", "v", "D", "P", "X", "*", "<", ">")
 #: What a cross means, in the legend's words (each point is labelled with its strategy: no other legend).
-OLD_LABEL = "×: recall of the old evidence\n(held only before the last 8 messages)"
+OLD_LABEL = (
+    "×: recall of the old evidence\n(held only before the last 8 messages)\n"
+    "+: line recall of it (a line it stood on was sent)"
+)
 
 
 def plot_recall_cost(
@@ -111,6 +114,9 @@ def _panel(
         if old is not None:
             ax.plot([x, x], [y, old], color=colors[name], lw=0.8, linestyle=":", zorder=3)
             ax.scatter([x], [old], marker="x", s=36, color=colors[name], zorder=4)
+        line = r.get("line_recall")
+        if line is not None:
+            ax.scatter([x], [line], marker="+", s=44, color=colors[name], zorder=4)
         labels.append(Label(at=(float(x), float(y)), text=name, color=colors[name]))
     if not rows:
         ax.text(0.5, 0.5, f"no evidence measured at {window:,}", ha="center", transform=ax.transAxes)

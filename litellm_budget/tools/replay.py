@@ -153,6 +153,7 @@ class Totals:
             "mean_fill": round(self.fill / self.fitted, 4) if self.fitted else 0.0,
             "evidence_recall": ratio(self.evidence.kept, self.evidence.learned),
             "old_evidence_recall": ratio(self.evidence.old_kept, self.evidence.old_learned),
+            "line_recall": ratio(self.evidence.old_lines_kept, self.evidence.old_learned),
             "evidence_learned": self.evidence.learned,
             "old_evidence_learned": self.evidence.old_learned,
             "input_cost": round(prices.cost(reused=self.shared_tokens, reprefilled=reprefill), 4),

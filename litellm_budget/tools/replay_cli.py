@@ -42,6 +42,7 @@ COLUMNS = [
     "mean_fill",
     "evidence_recall",
     "old_evidence_recall",
+    "line_recall",
     "input_cost",
     "cache_hit_ratio",
     "cache_cost",
@@ -216,6 +217,8 @@ def _print(
     print("evidence_recall: share of the paths, identifiers and ids the agent's next answer took from the")
     print("  conversation (not its system prompt or task) that are in what was sent (a rejected request sends none);")
     print("  old_: those held only by messages before the last 8; blank: nothing learned to recall;")
+    print("line_recall: of the old ones, those one of whose lines (10 characters longer than the string)")
+    print("  was sent verbatim, or the string itself where it stood on no such line: names alone do not count;")
     print(f"cache_hit_ratio: share of the prompts sent that {notes['cache']} would read,")
     print("  as the plugin's cache_observed reports it in production; cache_cost: those prompts at the prices below,")
     print("  reads at the cache-read price, writes at the cache-write price, the rest at the input price;")

@@ -16,6 +16,7 @@ from litellm_budget import BudgetSettings, fit
 from litellm_budget.core.digest import call_text, newest_within, outcome_of, outline_of, quoted, step_entries
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.formats.chat import CHAT
+from litellm_budget.core.names import NAMES_HEAD
 from litellm_budget.core.notices import CONTINUES, NOTICE_PREFIX, TOOL_ELIDED, TOOL_PLACEHOLDER
 from litellm_budget.core.report import parse_ranges
 from litellm_budget.core.tokens import counter_for
@@ -25,6 +26,10 @@ from tests.support.strategies import conversations
 
 #: How each line of a digest begins: a record of an action, never a turn or a role of its own.
 ENTRY = re.compile(r'- (called [\w.-]+\(.*\) -> .+|the user wrote ".*"|the assistant replied ".*")')
+#: The digest's line of names: names only, space-separated, after its fixed head.
+NAMES = re.compile(re.escape(NAMES_HEAD) + r"[A-Za-z0-9_./-]+( [A-Za-z0-9_./-]+)*")
+#: A line that would read as a turn of its own in a transcript.
+ROLE_LINE = re.compile(r"\s*(system|user|assistant|developer|tool|human)\s*:", re.IGNORECASE)
 #: Where a marker begins, wherever it was placed.
 MARKER_START = re.compile(r"\[litellm_budget: \d+ earlier message")
 #: A quoted fragment of a digest: JSON string syntax.
@@ -48,8 +53,10 @@ def marker_of(messages: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def digest_lines(marker: str) -> list[str]:
-    return [line for line in marker.splitlines()[1:] if line != CONTINUES.lstrip()]
+def digest_lines(marker: str, *, names: bool = False) -> list[str]:
+    """The marker's lines of dropped actions; with ``names``, its line of names alone."""
+    lines = [line for line in marker.splitlines()[1:] if line != CONTINUES.lstrip()]
+    return [line for line in lines if line.startswith(NAMES_HEAD) == names]
 
 
 class TestQuoted:
@@ -289,7 +296,8 @@ class TestMarker:
     def session(self) -> list[dict[str, Any]]:
         messages = [system(), user("Fix the bug.")]
         for step in range(30):
-            messages += read_step(f"cat src/module_{step}.py", f"def function_{step}():\n" + text(300, step))
+            output = f"def function_{step}():\n" + text(300, step) + f"\n    return helper_{step}_value"
+            messages += read_step(f"cat src/module_{step}.py", output)
         return messages
 
     def test_the_marker_records_the_dropped_calls(self) -> None:
@@ -307,6 +315,10 @@ class TestMarker:
         assert f"def function_{newest_dropped}():" in lines[-1]
         if len(lines) < dropped_steps:
             assert f"({dropped_steps - len(lines)} older not listed)" in marker
+        # The names the lines cannot show (the output's last line), the newest dropped step's first.
+        (names,) = digest_lines(marker, names=True)
+        assert names.startswith(f"{NAMES_HEAD}helper_{newest_dropped}_value ")
+        assert f"helper_{dropped_steps - len(lines) - 1}_value" in names or len(lines) == dropped_steps
 
     def test_without_digests_the_plain_marker(self) -> None:
         fitted = fit(self.session(), model="gpt-4o", window=8000, settings=BudgetSettings(digest_chars=0))
@@ -339,6 +351,19 @@ class TestMarker:
         count = counter_for("gpt-4o").count_text
 
         assert sum(count(line) + 1 for line in digest_lines(marker)) <= room * 0.05
+
+    @pytest.mark.parametrize("share", [0.02, 0.08])
+    def test_the_names_take_at_most_their_share(self, share: float) -> None:
+        """The line of names fits in names_share of the prompt's room, beside the lines."""
+        fitted = fit(self.session(), model="gpt-4o", window=8000, settings=BudgetSettings(names_share=share))
+        marker = marker_of(fitted.messages)
+        assert marker is not None
+        report = fitted.report
+        room = report.window - report.reserve - report.margin
+        names = digest_lines(marker, names=True)
+
+        assert len(names) == 1
+        assert counter_for("gpt-4o").count_text(names[0]) <= room * share
 
     def test_a_digest_shortens_to_the_room_the_final_step_leaves(self) -> None:
         """
@@ -474,11 +499,17 @@ def test_a_digest_is_a_bounded_record_of_actions(messages: list[dict[str, Any]],
     report = fitted.report
     assert report.window is not None
 
+    room = report.window - report.reserve - report.margin
+    names = digest_lines(marker, names=True)
     assert all(ENTRY.fullmatch(line) for line in lines)
     assert all(len(json.loads(q)) <= chars for line in lines for q in QUOTE.findall(line))
     count = counter_for("gpt-4o").count_text
-    assert sum(count(line) + 1 for line in lines) <= (report.window - report.reserve - report.margin) * 0.15
+    assert sum(count(line) + 1 for line in lines) <= room * options.digest_share
+    assert len(names) <= 1
+    assert all(NAMES.fullmatch(line) and count(line) <= room * options.names_share for line in names)
+    assert all(len(line.split()) - 5 <= 2 * options.names_per_step * report.dropped_messages for line in names)
     assert "<|" not in marker
+    assert not any(ROLE_LINE.match(line) for line in marker.splitlines())
     later = [*messages, user("and then?")] if messages[-1]["role"] != "user" else [*messages[:-1], user("and then?")]
     try:
         next_fit = fit(later, model="gpt-4o", window=window, settings=options)
@@ -488,7 +519,7 @@ def test_a_digest_is_a_bounded_record_of_actions(messages: list[dict[str, Any]],
         report.dropped_at,
         report.dropped_units,
     )
-    share = int((report.window - report.reserve - report.margin) * 0.15)
+    share = int(room * (options.digest_share + options.names_share))
     # Room for a whole digest beside what was sent, in both: the last resort shortened neither.
     roomy = all(r.budget - r.tokens_after >= share for r in (report, next_fit.report))
     if same_drops and roomy:

@@ -14,7 +14,8 @@ from litellm_budget.core.fit import fit_request
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.ledger import Derived, Ledger
 from litellm_budget.core.limits import limits_for
-from litellm_budget.core.marker_digest import marker_digest
+from litellm_budget.core.marker_digest import marker_digest, step_names
+from litellm_budget.core.names import names_line
 from litellm_budget.core.settings import BudgetSettings
 from litellm_budget.core.tokens import counter_for, reset_counters
 from litellm_budget.tools.convert import converted
@@ -41,13 +42,23 @@ def ledger_of(messages: list[dict[str, Any]], fmt_name: str = "chat", window: in
 
 
 def read_whole(ledger: Ledger, gone: list[int]) -> tuple[list[str], int]:
-    """What the digest was before it was assembled: ``step_entries`` of the whole block."""
+    """
+    What the digest is, read from the whole block at once: ``step_entries`` of it within the
+    digest's share, then the line of names within theirs, of what neither the lines, the system
+    nor the task (the first user message) show.
+    """
     limits = ledger.limits
-    cap = int((limits.window - limits.reserve - limits.margin) * SETTINGS.digest_share)
-    lines = step_entries(
-        ledger.format, [ledger.messages[i] for i in gone], [ledger.kinds[i] for i in gone], SETTINGS.digest_chars
-    )
-    return newest_within(lines, lambda line: ledger.counter.count_text(line) + 1, cap)
+    room = limits.window - limits.reserve - limits.margin
+    messages, kinds = [ledger.messages[i] for i in gone], [ledger.kinds[i] for i in gone]
+    cost = lambda line: ledger.counter.count_text(line) + 1  # noqa: E731
+    lines = step_entries(ledger.format, messages, kinds, SETTINGS.digest_chars)
+    listed, unlisted = newest_within(lines, cost, int(room * SETTINGS.digest_share))
+    task = next((i for i, kind in enumerate(ledger.kinds) if kind == "user"), None)
+    given = [i for i, kind in enumerate(ledger.kinds) if kind == "system" or i == task]
+    shown = "\n".join([*listed, *(t for i in given for t in ledger.format.texts(ledger.messages[i]))])
+    names = step_names(ledger.format, messages, kinds)
+    line = names_line(names, shown, per_step=SETTINGS.names_per_step, cap=int(room * SETTINGS.names_share), cost=cost)
+    return [*listed, *([line] if line else [])], unlisted
 
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow], deadline=None)

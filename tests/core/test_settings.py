@@ -18,7 +18,8 @@ class TestSettings:
         assert (settings.policy, settings.protected_tail, settings.elide_min_tokens) == ("auto", 8, None)
         assert settings.marker_placement == "user_note"
         assert (settings.watermark, settings.safety_margin) == (0.7, 0.02)
-        assert (settings.elide_step_text_min_tokens, settings.digest_chars, settings.digest_share) == (150, 160, 0.15)
+        assert (settings.elide_step_text_min_tokens, settings.digest_chars, settings.digest_share) == (150, 160, 0.10)
+        assert (settings.names_share, settings.names_per_step, settings.stale_reads) == (0.08, 12, False)
         assert settings.outline_chars is None
         assert (settings.reserve_ratio, settings.reserve_floor, settings.reserve_cap) == (0.25, 256, 8192)
         assert settings.fail_closed is False

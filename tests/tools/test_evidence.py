@@ -127,7 +127,8 @@ class TestLearned:
         """The path came from a step: learned and old; parse_args was in the task; HAT045 is in no message."""
         messages = _session()
         evidence = evidence_of(messages[:-1], messages[-1])
-        assert evidence == Evidence(learned=frozenset({PATH}), old=frozenset({PATH}))
+        line = f"grep -n parse_args {PATH}"  # the first step's command, where the path stood
+        assert evidence == Evidence(learned=frozenset({PATH}), old=frozenset({PATH}), lines={PATH: frozenset({line})})
 
     def test_evidence_in_the_last_8_messages_is_not_old(self) -> None:
         """With fewer filler steps the step that named the path is among the last 8 messages."""
@@ -157,7 +158,7 @@ class TestKept:
         messages = _session()
         request, evidence = messages[:-1], evidence_of(messages[:-1], messages[-1])
         assert recall_of(evidence, [*request[:2], *request[4:]]) == Recall(learned=1, kept=0, old_learned=1)
-        assert recall_of(evidence, request) == Recall(learned=1, kept=1, old_learned=1, old_kept=1)
+        assert recall_of(evidence, request) == Recall(learned=1, kept=1, old_learned=1, old_kept=1, old_lines_kept=1)
 
     def test_a_marker_or_placeholder_that_names_it_keeps_it(self) -> None:
         """Any string sent counts, a note's text too."""
@@ -165,6 +166,38 @@ class TestKept:
         evidence = evidence_of(messages[:-1], messages[-1])
         note = {"role": "system", "content": f"[earlier steps omitted: bash on {PATH}]"}
         assert recall_of(evidence, [note, messages[-2]]).kept == 1
+
+    def test_a_name_alone_keeps_no_line(self) -> None:
+        """Line recall: the path in a note is kept as evidence, but the line it stood on is gone."""
+        messages = _session()
+        request, evidence = messages[:-1], evidence_of(messages[:-1], messages[-1])
+        note = {"role": "user", "content": f"[names they held: {PATH}]"}
+        recall = recall_of(evidence, [*request[:2], note, *request[4:]])
+
+        assert (recall.old_kept, recall.old_lines_kept) == (1, 0)
+
+    def test_the_line_kept_counts(self) -> None:
+        """... and a message that still holds that line verbatim keeps it, wherever it is."""
+        messages = _session()
+        request, evidence = messages[:-1], evidence_of(messages[:-1], messages[-1])
+        quoted = {"role": "user", "content": f"earlier: grep -n parse_args {PATH} (12 matches)"}
+
+        assert recall_of(evidence, [*request[:2], quoted, *request[4:]]).old_lines_kept == 1
+
+    def test_a_string_on_no_long_line_counts_as_itself(self) -> None:
+        """A string that stood only on lines under 10 characters longer than it is its own line."""
+        request = [
+            {"role": "user", "content": "Task."},
+            {"role": "assistant", "content": "x"},
+            {"role": "user", "content": "id_4471_x"},
+            *[{"role": "assistant", "content": f"filler {n}"} for n in range(8)],
+        ]
+        answer = {"role": "assistant", "content": "Using id_4471_x."}
+        evidence = evidence_of(request, answer)
+
+        assert evidence.lines == {"id_4471_x": frozenset()}
+        assert recall_of(evidence, [{"role": "user", "content": "named id_4471_x"}]).old_lines_kept == 1
+        assert recall_of(evidence, [{"role": "user", "content": "nothing"}]).old_lines_kept == 0
 
     def test_nothing_sent_keeps_nothing(self) -> None:
         """A rejected request (None) keeps none of its evidence."""
@@ -263,7 +296,8 @@ class TestCommand:
         small, large = json.loads(capsys.readouterr().out)["results"]
         assert (large["evidence_recall"], large["old_evidence_recall"]) == (1.0, 1.0)
         assert small["old_evidence_learned"] == large["old_evidence_learned"] > 0
-        assert small["old_evidence_recall"] < 1.0
+        assert small["line_recall"] < 1.0  # the digest may name what it dropped; its lines are gone
+        assert large["line_recall"] == 1.0
 
     def test_plot_recall_writes_a_png(self, folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """--plot-recall writes a PNG and says where."""
