@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +19,7 @@ from hypothesis import settings
 from litellm_budget.tools.sessions import load_conversation
 from tests.support import proxy_process
 from tests.support.fake_upstream import FakeUpstream
-from tests.support.paths import SESSIONS_DIR
+from tests.support.paths import MADE_DIR, SESSIONS_DIR
 from tests.support.redis_process import fixture_redis_server  # noqa: F401 - the `redis_server` fixture
 from tests.support.sdk_support import logging_settled
 
@@ -81,3 +82,25 @@ def fixture_sessions() -> dict[str, list[dict[str, Any]]]:
     if not files:
         pytest.skip(f"no sessions in {SESSIONS_DIR}")
     return {path.stem: load_conversation(path).messages for path in files}
+
+
+@dataclasses.dataclass(frozen=True)
+class SessionSet:
+    """A named set of sessions: ``made`` (this repository's, in any clone) or ``shared`` (CI's larger set)."""
+
+    name: str
+    sessions: dict[str, list[dict[str, Any]]]
+    folder: Path
+
+
+@pytest.fixture(name="session_set", scope="session", params=["made", "shared"])
+def fixture_session_set(request: pytest.FixtureRequest) -> SessionSet:
+    """
+    The equivalence and invariant tests' sessions: the ones made for this repository
+    (``tests/support/made_sessions.py``), always there, then the shared ones where they are.
+    """
+    folder = MADE_DIR if request.param == "made" else SESSIONS_DIR
+    files = sorted(folder.glob("*.json")) if folder.is_dir() else []
+    if not files:
+        pytest.skip(f"no sessions in {folder}")
+    return SessionSet(request.param, {path.stem: load_conversation(path).messages for path in files}, folder)

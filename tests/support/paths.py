@@ -13,5 +13,7 @@ EXAMPLES = REPO_ROOT / "examples"
 README = REPO_ROOT / "README.md"
 DOCS = REPO_ROOT / "docs"
 """The pages the README links to; ``tests/support/docs.py`` reads them with the README."""
+#: The sessions made for this repository (``made_sessions.py`` writes them): in every clone.
+MADE_DIR = REPO_ROOT / "tests" / "data" / "sessions"
 SESSIONS_DIR = Path(os.environ.get("LITELLM_BUDGET_SESSIONS", REPO_ROOT.parent / "shared" / "sessions"))
 """The real agent sessions (``../shared/sessions``); tests that replay them skip when it is absent."""

@@ -1,0 +1,253 @@
+"""
+Agent sessions made for this repository's tests, in the shapes real agents send: a shell agent
+that reads, greps, edits with heredocs and runs tests; a function-calling agent with short JSON
+results and many turns; an editor-tool agent; a plain chat. Deterministic (seeded), so the files
+in ``tests/data/sessions`` are what ``python -m tests.support.made_sessions`` writes, and the
+equivalence and invariant tests run in any clone (``../shared/sessions`` is the larger set CI has).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+from .paths import MADE_DIR
+
+_WORDS = (
+    "value result config parser request handler buffer token window index cache query model field "
+    "option record entry table column filter lookup alias join limit offset order group count"
+).split()
+_MODULES = ("core/query.py", "core/fields.py", "db/backend.py", "utils/text.py", "cli/main.py", "api/views.py")
+
+Message = dict[str, Any]
+
+
+def _words(rng: random.Random, count: int) -> str:
+    return " ".join(rng.choice(_WORDS) for _ in range(count))
+
+
+def _identifier(rng: random.Random) -> str:
+    return f"{rng.choice(_WORDS)}_{rng.choice(_WORDS)}"
+
+
+def _source(rng: random.Random, path: str, lines: int, *, numbered: int | None = None) -> str:
+    """A Python file's text: classes, methods, assignments with identifiers, a few comments."""
+    out: list[str] = [f'"""The {path} module: {_words(rng, 8)}."""', "", "import os", "import re", ""]
+    while len(out) < lines:
+        out.append(f"class {rng.choice(_WORDS).title()}{rng.choice(_WORDS).title()}:")
+        for _ in range(rng.randint(2, 4)):
+            name = _identifier(rng)
+            out.append(f"    def {name}(self, {rng.choice(_WORDS)}, {rng.choice(_WORDS)}=None):")
+            out.append(f"        # {_words(rng, rng.randint(4, 10))}")
+            for _ in range(rng.randint(2, 5)):
+                out.append(f"        {_identifier(rng)} = self.{_identifier(rng)}({rng.choice(_WORDS)})")
+            out.append(f"        return {_identifier(rng)}")
+            out.append("")
+    if numbered is not None:
+        return "\n".join(f"{numbered + i:6}\t{line}" for i, line in enumerate(out[:lines]))
+    return "\n".join(out[:lines])
+
+
+def _traceback(rng: random.Random, path: str) -> str:
+    frames = [
+        f'  File "/testbed/{rng.choice(_MODULES)}", line {rng.randint(10, 900)}, in {_identifier(rng)}\n'
+        f"    {_identifier(rng)} = {_identifier(rng)}({rng.choice(_WORDS)})"
+        for _ in range(rng.randint(3, 6))
+    ]
+    error = rng.choice(["TypeError", "AttributeError", "ValueError", "KeyError"])
+    return "Traceback (most recent call last):\n" + "\n".join(frames) + f"\n{error}: {_words(rng, 6)} in {path}"
+
+
+def _call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+
+
+def shell_agent(seed: int = 1, steps: int = 42) -> list[Message]:
+    """A mini-SWE-agent-like session: one bash call a step, real-looking dumps, heredoc edits, test runs."""
+    rng = random.Random(seed)
+    task = (
+        "<pr_description>\n"
+        + "\n".join(f"{_words(rng, 14)} `{_identifier(rng)}` in {rng.choice(_MODULES)}." for _ in range(6))
+        + "\n</pr_description>"
+    )
+    messages: list[Message] = [
+        {"role": "system", "content": "You are a careful agent with a shell. Reply with THOUGHT and one bash block."},
+        {"role": "user", "content": task},
+    ]
+    for step in range(steps):
+        path = rng.choice(_MODULES)
+        kind = rng.choice(["cat", "grep", "nl", "python", "heredoc", "pytest", "ls"])
+        if kind == "cat":
+            command, output = f"cat {path}", _source(rng, path, rng.randint(60, 160))
+        elif kind == "nl":
+            start = rng.randint(1, 400)
+            command = f"nl -ba {path} | sed -n '{start},{start + 40}p'"
+            output = _source(rng, path, 41, numbered=start)
+        elif kind == "grep":
+            name = _identifier(rng)
+            command = f"grep -rn {name} /testbed/{path.split('/')[0]}"
+            output = "\n".join(
+                f"/testbed/{rng.choice(_MODULES)}:{rng.randint(1, 900)}:    {name} = {_identifier(rng)}()"
+                for _ in range(rng.randint(3, 25))
+            )
+        elif kind == "python":
+            command, output = "python reproduce_issue.py", _traceback(rng, path)
+        elif kind == "heredoc":
+            script = _source(rng, "reproduce_issue.py", rng.randint(15, 40))
+            command, output = f"cat <<'EOF' > reproduce_issue.py\n{script}\nEOF", ""
+        elif kind == "pytest":
+            tests = rng.randint(5, 60)
+            failed = rng.randint(0, 3)
+            lines = [f"tests/test_{_identifier(rng)}.py::test_{_identifier(rng)} PASSED" for _ in range(tests)]
+            command = f"python -m pytest tests/test_{path.split('/')[-1]} -q"
+            output = "\n".join([*lines, f"{tests - failed} passed, {failed} failed in {rng.randint(1, 9)}.{step}s"])
+        else:
+            command = f"ls -la /testbed/{path.split('/')[0]}"
+            output = "\n".join(
+                f"-rw-r--r-- 1 root root {rng.randint(100, 90000):6} Dec  1 12:00 {_identifier(rng)}.py"
+                for _ in range(rng.randint(4, 20))
+            )
+        call_id = f"call_{seed}_{step}"
+        thought = f"THOUGHT: {_words(rng, rng.randint(12, 40))}.\n\n```bash\n{command}\n```"
+        messages.append(
+            {"role": "assistant", "content": thought, "tool_calls": [_call(call_id, "bash", {"command": command})]}
+        )
+        messages.append(
+            {
+                "role": "tool",
+                "tool_call_id": call_id,
+                "content": f"<returncode>0</returncode>\n<output>\n{output}\n</output>",
+            }
+        )
+    messages.append({"role": "assistant", "content": f"THOUGHT: done, {_words(rng, 10)}.\n\n```bash\nsubmit\n```"})
+    return messages
+
+
+def function_agent(seed: int = 2, turns: int = 14) -> list[Message]:
+    """A tau-bench-like session: many short turns, native tool calls with short JSON results."""
+    rng = random.Random(seed)
+    user_id = f"{rng.choice(_WORDS)}_{rng.choice(_WORDS)}_{rng.randint(1000, 9999)}"
+    messages: list[Message] = [
+        {"role": "system", "content": "You help customers with their bookings. Use the tools; confirm before changes."},
+        {"role": "user", "content": f"Hi, I want to change my trip. My id is {user_id}."},
+    ]
+    for turn in range(turns):
+        for step in range(rng.randint(1, 3)):
+            call_id = f"call_{seed}_{turn}_{step}"
+            tool = rng.choice(["get_user_details", "get_reservation_details", "search_direct_flight", "calculate"])
+            arguments = (
+                {"user_id": user_id}
+                if tool == "get_user_details"
+                else {"reservation_id": f"R{rng.randint(10000, 99999)}X"}
+            )
+            if tool == "search_direct_flight":
+                arguments = {
+                    "origin": "JFK",
+                    "destination": rng.choice(["SFO", "LAX", "ORD"]),
+                    "date": f"2024-05-{turn + 1:02}",
+                }
+                result: Any = [
+                    {"flight_number": f"HAT{rng.randint(100, 999)}", "origin": "JFK", "price": rng.randint(80, 900)}
+                    for _ in range(rng.randint(2, 8))
+                ]
+            elif tool == "calculate":
+                arguments, result = (
+                    {"expression": f"{rng.randint(100, 900)} - {rng.randint(10, 90)}"},
+                    f"{rng.randint(10, 800)}.0",
+                )
+            else:
+                result = {"id": arguments.get("reservation_id", user_id), "items": [_identifier(rng) for _ in range(6)]}
+            messages.append({"role": "assistant", "content": None, "tool_calls": [_call(call_id, tool, arguments)]})
+            messages.append({"role": "tool", "tool_call_id": call_id, "content": json.dumps(result)})
+        messages.append(
+            {"role": "assistant", "content": f"I found {_words(rng, rng.randint(10, 30))}. Shall I go ahead?"}
+        )
+        messages.append({"role": "user", "content": f"Yes, {_words(rng, rng.randint(3, 12))}."})
+    messages.append({"role": "assistant", "content": "Done: your reservation is updated."})
+    return messages
+
+
+def editor_agent(seed: int = 3, steps: int = 26) -> list[Message]:
+    """An SWE-agent-like session: an editor tool that views, edits and creates files, and a shell."""
+    rng = random.Random(seed)
+    messages: list[Message] = [
+        {"role": "system", "content": "You solve issues in a repository with an editor tool and a shell."},
+        {"role": "user", "content": f"Fix: {_words(rng, 30)} ({rng.choice(_MODULES)})."},
+    ]
+    for step in range(steps):
+        path = f"/repo/{rng.choice(_MODULES)}"
+        action = rng.choice(["view", "view", "str_replace", "create", "bash"])
+        call_id = f"call_{seed}_{step}"
+        if action == "view":
+            start = rng.randint(1, 300)
+            arguments: dict[str, Any] = {"command": "view", "path": path, "view_range": [start, start + 60]}
+            output = _source(rng, path, 61, numbered=start)
+        elif action == "str_replace":
+            old, new = _source(rng, path, rng.randint(3, 8)), _source(rng, path, rng.randint(3, 10))
+            arguments, output = (
+                {"command": "str_replace", "path": path, "old_str": old, "new_str": new},
+                f"The file {path} has been edited.",
+            )
+        elif action == "create":
+            arguments = {
+                "command": "create",
+                "path": f"/repo/tests/test_{step}.py",
+                "file_text": _source(rng, path, 30),
+            }
+            output = f"File created successfully at: /repo/tests/test_{step}.py"
+        else:
+            arguments, output = (
+                {"command": f"python -m pytest /repo/tests -x -q -k {_identifier(rng)}"},
+                _traceback(rng, path),
+            )
+        name = "bash" if action == "bash" else "str_replace_editor"
+        messages.append(
+            {
+                "role": "assistant",
+                "content": f"{_words(rng, rng.randint(8, 25))}.",
+                "tool_calls": [_call(call_id, name, arguments)],
+            }
+        )
+        messages.append({"role": "tool", "tool_call_id": call_id, "content": output})
+    messages.append({"role": "assistant", "content": "The fix is in place and the tests pass."})
+    return messages
+
+
+def chat(seed: int = 4, turns: int = 18) -> list[Message]:
+    """A plain chat: questions and long answers with code, no tools."""
+    rng = random.Random(seed)
+    messages: list[Message] = [{"role": "system", "content": "You are a helpful programming assistant."}]
+    for _ in range(turns):
+        messages.append({"role": "user", "content": f"How do I {_words(rng, rng.randint(6, 20))}?"})
+        code = _source(rng, "example.py", rng.randint(10, 50))
+        messages.append(
+            {"role": "assistant", "content": f"{_words(rng, rng.randint(30, 120))}.\n\n```python\n{code}\n```"}
+        )
+    return messages
+
+
+SESSIONS = {
+    "made__shell": shell_agent,
+    "made__functions": function_agent,
+    "made__editor": editor_agent,
+    "made__chat": chat,
+}
+
+
+def write(folder: Path = MADE_DIR) -> list[Path]:
+    """Write every made session as a session file (``{"source", "messages"}``) into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, make in SESSIONS.items():
+        path = folder / f"{name}.json"
+        body = {"source": "tests/support/made_sessions.py", "license": "MIT (this repository)", "messages": make()}
+        path.write_text(json.dumps(body, indent=1) + "\n", encoding="utf-8")
+        written.append(path)
+    return written
+
+
+if __name__ == "__main__":
+    for path in write():
+        print(path, path.stat().st_size)

@@ -1,0 +1,33 @@
+"""The sessions made for this repository are what their generator writes, and valid requests."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from litellm_budget.core.formats.chat_checks import unsupported_reason
+from litellm_budget.tools.sessions import requests_of
+from tests.support.made_sessions import SESSIONS
+from tests.support.paths import MADE_DIR
+
+
+@pytest.mark.parametrize("name", sorted(SESSIONS))
+def test_the_file_is_what_the_generator_writes(name: str) -> None:
+    """``python -m tests.support.made_sessions`` rewrites them; a change to it must be written too."""
+    written = json.loads((MADE_DIR / f"{name}.json").read_text(encoding="utf-8"))
+
+    assert written["messages"] == SESSIONS[name]()
+
+
+@pytest.mark.parametrize("name", sorted(SESSIONS))
+def test_every_request_of_it_is_a_valid_chat_request(name: str) -> None:
+    requests = list(requests_of(SESSIONS[name]()))
+
+    assert len(requests) >= 18
+    assert all(unsupported_reason(request, None, None) is None for request in requests)
+
+
+def test_they_stay_small() -> None:
+    """A few hundred kilobytes in all: a clone carries them."""
+    assert sum(path.stat().st_size for path in MADE_DIR.glob("*.json")) < 400_000
