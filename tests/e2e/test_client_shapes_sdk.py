@@ -7,6 +7,7 @@ the client owns, and the report speaks of the caller's messages.
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import litellm
@@ -160,3 +161,81 @@ class TestBridged:
         assert "old task" not in sent
         assert _compaction()["content"] in sent
         assert [event["event"] for event in logs if event["event"] == "compaction_read"] == ["compaction_read"]
+
+
+class TestMoreShapes:
+    async def test_a_tool_removal_and_an_output_config_system_message_reach_the_provider(
+        self, upstream: FakeUpstream
+    ) -> None:
+        """Through acreate: the removal stays with its step, and a system message of only output_config is fitted."""
+        removal = {"type": "tool_removal", "tool": {"type": "tool_reference", "name": "Bash"}}
+        messages = [
+            {"role": "user", "content": [{"type": "text", "text": "task"}, removal]},
+            {"role": "system", "output_config": {"effort": "low"}},
+            *_bash_steps(18, name="Lint"),
+            {"role": "user", "content": "next"},
+        ]
+        messages[-2]["content"] = [*messages[-2]["content"], {"type": "text", "text": "next"}]
+        messages.pop()
+        reports = await _acreate(upstream, messages, policy="plan")
+        sent = upstream.requests[-1]["messages"]
+        blocks = [block for message in sent if isinstance(message.get("content"), list) for block in message["content"]]
+
+        assert [report["action"] for report in reports] == ["trimmed"]
+        assert removal in blocks
+        assert {"role": "system", "output_config": {"effort": "low"}} in sent
+
+    async def test_codex_items_are_fitted(self, upstream: FakeUpstream) -> None:
+        """Through aresponses: shell and patch calls pair, added tools and a final compaction trigger stay."""
+        items = shell_items()[:-1]
+        tail = [
+            {
+                "type": "additional_tools",
+                "role": "developer",
+                "tools": [{"type": "function", "name": "lint", "parameters": {}}],
+            },
+            {"type": "shell_call", "call_id": "sh_1", "action": {"commands": ["pytest -q"]}, "status": "completed"},
+            {
+                "type": "shell_call_output",
+                "call_id": "sh_1",
+                "output": [{"stdout": "ok", "stderr": "", "outcome": {"type": "exit", "exit_code": 0}}],
+            },
+            {"type": "message", "role": "user", "content": "compact now"},
+            {"type": "compaction_trigger"},
+        ]
+        upstream.clear()
+        with only_callbacks(ContextBudget(default_window=WINDOW)), capture_logs() as logs:
+            await litellm.aresponses(
+                model="openai/acme-gpt", input=[*items, *tail], api_base=upstream.base_url, api_key="k"
+            )
+
+        assert [report["action"] for report in _reports(logs)] == ["trimmed"]
+        assert upstream.requests[-1]["input"][-len(tail) :] == tail
+
+    async def test_the_clients_marks_count_wherever_the_api_counts_them(self, upstream: FakeUpstream) -> None:
+        """cache_breakpoints on: a request-level mark and one inside a tool_result count, so none is added past 4."""
+        mark = {"type": "ephemeral"}
+        messages = [
+            {"role": "user", "content": [{"type": "text", "text": "task", "cache_control": mark}]},
+            *_bash_steps(6),
+        ]
+        messages[-1]["content"][0]["content"] = [{"type": "text", "text": "result", "cache_control": mark}]
+        messages += [
+            {"role": "assistant", "content": [{"type": "text", "text": "ok", "cache_control": mark}]},
+            {"role": "user", "content": "next"},
+        ]
+        upstream.clear()
+        with only_callbacks(ContextBudget(cache_breakpoints=True)):
+            await litellm.anthropic.messages.acreate(
+                model="anthropic/claude-sonnet-4-5",
+                max_tokens=256,
+                system="sys",
+                messages=messages,
+                cache_control=mark,
+                api_base=upstream.root_url,
+                api_key="k",
+            )
+        sent = upstream.requests[-1]
+
+        assert sent["cache_control"] == mark
+        assert json.dumps(sent).count('"cache_control"') == 4  # the client's four: none added
