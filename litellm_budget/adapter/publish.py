@@ -80,7 +80,35 @@ def record_in_metadata(
     if key == REPORT_KEY:
         merged[f"{REPORT_KEY}_action"] = report.action
         merged[f"{REPORT_KEY}_policy"] = report.policy
+        record_savings(metadata, report)
     metadata["spend_logs_metadata"] = merged
+
+
+#: Where LiteLLM's spend tracking reads a request's prompt-compression savings into its Usage views
+#: (``compression_saved_tokens``, by ``spend_tracking/compression_savings.py``, 1.108.5).
+SAVINGS_KEY = "compression_savings"
+SAVINGS_SOURCE = "litellm_budget"
+
+
+def record_savings(metadata: MutableMapping[str, Any], report: BudgetReport) -> None:
+    """
+    A trimmed request's savings where LiteLLM's Usage views read them, as its own compression
+    does; one this plugin wrote earlier for the call (a retry, a count that replaced a bound)
+    is replaced, or taken out where the served attempt saved nothing. Another writer's stays.
+    """
+    saved = report.tokens_saved if report.action == "trimmed" else 0
+    current = metadata.get(SAVINGS_KEY)
+    ours = isinstance(current, Mapping) and current.get("source") == SAVINGS_SOURCE
+    if saved:
+        if current is None or ours:
+            metadata[SAVINGS_KEY] = {
+                "tokens_before": report.tokens_before,
+                "tokens_after": report.tokens_after,
+                "tokens_saved": saved,
+                "source": SAVINGS_SOURCE,
+            }
+    elif ours:
+        del metadata[SAVINGS_KEY]
 
 
 def report_in(metadata: object) -> Mapping[str, Any] | None:
@@ -101,6 +129,9 @@ def headers_for(report: Mapping[str, Any]) -> dict[str, str]:
         f"{HEADER_PREFIX}tokens-after": str(report.get("tokens_after")),
         f"{HEADER_PREFIX}elided": str(report.get("elided")),
         f"{HEADER_PREFIX}dropped": str(report.get("dropped_messages")),
+        # The last resort's messages cut (their middles left out, a note in their place): elided
+        # and dropped say nothing of it.
+        f"{HEADER_PREFIX}cut": str(report.get("cut", 0)),
         f"{HEADER_PREFIX}window": str(report.get("window")),
         # ``false``: the size gate passed the request and its count was not made yet; the tokens are its bound.
         f"{HEADER_PREFIX}tokens-exact": "true" if report.get("tokens_exact", True) else "false",

@@ -96,6 +96,17 @@ class TestTrimming:
         received = REPLY_PRIMING + sum(CHAT.count_message(counter, message) for message in sent)
         assert int(headers["x-litellm-budget-tokens-after"]) == received
 
+    def test_a_cut_is_in_the_headers(self, proxy: ProxyProcess, upstream: FakeUpstream) -> None:
+        """One question bigger than the window: the last resort cuts it, and the headers say so."""
+        upstream.clear()
+
+        status, headers, _ = post_chat(proxy, {"model": "budget-model", "messages": [system(), user(text(12_000))]})
+
+        assert status == 200
+        assert (headers["x-litellm-budget-action"], headers["x-litellm-budget-cut"]) == ("trimmed", "1")
+        assert (headers["x-litellm-budget-elided"], headers["x-litellm-budget-dropped"]) == ("0", "0")
+        assert "cut this message" in upstream.requests[-1]["messages"][-1]["content"]
+
     def test_small_requests_pass_untouched(self, proxy: ProxyProcess, upstream: FakeUpstream) -> None:
         """A request that fits is forwarded exactly."""
         messages = [system(), user("Hello there")]

@@ -25,6 +25,7 @@ from litellm.integrations.custom_logger import CustomLogger
 from litellm.proxy._types import UserAPIKeyAuth
 from litellm.proxy.db.db_spend_update_writer import DBSpendUpdateWriter
 from litellm.proxy.hooks.proxy_track_cost_callback import _ProxyDBLogger
+from litellm.proxy.spend_tracking.compression_savings import extract_compression_saved_tokens
 from litellm.proxy.spend_tracking.spend_tracking_utils import get_logging_payload
 
 from litellm_budget import ContextBudget
@@ -205,6 +206,10 @@ async def test_trimmed_request_row_carries_the_report(upstream: FakeUpstream, sp
     assert spend["litellm_budget_action"] == "trimmed"
     assert spend["litellm_budget_policy"] == report["policy"] == "auto"
     assert 0 < row["prompt_tokens"] < WINDOW
+    # LiteLLM's Usage views read the savings from the row with their own extractor.
+    saved = report["tokens_before"] - report["tokens_after"]
+    assert extract_compression_saved_tokens(row_metadata(row)) == saved > 0
+    assert row_metadata(row)["compression_savings"]["source"] == "litellm_budget"
 
 
 async def test_rejected_request_row_carries_the_report(upstream: FakeUpstream, spy: EventSpy, rows: SpendRows) -> None:
@@ -234,6 +239,7 @@ async def test_rejected_request_row_carries_the_report(upstream: FakeUpstream, s
     assert report["tokens_before"] > WINDOW
     assert spend["litellm_budget_action"] == "rejected"
     assert spend["litellm_budget_policy"] == "auto"
+    assert extract_compression_saved_tokens(row_metadata(row)) == 0  # nothing was sent, nothing saved
 
 
 async def test_failure_event_kwargs_are_not_a_spend_row(upstream: FakeUpstream, spy: EventSpy) -> None:
