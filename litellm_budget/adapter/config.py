@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from typing import Any
 
-from litellm_budget.core.setting_problems import apply_valid
+from litellm_budget.core.setting_problems import SettingProblem, apply_valid
 from litellm_budget.core.settings import BudgetSettings
 
 from .invalid_settings import IN_CALLBACK_SETTINGS, IN_KNOBS, SETTINGS_KEY, InvalidSetting, InvalidSettings
@@ -46,6 +47,7 @@ class ConfiguredSettings:
         settings, configured_problems = apply_valid(BudgetSettings(), configured)
         settings, knob_problems = apply_valid(settings, self._knobs)
         found = [InvalidSetting(source=IN_CALLBACK_SETTINGS, problem=problem) for problem in configured_problems]
+        found += [InvalidSetting(source="callback_settings", problem=problem) for problem in _misspelled_sections()]
         return settings, found + [InvalidSetting(source=IN_KNOBS, problem=problem) for problem in knob_problems]
 
 
@@ -54,6 +56,30 @@ def _configured() -> object:
     import litellm
 
     return (getattr(litellm, "callback_settings", None) or {}).get(SETTINGS_KEY) or {}
+
+
+def _misspelled_sections() -> list[SettingProblem]:
+    """
+    The ``callback_settings`` sections that look like ``litellm_budget`` and are not (``litelm_budget``,
+    ``litellm-budget``): their settings would be ignored without a word, as LiteLLM reads no
+    section by a name it does not know.
+    """
+    import litellm
+
+    sections = getattr(litellm, "callback_settings", None) or {}
+    names = [name for name in sections if isinstance(name, str) and name != SETTINGS_KEY]
+    return [
+        SettingProblem.of(
+            name, sections[name], f"is not a section LiteLLM gives the plugin; did you mean {SETTINGS_KEY!r}?"
+        )
+        for name in names
+        if _looks_like(name)
+    ]
+
+
+def _looks_like(name: str) -> bool:
+    folded = name.lower().replace("-", "_").replace(" ", "_")
+    return folded == SETTINGS_KEY or difflib.SequenceMatcher(None, folded, SETTINGS_KEY).ratio() >= 0.85
 
 
 def _copy(configured: object) -> object:

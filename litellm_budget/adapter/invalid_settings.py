@@ -17,6 +17,7 @@ from typing import Any
 from litellm_budget.core.checks import is_mapping, positive_int
 from litellm_budget.core.setting_problems import SettingProblem, apply_valid
 from litellm_budget.core.settings import SETTING_NAMES, BudgetSettings
+from litellm_budget.core.window import WINDOW_FIX, model_map_window
 from litellm_budget.logs import get_logger
 
 log = get_logger()
@@ -117,6 +118,31 @@ def check_at_start(found: Sequence[InvalidSetting], router: Any, settings: Budge
     invalid = [*found, *deployments_invalid(deployments, settings)]
     if invalid:
         raise refusal(invalid)
+    unknown = unknown_windows(deployments, settings)
+    if unknown:
+        # Not a refusal: such a model's requests go as they came, and each says so; but at start,
+        # where the operator looks, with the lines that fix it.
+        log.warning("window_unknown_at_start", model_groups=unknown, fix=WINDOW_FIX)
+
+
+def unknown_windows(deployments: Iterable[Any], settings: BudgetSettings) -> list[str]:
+    """
+    The model groups with a deployment whose window no one knows: no ``model_info.max_input_tokens``,
+    none in LiteLLM's model map, no ``default_window`` (the plugin's or the deployment's).
+    """
+    groups: list[str] = []
+    for deployment in deployments:
+        params = deployment.get("litellm_params") if is_mapping(deployment) else None
+        model = params.get("model") if is_mapping(params) else None
+        model_info = deployment.get("model_info") if is_mapping(deployment) else None
+        model_info = model_info if is_mapping(model_info) else {}
+        if not isinstance(model, str) or positive_int(model_info.get(WINDOW_KEY)) is not None:
+            continue
+        default = deployment_settings(model_info, settings, group=None)[0].default_window
+        group = str(deployment.get("model_name"))
+        if default is None and model_map_window(model) is None and group not in groups:
+            groups.append(group)
+    return groups
 
 
 def refusal(invalid: Sequence[InvalidSetting]) -> ValueError:

@@ -136,7 +136,12 @@ def fit_request(
         return _untouched(messages, max_tokens, started, action="unsupported", reason=reason, **base)
     found, base["reason"] = resolve_window(model, window, settings.default_window, lookup)
     if found is None:
-        return _untouched(messages, max_tokens, started, action="unknown_window", **base)
+        # Sent as it came, but counted: the report says how big what went out unfitted was.
+        counter = counter_for(model, image_tokens=settings.image_tokens)
+        listed = list(messages)
+        tokens = counter.count_tools(tools) + sum(counter.count_messages(fmt, listed, reading.keys()))
+        counted = {"tokens_before": tokens, "tokens_after": tokens, "counter": counter.name}
+        return _untouched(messages, max_tokens, started, action="unknown_window", **counted, **base)
     policy = POLICIES[settings.policy]
     counter = counter_for(model, image_tokens=settings.image_tokens)
     ratio = settings.ratio_for(model) if ratio is None else ratio

@@ -9,6 +9,8 @@ from .checks import candidate_names, is_mapping, positive_int
 
 _T = TypeVar("_T")
 
+#: How an operator gives a model the map does not know its window: said wherever it is missing.
+WINDOW_FIX = "give its deployment model_info: {max_input_tokens: <its window>}, or set default_window"
 #: Finds a model's ``max_input_tokens``; ``None`` when the model is unknown.
 WindowLookup = Callable[[str], "int | None"]
 
@@ -34,7 +36,7 @@ def resolve_window(
     else:
         if found is not None:
             return found, None
-        reason = "model has no max_input_tokens in LiteLLM's model map"
+        reason = f"model has no max_input_tokens in LiteLLM's model map; {WINDOW_FIX}"
     return default, reason
 
 

@@ -6,6 +6,7 @@ logged once as ``settings_invalid``, and the request is fitted with the rest, ne
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import sys
 import types
@@ -92,6 +93,25 @@ class TestAtStart:
             "  deployment 'small': model_info.max_input_tokens = '4k': "
             "must be a positive integer, the deployment's window",
         ]
+
+    @pytest.mark.parametrize("section", ["litelm_budget", "litellm-budget", "LiteLLM_Budget", "litellm_buget"])
+    def test_a_misspelled_section_is_refused_like_a_typo(self, section: str, monkeypatch: pytest.MonkeyPatch) -> None:
+        """``callback_settings: {litelm_budget: {...}}`` would be ignored without a word: it stops the plugin."""
+        monkeypatch.setattr(litellm, "callback_settings", {section: {"policy": "plan"}}, raising=False)
+
+        with pytest.raises(ValueError, match="1 invalid setting") as refused:
+            ContextBudget()
+
+        assert (
+            f"callback_settings.{section} = {{'policy': 'plan'}}: is not a section LiteLLM gives the plugin; "
+            "did you mean 'litellm_budget'?"
+        ) in str(refused.value)
+
+    def test_other_sections_are_left_alone(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        sections = {"litellm_budget": {"policy": "plan"}, "langfuse": {"x": 1}, "budget_manager": {}}
+        monkeypatch.setattr(litellm, "callback_settings", sections, raising=False)
+
+        assert ContextBudget().settings.policy == "plan"
 
     def test_a_real_router_is_checked(self) -> None:
         """The same through a ``litellm.Router``, whose deployments get an id of their own."""
@@ -250,3 +270,42 @@ class TestOnce:
         ]
         assert [e.get("times") for e in logs] == [None, 10, 100]
         assert seen.times(entry) == 100
+
+
+class TestUnknownWindows:
+    def test_a_group_without_a_window_is_named_at_start_with_the_fix(self) -> None:
+        """No model_info window, none in LiteLLM's map, no default_window: a warning at start names it."""
+        router = ListRouter(
+            deployment("known", max_input_tokens=WINDOW),
+            {"model_name": "mystery", "litellm_params": {"model": "openai/acme-no-window", "api_key": "k"}},
+            {"model_name": "mapped", "litellm_params": {"model": "openai/gpt-4o", "api_key": "k"}},
+            deployment("defaulted", litellm_budget={"default_window": 8000}),
+        )
+        with capture_logs() as logs:
+            ContextBudget(router=router)
+
+        (event,) = _events(logs, "window_unknown_at_start")
+        assert event["model_groups"] == ["mystery"]
+        assert "model_info: {max_input_tokens: <its window>}" in event["fix"]
+        assert not _events(_start_logs(deployment("known", max_input_tokens=WINDOW)), "window_unknown_at_start")
+
+    def test_its_requests_are_counted_and_say_how_to_fix_it(self) -> None:
+        """The request goes as it came, but its report has its tokens (not 0) and the fix in its reason."""
+        plugin = ContextBudget()
+        kwargs = chat({}, "unknown-1")
+        kwargs["model"] = "openai/acme-no-window"
+        with capture_logs() as logs:
+            result = asyncio.run(plugin.async_pre_call_deployment_hook(kwargs, CallTypes.acompletion))
+
+        (report,) = _reports(logs)
+        assert report["action"] == "unknown_window"
+        assert report["tokens_before"] == report["tokens_after"] > 2 * WINDOW
+        assert "max_input_tokens" in report["reason"]
+        assert result is None or result["messages"] == kwargs["messages"]
+
+
+def _start_logs(*deployments: dict[str, Any]) -> list[dict[str, Any]]:
+    """What a plugin logs at start over a Router of ``deployments``."""
+    with capture_logs() as logs:
+        ContextBudget(router=ListRouter(*deployments))
+    return logs

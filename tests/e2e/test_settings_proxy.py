@@ -74,6 +74,18 @@ def test_a_typo_in_a_deployments_settings_stops_the_proxy(tmp_path: Path) -> Non
 
 
 @pytest.mark.slow  # the same refusal as the typo's, another message (tests/adapter covers each message)
+def test_a_misspelled_section_stops_the_proxy(tmp_path: Path) -> None:
+    """``callback_settings: {litelm_budget: ...}`` is refused at start, as a typo inside the section is."""
+    config = _config("http://127.0.0.1:9/v1", {"max_input_tokens": WINDOW})
+    config["callback_settings"] = {"litelm_budget": {"policy": "plan"}}
+    with pytest.raises(ProxyStartError) as failed:
+        _start(config, tmp_path)
+
+    assert "callback_settings.litelm_budget = {'policy': 'plan'}: is not a section" in str(failed.value)
+    assert "did you mean 'litellm_budget'?" in str(failed.value)
+
+
+@pytest.mark.slow  # the same refusal as the typo's, another message (tests/adapter covers each message)
 def test_a_bad_policy_value_stops_the_proxy(tmp_path: Path) -> None:
     """``policy: planx`` on a deployment without an id: named by its model_name, with the policies there are."""
     error, log = _refused({"max_input_tokens": WINDOW, "litellm_budget": {"policy": "planx"}}, tmp_path)

@@ -45,7 +45,7 @@ class TestInspect:
 
         assert tokens == sum(_ledger_tokens(out))
         assert tokens > 13_000
-        assert "window unknown for no-such-model: model has no max_input_tokens in LiteLLM's model map" in out
+        assert "window unknown for no-such-model: model has no max_input_tokens in LiteLLM's model map; give its" in out
         assert f"auto: unknown_window  the request has {tokens:,} tokens and would be sent untouched" in out
         assert "--window 16000 (or 16k)" in out
         assert "model_info.max_input_tokens" in out
