@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import json
 import os
 import sys
@@ -176,16 +177,36 @@ def _replay(args: argparse.Namespace) -> int:
     return run_replay(args)
 
 
+#: What the demo's proxy imports that a plain ``pip install litellm`` leaves out, by the package that brings it.
+DEMO_MODULES = {
+    "yaml": "pyyaml",
+    "fastapi": "litellm[proxy]",
+    "uvicorn": "litellm[proxy]",
+    "websockets": "litellm[proxy]",
+}
+
+
 def _demo(args: argparse.Namespace) -> int:
-    try:
-        from .demo import run_demo
-    except ImportError as exc:
-        needed = {"yaml": "pyyaml"}.get(str(exc.name), str(exc.name))
-        msg = f"the demo needs {needed}: pip install {needed} 'litellm[proxy]' (or this package's demo extra)"
-        raise RuntimeError(msg) from exc
+    missing = sorted({package for module, package in DEMO_MODULES.items() if not _importable(module)})
+    if missing:
+        # The proxy would start, then die on its first missing import with a long traceback.
+        quoted = " ".join(f"'{package}'" for package in missing)
+        msg = (
+            f"the demo runs the LiteLLM proxy, which needs {' and '.join(missing)}: pip install {quoted}, "
+            "or this package with its demo extra (in a clone: pip install '.[demo]')"
+        )
+        raise RuntimeError(msg)
+    from .demo import run_demo
 
     with demo_config(args.config) as config:
         return run_demo(config, model=args.model, steps=args.steps, out=sys.stdout)
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a module set to None in sys.modules, or a broken one
+        return False
 
 
 @contextlib.contextmanager

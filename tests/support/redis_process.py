@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import fcntl
 import os
 import shutil
 import socket
@@ -58,6 +59,8 @@ _APT_TIMEOUT = 600.0
 
 #: The one install attempt of this process: ``None`` until tried, then why it did not help ("" if it did).
 _INSTALL_OUTCOME: dict[str, str] = {}
+#: Held by the worker that installs, on this machine: the other workers wait for it.
+_INSTALL_LOCK = Path(tempfile.gettempdir()) / "litellm_budget-redis-install.lock"
 _LIVE: set[RedisServer] = set()
 
 
@@ -77,10 +80,19 @@ def find_redis_server() -> str | None:
 
 
 def _try_apt_install() -> str:
-    """Install Debian's ``redis-server`` once per process; "" when it worked, else why not."""
+    """
+    Install Debian's ``redis-server`` once per process; "" when it worked, else why not. The test
+    workers are processes of their own: a file lock lets one install while the others wait, and
+    each looks again once it holds the lock (apt's own lock would fail the second one instead).
+    """
     if "outcome" in _INSTALL_OUTCOME:
         return _INSTALL_OUTCOME["outcome"]
-    outcome = _apt_install()
+    with _INSTALL_LOCK.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            outcome = "" if find_redis_server() else _apt_install()
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
     _INSTALL_OUTCOME["outcome"] = outcome
     return outcome
 
@@ -94,7 +106,9 @@ def _apt_install() -> str:
     if apt is None:
         return "this machine has no apt-get"
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    steps = ([apt, "update", "-qq"], [apt, "install", "-y", "-qq", "--no-install-recommends", "redis-server"])
+    # Wait for a dpkg lock another program holds, rather than fail at once.
+    wait = ["-o", "DPkg::Lock::Timeout=120"]
+    steps = ([apt, "update", "-qq"], [apt, *wait, "install", "-y", "-qq", "--no-install-recommends", "redis-server"])
     for step in steps:
         try:
             done = subprocess.run(step, env=env, capture_output=True, text=True, timeout=_APT_TIMEOUT, check=False)

@@ -563,17 +563,18 @@ def test_demo_config_is_built_in_and_works_from_any_folder(
     )
 
 
-def test_demo_without_pyyaml_says_what_to_install(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(("module", "named"), [("yaml", "pyyaml"), ("websockets", "litellm[proxy]")])
+def test_demo_without_its_extra_says_what_to_install(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, module: str, named: str
 ) -> None:
-    """A missing demo dependency is named by its pip name, installable from wherever the user is."""
-    monkeypatch.setitem(sys.modules, "yaml", None)
+    """A missing demo dependency (an SDK-only install lacks the proxy's) names the demo extra, not a traceback."""
+    monkeypatch.setitem(sys.modules, module, None)
     monkeypatch.delitem(sys.modules, "litellm_budget.tools.demo", raising=False)
 
     assert main(["demo"]) == 2
     assert capsys.readouterr().err == (
-        "litellm-budget: error: the demo needs pyyaml: pip install pyyaml 'litellm[proxy]' "
-        "(or this package's demo extra)\n"
+        f"litellm-budget: error: the demo runs the LiteLLM proxy, which needs {named}: pip install '{named}', "
+        "or this package with its demo extra (in a clone: pip install '.[demo]')\n"
     )
 
 
