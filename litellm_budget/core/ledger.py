@@ -15,7 +15,7 @@ from litellm_budget.typing import Message
 from .formats import MessageFormat
 from .limits import Limits
 from .message_keys import message_keys
-from .names import StepNames
+from .names import InText, StepNames
 from .settings import BudgetSettings
 from .tokens import TokenCounter
 from .units import Layout, layout_of_kinds
@@ -101,6 +101,8 @@ class Derived:
     continues: bool | None = None
     #: The conversation's kept edits applied to this request (``conversation.kept_edits``).
     kept: Draft | None = None
+    #: Whether a name is in the system or the task, answered once per name (``marker_digest``).
+    in_given: InText | None = None
 
     def recounted(self, counts: Sequence[int], since: int) -> Derived:
         """

@@ -18,7 +18,7 @@ from .digest import newest_within, step_entries, steps_of
 from .formats import ASSISTANT, SYSTEM, USER, MessageFormat
 from .ledger import AtomLines, Ledger
 from .memo import BoundedLRU, remembered
-from .names import StepNames, names_in, names_line
+from .names import InText, StepNames, names_in, names_line
 from .tool_calls import decoded_arguments
 from .units import Unit
 
@@ -59,11 +59,21 @@ def marker_digest(ledger: Ledger, gone: Sequence[int], room: int | None = None) 
         # Beside the lines, within their own share; where the room is short, only what the lines left of it.
         left = names_cap if room is None else min(names_cap, room - sum(map(cost, listed)))
         # What the model reads anyway (the lines, the system, the task) need not be named again.
-        shown = "\n".join([*listed, *(t for i in given for t in ledger.format.texts(ledger.messages[i]))])
+        shown = ("\n".join(listed), _in_given(ledger, given))
         line = names_line(names, shown, per_step=settings.names_per_step, cap=left, cost=cost)
         found = ((*listed, line) if line else tuple(listed), unlisted)
         _BLOCKS.put(key, found)
     return found
+
+
+def _in_given(ledger: Ledger, given: Sequence[int]) -> InText:
+    """
+    Whether a name is in the system or the task: their text is searched once per name a request
+    asks about (a policy prices several markers, each listing names that the others list too).
+    """
+    if ledger.derived.in_given is None:
+        ledger.derived.in_given = InText("\n".join(t for i in given for t in ledger.format.texts(ledger.messages[i])))
+    return ledger.derived.in_given
 
 
 def _given(ledger: Ledger) -> list[int]:

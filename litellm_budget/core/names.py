@@ -13,7 +13,7 @@ can neither read as a role's turn nor form a chat template's token.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 MIN_LENGTH = 5
 #: How the digest's line of names begins.
@@ -41,22 +41,45 @@ def names_in(texts: Iterable[str]) -> tuple[str, ...]:
     return tuple(found)
 
 
+class InText(dict[str, bool]):
+    """Whether each name asked about is in ``text``, each searched for once (``names_line``'s ``also_shown``)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def __missing__(self, name: str) -> bool:
+        found = self[name] = name in self.text
+        return found
+
+
+_NOWHERE = InText("")
+
 #: One step's names: those of its call's whole arguments, and those of its output.
 StepNames = tuple[tuple[str, ...], tuple[str, ...]]
 
 
 def names_line(
-    steps: Sequence[StepNames], shown: str, *, per_step: int, cap: int, cost: Callable[[str], int]
+    steps: Sequence[StepNames],
+    shown: str | tuple[str, Mapping[str, bool]],
+    *,
+    per_step: int,
+    cap: int,
+    cost: Callable[[str], int],
 ) -> str | None:
     """
     The digest's line of names: of each step (newest first) at most ``per_step`` names its call
     held, then of each at most ``per_step`` its output held, each once and none that ``shown``
-    (the digest's own lines) already holds, as many as ``cap`` tokens allow; ``None``: none.
-    A pure function of its arguments, so the same dropped steps always read the same line.
+    holds (the digest's own lines, and what else the model reads as a mapping name -> whether it
+    is there), as many as ``cap`` tokens allow; ``None``: none. A pure function of its arguments,
+    so the same dropped steps always read the same line.
     """
     if cap <= 0 or per_step <= 0:
         return None
     head = NAMES_HEAD
+    shown, elsewhere = (shown, _NOWHERE) if isinstance(shown, str) else shown
     spent, picked = cost(head), dict[str, None]()
     for side in (0, 1):
         for names in reversed(steps):
@@ -64,7 +87,7 @@ def names_line(
             for name in names[side]:
                 if taken >= per_step:
                     break
-                if name in picked or name in shown:
+                if name in picked or name in shown or elsewhere[name]:
                     continue
                 price = cost(" " + name)
                 if spent + price > cap:
