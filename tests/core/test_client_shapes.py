@@ -335,6 +335,18 @@ class TestResponses:
         assert RESPONSES.unsupported_reason(fitted.messages, None, None) is None
 
 
+def custom_tool_session() -> list[dict[str, Any]]:
+    """Chat messages of 20 ``type: custom`` tool calls (a patch tool's free-form input), 700 tokens of output each."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "task"}]
+    for n in range(20):
+        call = {"id": f"c{n}", "type": "custom", "custom": {"name": "apply_patch", "input": f"*** Update {n}"}}
+        messages += [
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"c{n}", "content": text(700, n)},
+        ]
+    return [*messages, {"role": "user", "content": "next"}]
+
+
 class TestRefusedValidShapes:
     def test_a_system_message_of_only_output_config(self) -> None:
         """A mid-conversation system message may carry output_config and no content."""
@@ -348,15 +360,7 @@ class TestRefusedValidShapes:
 
     def test_chat_custom_tool_calls(self) -> None:
         """A chat assistant's ``type: custom`` tool call is a call like a function's."""
-        messages: list[dict[str, Any]] = [{"role": "user", "content": "task"}]
-        for n in range(20):
-            call = {"id": f"c{n}", "type": "custom", "custom": {"name": "apply_patch", "input": f"*** Update {n}"}}
-            messages += [
-                {"role": "assistant", "content": None, "tool_calls": [call]},
-                {"role": "tool", "tool_call_id": f"c{n}", "content": text(700, n)},
-            ]
-        messages.append({"role": "user", "content": "next"})
-        _valid(CHAT_MESSAGES, messages)
+        messages = _valid(CHAT_MESSAGES, custom_tool_session())
         fitted = fit(messages, model="gpt-4o", window=8000)
 
         assert fitted.report.action == "trimmed"

@@ -19,8 +19,14 @@ from litellm_budget.core.formats.anthropic import join_system
 from litellm_budget.core.formats.anthropic_checks import unsupported_reason as anthropic_unsupported
 from litellm_budget.core.formats.responses import RESPONSES
 from litellm_budget.core.report import parse_ranges
-from tests.core.test_client_shapes import ENCRYPTED, _bash_steps, _compacted_history, _compaction, shell_items
-from tests.support.builders import text
+from tests.core.test_client_shapes import (
+    ENCRYPTED,
+    _bash_steps,
+    _compacted_history,
+    _compaction,
+    custom_tool_session,
+    shell_items,
+)
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.sdk_support import only_callbacks
 
@@ -123,14 +129,7 @@ class TestResponses:
 class TestChat:
     async def test_custom_tool_calls_are_fitted(self, upstream: FakeUpstream) -> None:
         """litellm.acompletion with ``type: custom`` tool calls: fitted, not refused as malformed."""
-        messages: list[dict[str, Any]] = [{"role": "user", "content": "task"}]
-        for n in range(20):
-            call = {"id": f"c{n}", "type": "custom", "custom": {"name": "apply_patch", "input": f"*** Update {n}"}}
-            messages += [
-                {"role": "assistant", "content": None, "tool_calls": [call]},
-                {"role": "tool", "tool_call_id": f"c{n}", "content": text(700, n)},
-            ]
-        messages.append({"role": "user", "content": "next"})
+        messages = custom_tool_session()
         upstream.clear()
         with only_callbacks(ContextBudget(default_window=WINDOW)), capture_logs() as logs:
             await litellm.acompletion(
