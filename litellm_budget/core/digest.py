@@ -235,14 +235,20 @@ def step_entries(fmt: MessageFormat, messages: Sequence[Message], kinds: Sequenc
     it, a message from the user, a reply of the assistant that made no call. The same messages
     give the same lines however they were grouped into units.
     """
-    outputs: dict[str, list[str]] = {}
-    for message in messages:
-        for answered in fmt.answered_ids(message):
-            outputs.setdefault(answered, []).extend(fmt.texts(message))
+    outputs = outputs_of(fmt, messages)
     entries: list[str] = []
     for group in steps_of(kinds):
         entries.extend(_entries_of(fmt, [messages[i] for i in group], kinds[group[0]], outputs, limit))
     return entries
+
+
+def outputs_of(fmt: MessageFormat, messages: Sequence[Message]) -> dict[str, list[str]]:
+    """The texts answering each call of ``messages``, by the call's id."""
+    outputs: dict[str, list[str]] = {}
+    for message in messages:
+        for answered in fmt.answered_ids(message):
+            outputs.setdefault(answered, []).extend(fmt.texts(message))
+    return outputs
 
 
 def steps_of(kinds: Sequence[str]) -> Iterator[list[int]]:

@@ -14,7 +14,7 @@ from typing import TypeVar
 
 from litellm_budget.typing import Message
 
-from .digest import newest_within, step_entries, steps_of
+from .digest import newest_within, outputs_of, step_entries, steps_of
 from .formats import ASSISTANT, SYSTEM, USER, MessageFormat
 from .ledger import AtomLines, Ledger
 from .memo import BoundedLRU, remembered
@@ -167,10 +167,7 @@ def step_names(fmt: MessageFormat, messages: Sequence[Message], kinds: Sequence[
     The names of each action of ``messages``, as ``step_entries`` lists them: a call's whole
     arguments' and its output's, a message's text's (as what came of it).
     """
-    outputs: dict[str, list[str]] = {}
-    for message in messages:
-        for answered in fmt.answered_ids(message):
-            outputs.setdefault(answered, []).extend(fmt.texts(message))
+    outputs = outputs_of(fmt, messages)
     found: list[StepNames] = []
     for group in steps_of(kinds):
         step = [messages[i] for i in group]
