@@ -17,8 +17,12 @@ from .tool_calls import CallKey, calls_made, read_path
 _ELIDABLE_KINDS = (ASSISTANT, TOOL)
 #: With ``elide_min_tokens: None``: texts above this share of the budget are bulky ...
 ELIDE_MIN_SHARE = 0.09
-#: ... up to this size, from an 8k window up.
+#: ... up to this size, from an 8k window up ...
 ELIDE_MIN_TOKENS = 500
+#: ... and this one for the ``elide`` policy, which drops nothing, so it must elide smaller
+#: outputs to fit: at 8k it fitted 638 of 785 shared requests where 500 fitted 569, old evidence
+#: 0.439 to 0.546 and line recall 0.434 to 0.528 (150: 0.531; 250: 0.500; BENCHMARKS §1).
+ELIDE_ONLY_MIN_TOKENS = 200
 #: With ``outline_chars: None``, placeholders outline their text from a window of this many tokens
 #: up: under it, an outline's tokens make refits and drops come sooner, and on the shared sessions
 #: at 16k that lost more than the outlines kept (BENCHMARKS §1). The window, not the budget: a
@@ -54,8 +58,9 @@ def elide_tail(draft: Draft, ledger: Ledger, target: int) -> Draft:
     """
     Elide bulky outputs inside the protected tail, oldest first, until ``target`` is saved.
 
-    Only ``auto`` does this, under pressure: the final step stays pinned, and an elision
-    this close to the end keeps the cached prompt prefix, where a further drop would not.
+    ``auto`` and ``elide`` do this under pressure, before a drop or a rejection: the final step
+    stays pinned, and an elision this close to the end keeps the cached prompt prefix, where a
+    further drop would not.
     """
     return _elide_in(draft, ledger, range(_tail_start(ledger), ledger.final), target)
 
@@ -197,7 +202,8 @@ def threshold_base(ledger: Ledger) -> int:
     base = ledger.settings.elide_min_tokens
     if base is None:
         # A small window elides smaller outputs: at 4k a 440-token output is a sixth of the budget.
-        base = min(ELIDE_MIN_TOKENS, round(ledger.limits.budget * ELIDE_MIN_SHARE))
+        most = ELIDE_ONLY_MIN_TOKENS if ledger.settings.policy == "elide" else ELIDE_MIN_TOKENS
+        base = min(most, round(ledger.limits.budget * ELIDE_MIN_SHARE))
     return base
 
 

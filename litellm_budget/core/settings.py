@@ -54,7 +54,8 @@ class BudgetSettings:
     #: The last messages that are elided only under pressure (``auto``) or never (``elide``).
     protected_tail: int = 8
     #: Texts of at most this many tokens are never elided; ``None``: 9% of the budget, at most 500
-    #: (500 from an 8k window up; 262 at 4k, where outputs of a few hundred tokens are a lot).
+    #: (500 from an 8k window up; 262 at 4k, where outputs of a few hundred tokens are a lot), at
+    #: most 200 for the ``elide`` policy, which drops nothing and so elides smaller outputs.
     elide_min_tokens: int | None = None
     #: The same for the text an assistant writes beside its tool calls: the calls say what was
     #: done, so its reasoning goes before outputs do.

@@ -78,29 +78,49 @@ class TestElide:
         assert fitted.messages[0] is messages[0]
         assert fitted.messages[2]["content"].startswith(TEXT_ELIDED)
 
-    def test_protected_tail_survives(self) -> None:
-        """The last eight messages are never elided, even when that means rejecting."""
+    def test_protected_tail_elided_only_under_pressure(self) -> None:
+        """
+        The last eight messages are elided only when the older outputs are not enough, and the
+        final step never: what cannot fit without it is rejected.
+        """
         messages = [system(), user("Go.")]
         for seed in range(6):
             messages += tool_step(2000, seed=seed)
-        window = tokens_of(messages) // 2
+        tail = range(len(messages) - 8, len(messages))
 
+        roomy = fit(messages, model="gpt-4o", window=tokens_of(messages) - 3000, settings=ELIDE)
+        tight = fit(messages, model="gpt-4o", window=tokens_of(messages) // 2, settings=ELIDE)
+
+        assert not set(parse_ranges(roomy.report.elided_at)).intersection(tail)
+        assert set(parse_ranges(tight.report.elided_at)).intersection(tail)
+        assert tight.messages[-2:] == messages[-2:]
+        assert tight.report.tokens_after <= tight.report.budget
         with pytest.raises(BudgetExceededError, match="context window"):
-            fit(messages, model="gpt-4o", window=window, settings=ELIDE)
-        fitted = fit(messages, model="gpt-4o", window=window, settings=BudgetSettings(policy="elide", protected_tail=2))
-
-        assert fitted.messages[-2:] == messages[-2:]
-        assert fitted.report.action == "trimmed"
+            fit(messages, model="gpt-4o", window=tokens_of(messages[-2:]) + 500, settings=ELIDE)
 
     def test_messages_under_threshold_never_elided(self) -> None:
         """Outputs at or under the threshold stay, even when the request is then rejected."""
         messages = [system(), user("Go.")]
         for seed in range(20):
-            messages += tool_step(400, seed=seed)
+            messages += tool_step(180, seed=seed)
         window = tokens_of(messages) - 500
 
         with pytest.raises(BudgetExceededError, match="context window"):
             fit(messages, model="gpt-4o", window=window, settings=ELIDE)
+
+    def test_elide_takes_smaller_outputs_than_the_dropping_policies(self) -> None:
+        """Dropping nothing, ``elide`` elides outputs of 400 tokens, which ``auto`` keeps whole."""
+        messages = [system(), user("Go.")]
+        for seed in range(20):
+            messages += tool_step(400, seed=seed)
+        window = tokens_of(messages) - 500
+
+        elided = fit(messages, model="gpt-4o", window=window, settings=ELIDE).report
+        auto = fit(messages, model="gpt-4o", window=window, settings=BudgetSettings(policy="auto")).report
+
+        assert elided.action == "trimmed"
+        assert parse_ranges(elided.elided_at)
+        assert not parse_ranges(auto.elided_at)
 
     def test_tool_calls_survive_elision(self) -> None:
         """Elision swaps text only: tool_calls and tool_call_id are kept, so pairs stay valid."""
@@ -177,7 +197,7 @@ class TestElide:
         chatty = {
             "role": "tool",
             "tool_call_id": "x",
-            "content": [{"type": "text", "text": text(300, i)} for i in range(10)],
+            "content": [{"type": "text", "text": text(150, i)} for i in range(20)],
         }
         chatty_step = tool_step(10)
         chatty_step[1] = {**chatty, "tool_call_id": chatty_step[1]["tool_call_id"]}
