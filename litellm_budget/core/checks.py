@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from typing import Any, TypeGuard
 
 
@@ -50,24 +50,6 @@ def candidate_names(model: str) -> Iterator[str]:
 def bare_model(model: str) -> str:
     """``model`` without any provider prefix, lower-cased: ``openai/GPT-4o`` is ``gpt-4o``."""
     return model.rsplit("/", 1)[-1].lower()
-
-
-def not_known(items: list[Any], known: Sequence[bool]) -> Iterator[tuple[int, Any]]:
-    """
-    Each of ``items`` with its index, less those ``known`` marks: equal to one that passed a
-    format's checks before (``message_keys.Reading.known``), so its own checks are skipped.
-    """
-    # The unknown ones are found in C: a resent history is mostly known.
-    limit, index = min(len(known), len(items)), 0
-    while index < limit:
-        try:
-            index = known.index(False, index, limit)
-        except ValueError:
-            break
-        yield index, items[index]
-        index += 1
-    for index in range(limit, len(items)):
-        yield index, items[index]
 
 
 def request_problem(entries: object, tools: object, max_tokens: object, *, name: str = "messages") -> str | None:

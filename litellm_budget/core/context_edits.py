@@ -6,7 +6,7 @@ gateway for upstreams that do not apply it themselves, and reported as the API r
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from litellm_budget.typing import Message
@@ -69,8 +69,8 @@ def clear_tool_uses(
     if not _triggered(edit.get("trigger") or DEFAULT_TRIGGER, before, len(uses)):
         return messages, None
     keep = _value(edit.get("keep"), DEFAULT_KEEP_TOOL_USES)
-    excluded = set(edit.get("exclude_tools") or ())
-    cleared = [block for _, block in uses[: max(0, len(uses) - keep)] if block.get("name") not in excluded]
+    names = [block.get("name") for _, block in uses]
+    cleared = [uses[at][1] for at in uses_cleared(names, keep, set(edit.get("exclude_tools") or ()))]
     ids = {block.get("id") for block in cleared}
     inputs = _inputs_to_clear(edit.get("clear_tool_inputs"), cleared)
     edited = [_cleared_message(message, ids, inputs) for message in messages]
@@ -78,6 +78,15 @@ def clear_tool_uses(
     if not cleared or saved < _value(edit.get("clear_at_least"), 0):
         return messages, None
     return edited, {"type": CLEAR_TOOL_USES, "cleared_tool_uses": len(cleared), "cleared_input_tokens": saved}
+
+
+def uses_cleared(names: Sequence[object], keep: int, excluded: Collection[object]) -> list[int]:
+    """
+    Which tool uses ``clear_tool_uses`` clears, by position, given each use's tool name oldest
+    first: all but the last ``keep``, none of the ``excluded`` tools. The one rule, for the
+    client's edit here and for the replay's peer of it (``tools/peers.py``).
+    """
+    return [at for at, name in enumerate(names[: max(0, len(names) - keep)]) if name not in excluded]
 
 
 def clear_thinking(

@@ -26,6 +26,7 @@ from .settings import BudgetSettings
 from .size_gate import GateContext, bounded_counts, passed_untouched
 from .summary import summaries_wanted, summary_fields
 from .tokens import counter_for, counts_exactly
+from .verdicts import remember_passed, resume_from
 from .window import WindowLookup, model_map_window, resolve_window
 
 DEFAULT_SETTINGS = BudgetSettings()
@@ -129,11 +130,10 @@ def fit_request(
     base = {"model": model, "policy": settings.policy, "format": fmt.name, "max_tokens_requested": requested}
     if isinstance(messages, list) and (lead := lead_of(messages)):
         base["lead"] = lead
-    # What this conversation's last request held: a message known there passed the checks then.
-    reading = Reading(messages if isinstance(messages, list) else [], fmt.name)
-    reason = fmt.unsupported_reason(messages, tools, max_tokens, reading.known, reading.checked)
-    if reason is not None:
-        return _untouched(messages, max_tokens, started, action="unsupported", reason=reason, **base)
+    reading = Reading(messages if isinstance(messages, list) else [], fmt.name)  # keys: ``message_keys``
+    verdict = fmt.check(messages, tools, max_tokens, resume_from(fmt.name, reading.known_keys()))
+    if verdict.reason is not None:
+        return _untouched(messages, max_tokens, started, action="unsupported", reason=verdict.reason, **base)
     found, base["reason"] = resolve_window(model, window, settings.default_window, lookup)
     if found is None:
         # Sent as it came, but counted: the report says how big what went out unfitted was.
@@ -142,8 +142,7 @@ def fit_request(
         tokens = counter.count_tools(tools) + sum(counter.count_messages(fmt, listed, reading.keys()))
         counted = {"tokens_before": tokens, "tokens_after": tokens, "counter": counter.name}
         return _untouched(messages, max_tokens, started, action="unknown_window", **counted, **base)
-    policy = POLICIES[settings.policy]
-    counter = counter_for(model, image_tokens=settings.image_tokens)
+    policy, counter = POLICIES[settings.policy], counter_for(model, image_tokens=settings.image_tokens)
     ratio = settings.ratio_for(model) if ratio is None else ratio
     exact = counts_exactly(model)
     limits = limits_for(found, max_tokens, settings, ratio, holds_reserve=policy.holds_reserve, exact=exact)
@@ -162,6 +161,7 @@ def fit_request(
     start = fmt.history_start(listed)
     gate = gate and start is None
     keys = reading.keys()
+    remember_passed(fmt.name, keys, verdict)
     ledger_of = functools.partial(
         Ledger,
         messages=listed,

@@ -101,8 +101,8 @@ _NOTHING_READ = _Read((), (), (), ())
 register_forgettable(_READS)
 
 
-#: The lane of lists no check has read; a lane named by a format (``chat``, ...) holds only
-#: requests that passed that format's checks, so a message known there passed them.
+#: The lane of lists that are not a format's requests (what was sent, read after the response); a
+#: lane named by a format (``chat``, ...) holds that format's requests.
 UNCHECKED = "unchecked"
 
 
@@ -120,14 +120,10 @@ class Reading:
     """
     One request's messages against the last read of its conversation in ``lane``: which of them
     are ``known`` (equal to the message at their place there), then every key (``keys``), after
-    which this read is the conversation's. A request a check refuses never calls ``keys``.
-
-    ``checked``: how many leading messages are that whole last read, unchanged (its anchor's two
-    by their keys, the rest ``known``), where this request holds all of it; else 0. In a format's
-    lane they passed that format's checks as one request, so a check may resume after them.
+    which this read is the conversation's. Keys only: the format checks read every message.
     """
 
-    __slots__ = ("_anchor", "_keys", "_last", "_messages", "checked", "known")
+    __slots__ = ("_anchor", "_keys", "_last", "_messages", "known")
 
     def __init__(self, messages: Sequence[Message], lane: str) -> None:
         self._messages = messages
@@ -135,7 +131,6 @@ class Reading:
         self._anchor: tuple[str, int, int] | None = None
         self._last = _NOTHING_READ
         self.known = [False] * len(messages)
-        self.checked = 0
         if len(messages) < 2:
             return
         try:
@@ -155,9 +150,6 @@ class Reading:
             self.known = [False] * len(messages)
             return
         self._anchor, self._last = anchor, last
-        held = len(last.copies)
-        if 2 < held <= len(messages) and all(self.known[2:held]):
-            self.checked = held
 
     def known_keys(self) -> list[int | None]:
         """

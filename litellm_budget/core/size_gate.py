@@ -64,6 +64,7 @@ from .limits import Limits, max_tokens_to_send
 from .message_keys import Reading
 from .report import BudgetReport, elapsed_ms
 from .tokens import MESSAGE_OVERHEAD, NAME_OVERHEAD, MemoCounter, TokenCounter, counter_for
+from .verdicts import remember_passed, resume_from
 
 
 def utf8_bytes(text: str) -> int:
@@ -263,13 +264,11 @@ def counted(report: BudgetReport, read: GateRead, fmt: MessageFormat, image_toke
     messages, tools, keys = read
     counter = counter_for(report.model, image_tokens=image_tokens)
     if keys is None:
-        # Kept in the format's lane only if the messages still pass its checks: they may have been
-        # changed since the gate read them, and what that lane knows, the checks skip.
+        # Read now, after the response: the verdict is remembered for what the messages hold now.
         reading = Reading(messages, fmt.name)
-        keep = (
-            reading.new and fmt.unsupported_reason(list(messages), tools, None, reading.known, reading.checked) is None
-        )
-        keys = reading.keys(keep=keep)
+        verdict = fmt.check(list(messages), tools, None, resume_from(fmt.name, reading.known_keys()))
+        keys = reading.keys()
+        remember_passed(fmt.name, keys, verdict)
     total = counter.count_tools(tools) + sum(counter.count_messages(fmt, messages, keys))
     # Only messages sent as they came were bounded: the sent prompt moves as much as the request.
     after = report.tokens_after + total - report.tokens_before

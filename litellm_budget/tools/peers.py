@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
-from litellm_budget.core.context_edits import CLEARED_RESULT, DEFAULT_KEEP_TOOL_USES
+from litellm_budget.core.context_edits import CLEARED_RESULT, DEFAULT_KEEP_TOOL_USES, uses_cleared
 from litellm_budget.core.fit import DEFAULT_SETTINGS
 from litellm_budget.core.formats.chat_checks import ANSWER_ROLES
 from litellm_budget.core.formats.parts import texts_of
@@ -69,9 +69,9 @@ class ClearToolUses:
 
 def clear_tool_uses(messages: list[Message], edit: ClearToolUses, count: Count) -> list[Message]:
     """
-    Anthropic's ``clear_tool_uses_20250919`` on chat messages, the twin of
-    ``core.context_edits.clear_tool_uses``: past ``trigger`` input tokens, the results of every
-    tool use but the last ``keep`` (none of ``exclude_tools``) become ``placeholder``, and their
+    Anthropic's ``clear_tool_uses_20250919`` on chat messages, by the rule the plugin applies to
+    a client's edit (``context_edits.uses_cleared``): past ``trigger`` input tokens, the results of
+    every tool use but the last ``keep`` (none of ``exclude_tools``) become ``placeholder``, and their
     arguments too with ``clear_tool_inputs``; nothing at all when that frees fewer than
     ``clear_at_least`` tokens.
     """
@@ -79,8 +79,7 @@ def clear_tool_uses(messages: list[Message], edit: ClearToolUses, count: Count) 
     if before <= edit.trigger:
         return messages
     uses = _tool_uses(messages)
-    kept = max(0, len(uses) - edit.keep)
-    cleared = {call_id for call_id, name in uses[:kept] if name not in edit.exclude_tools}
+    cleared = {uses[at][0] for at in uses_cleared([name for _, name in uses], edit.keep, edit.exclude_tools)}
     if not cleared:
         return messages
     edited = _cleared(messages, cleared, edit.placeholder, inputs=cleared if edit.clear_tool_inputs else set())

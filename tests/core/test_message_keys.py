@@ -7,13 +7,13 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from litellm_budget.core import message_keys as module
 from litellm_budget.core.canonical import content_key
 from litellm_budget.core.fit import fit_request
-from litellm_budget.core.formats import chat_checks, format_named
+from litellm_budget.core.formats import format_named
 from litellm_budget.core.formats.chat import CHAT
 from litellm_budget.core.memo import forget_all
 from litellm_budget.core.message_keys import message_keys
@@ -191,8 +191,8 @@ def test_forget_all_forgets_the_reads() -> None:
     assert len(module._READS) == 0
 
 
-class TestChecksOfKnownMessages:
-    """A message known in its format's lane passed its checks: they are skipped for it, never for a new one."""
+class TestChecksOfResentHistories:
+    """A resent history is checked: a bad message is refused wherever it stands, on every request."""
 
     @staticmethod
     def history() -> list[dict[str, Any]]:
@@ -221,23 +221,8 @@ class TestChecksOfKnownMessages:
             assert report.reason is not None
             assert report.reason.startswith("message 4")
 
-    def test_the_checks_read_only_the_new_messages(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        history = self.history()
-        fit_request(wire(history), model="gpt-4o", window=128_000)
-        checked: list[object] = []
-        original = chat_checks._message_problem
-
-        def spied(message: object) -> str | None:
-            checked.append(message)
-            return original(message)
-
-        monkeypatch.setattr(chat_checks, "_message_problem", spied)
-        fit_request(wire([*history, {"role": "user", "content": "next"}]), model="gpt-4o", window=128_000)
-
-        assert len(checked) == 3  # the anchor's two, and the new one
-
     def test_messages_changed_after_the_gate_read_them_are_not_kept_as_checked(self) -> None:
-        """The gate's later count keeps its read in the format's lane only if the messages still pass."""
+        """A message changed in place after the gate read it is refused on the next request."""
         history = wire(self.history())
         passed = fit_request(history, model="gpt-4o", window=128_000, gate=True)
         assert passed.report.size_gate
@@ -247,53 +232,6 @@ class TestChecksOfKnownMessages:
         report = fit_request(wire(history), model="gpt-4o", window=128_000).report
 
         assert report.action == "unsupported"
-
-
-@settings(max_examples=60)
-@given(conversations(), st.sampled_from(["chat", "anthropic", "responses"]), st.data())
-def test_a_check_resumed_after_a_whole_checked_request_says_what_a_whole_check_says(
-    messages: list[dict[str, Any]], fmt_name: str, data: st.DataObject
-) -> None:
-    """
-    The checks skip what a conversation's last read held and resume the pairing after it: over any
-    prefix that passed and any tail (valid, or with a message taken out, repeated, moved or a legacy
-    function result put in), they
-    refuse exactly what a check of the whole request refuses, with the same reason.
-    """
-    fmt = format_named(fmt_name)
-    request = converted(messages, fmt_name)
-    assume(len(request) > 3)
-    held = data.draw(st.integers(3, len(request) - 1))
-    assume(fmt.unsupported_reason(request[:held], None, None) is None)
-    tail = request[held:]
-    change = data.draw(st.sampled_from(["none", "take", "repeat", "move", "function"]))
-    at = data.draw(st.integers(0, len(tail) - 1))
-    if change == "take":
-        tail = tail[:at] + tail[at + 1 :]
-    elif change == "repeat":
-        tail = [*tail[: at + 1], tail[at], *tail[at + 1 :]]
-    elif change == "move":
-        tail = [*tail[:at], *tail[at + 1 :], tail[at]]
-    elif change == "function":  # a legacy function result: it may only follow an assistant's turn
-        tail = [*tail[:at], {"role": "function", "name": "run", "content": "done"}, *tail[at:]]
-    grown = [*request[:held], *tail]
-    known = [False, False, *([True] * (held - 2))]
-
-    assert fmt.unsupported_reason(grown, None, None, known, held) == fmt.unsupported_reason(grown, None, None)
-
-
-def test_checked_is_the_whole_last_read_held_unchanged() -> None:
-    """A request that holds its conversation's last read as it was resumes after it; any other, from the start."""
-    history = wire(agent_session(6, 50))
-    fit_request(history, model="gpt-4o", window=128_000)
-    grown = wire([*history, {"role": "user", "content": "next"}])
-    edited = wire(grown)
-    edited[4] = {**edited[4], "content": "edited"}
-
-    assert module.Reading(grown, "chat").checked == len(history)
-    assert module.Reading(edited, "chat").checked == 0
-    assert module.Reading(wire(history[:-2]), "chat").checked == 0  # an earlier request: not all of it
-    assert module.Reading(grown, module.UNCHECKED).checked == 0  # another lane's read
 
 
 def test_known_keys_are_the_keys_of_the_unchanged_messages_only() -> None:

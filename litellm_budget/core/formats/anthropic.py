@@ -16,9 +16,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from litellm_budget.core.checks import is_mapping
+from litellm_budget.core.verdicts import START, Resume, Verdict
 from litellm_budget.typing import Message
 
-from .anthropic_checks import CALL_TYPES, COMPACTION, HISTORY_MARKS, RESULT_TYPE, unsupported_reason
+from .anthropic_checks import CALL_TYPES, COMPACTION, HISTORY_MARKS, RESULT_TYPE
+from .anthropic_checks import check as check_request
 from .history import pinned_kinds
 from .placement import LEADING_KEY, NOTICE_KEY, place_notices
 from .seam import ASSISTANT, SYSTEM, TOOL, USER
@@ -142,11 +144,13 @@ class AnthropicFormat:
             message = {**message, "content": [part for block in content for part in _counted_parts(block)]}
         return counter.count_message(message)
 
-    def unsupported_reason(
-        self, messages: object, tools: object, max_tokens: object, known: Sequence[bool] = (), checked: int = 0
-    ) -> str | None:
+    def unsupported_reason(self, messages: object, tools: object, max_tokens: object) -> str | None:
         """See ``anthropic_checks.unsupported_reason``."""
-        return unsupported_reason(messages, tools, max_tokens, known, checked)
+        return check_request(messages, tools, max_tokens).reason
+
+    def check(self, messages: object, tools: object, max_tokens: object, resume: Resume = START) -> Verdict:
+        """See ``anthropic_checks.check``."""
+        return check_request(messages, tools, max_tokens, resume)
 
 
 #: The Anthropic Messages format; stateless, so one instance serves every request.

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
-from litellm_budget.core.checks import is_mapping, not_known, request_problem
+from litellm_budget.core.checks import is_mapping, request_problem
+from litellm_budget.core.verdicts import START, Resume, Verdict
 
 #: Blocks with which an assistant calls a tool; ``server_tool_use`` is answered in the same message.
 CALL_TYPES = frozenset({"tool_use", "server_tool_use"})
@@ -17,11 +18,14 @@ HISTORY_MARKS = TOOL_CHANGES | {COMPACTION}
 ROLES = frozenset({"user", "assistant"})
 
 
-def unsupported_reason(
-    messages: object, tools: object, max_tokens: object, known: Sequence[bool] = (), checked: int = 0
-) -> str | None:
+def unsupported_reason(messages: object, tools: object, max_tokens: object) -> str | None:
+    """Why this request cannot be trimmed safely, or ``None`` when it can (``check``)."""
+    return check(messages, tools, max_tokens).reason
+
+
+def check(messages: object, tools: object, max_tokens: object, resume: Resume = START) -> Verdict:
     """
-    Why this request cannot be trimmed safely, or ``None`` when it can.
+    Why this request cannot be trimmed safely (``None`` when it can), and the calls left open at its end.
 
     ``messages`` is ``join_system(system, messages)``. Trimming relies on the Messages API's
     shape: user and assistant messages (system messages anywhere, as Claude Code's
@@ -33,17 +37,17 @@ def unsupported_reason(
     Anything else is forwarded untouched, so the provider gives its own error, and the report
     says why.
 
-    The messages ``known`` marks passed these checks before (``checks.not_known``), and the
-    pairing resumes after the first ``checked``, which passed as a whole request.
+    ``resume`` starts after a prefix whose very content passed before (``verdicts``).
     """
     problem = request_problem(messages, tools, max_tokens)
     if problem is not None or not isinstance(messages, list):
-        return problem
-    for index, message in not_known(messages, known):
-        reason = _message_problem(message)
+        return Verdict(problem)
+    for index in range(resume.at, len(messages)):
+        reason = _message_problem(messages[index])
         if reason is not None:
-            return f"message {index}: {reason}"
-    return _start_problem(messages) or _pairing_problem(messages, checked)
+            return Verdict(f"message {index}: {reason}")
+    start = _start_problem(messages)
+    return Verdict(start) if start is not None else _pairing(messages, resume)
 
 
 def _message_problem(message: object) -> str | None:
@@ -94,37 +98,30 @@ def _start_problem(messages: Sequence[Mapping[str, Any]]) -> str | None:
     return None
 
 
-def _pairing_problem(messages: Sequence[Mapping[str, Any]], checked: int = 0) -> str | None:
+def _pairing(messages: Sequence[Mapping[str, Any]], resume: Resume) -> Verdict:
     """
-    Each tool_use is answered in the very next message, and a tool_result answers nothing else.
-    After ``checked`` messages that passed as a whole request, the calls open are those of the
-    last of them but system messages, when it is an assistant's (only the last may leave them open).
+    Each tool_use is answered in the very next message, and a tool_result answers nothing else;
+    the state: the calls the last message leaves open.
     """
-    open_calls: set[str] = set()
-    if checked:
-        before = checked - 1
-        while before > 0 and messages[before]["role"] == "system":
-            before -= 1
-        if messages[before]["role"] == "assistant":
-            open_calls = set(_ids(messages[before], "tool_use", "id"))
-    for index in range(checked, len(messages)):
+    open_calls: set[str] = set(resume.state) if resume.at and isinstance(resume.state, frozenset) else set()
+    for index in range(resume.at, len(messages)):
         message = messages[index]
         if message["role"] == "system":
             continue
         ids = _ids(message, "tool_use", "id") if message["role"] == "assistant" else _ids(message, RESULT_TYPE)
         if len(set(ids)) != len(ids):
-            return f"message {index}: duplicated tool ids"
+            return Verdict(f"message {index}: duplicated tool ids")
         if message["role"] == "assistant":
             if open_calls:
-                return f"message {index}: follows an assistant tool_use that was not answered"
+                return Verdict(f"message {index}: follows an assistant tool_use that was not answered")
             open_calls = set(ids)
             continue
         if not open_calls.issuperset(ids):
-            return f"message {index}: tool_result answers no tool_use of the assistant message before it"
+            return Verdict(f"message {index}: tool_result answers no tool_use of the assistant message before it")
         if open_calls.difference(ids):
-            return f"message {index}: does not answer every tool_use of the assistant message before it"
+            return Verdict(f"message {index}: does not answer every tool_use of the assistant message before it")
         open_calls = set()
-    return None
+    return Verdict(None, frozenset(open_calls))
 
 
 def _ids(message: Mapping[str, Any], kind: str, key: str = "tool_use_id") -> list[str]:

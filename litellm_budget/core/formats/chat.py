@@ -6,9 +6,11 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from litellm_budget.core.checks import is_mapping
+from litellm_budget.core.verdicts import START, Resume, Verdict
 from litellm_budget.typing import Message
 
-from .chat_checks import SYSTEM_ROLES, unsupported_reason
+from .chat_checks import SYSTEM_ROLES
+from .chat_checks import check as check_request
 from .parts import map_texts, texts_of
 from .placement import LEADING_KEY, NOTICE_KEY, SEPARATOR, is_notice, place_notices
 from .seam import ASSISTANT, SYSTEM, TOOL, USER
@@ -78,11 +80,13 @@ class ChatFormat:
         """OpenAI's accounting, as LiteLLM's ``token_counter`` applies it."""
         return counter.count_message(message)
 
-    def unsupported_reason(
-        self, messages: object, tools: object, max_tokens: object, known: Sequence[bool] = (), checked: int = 0
-    ) -> str | None:
+    def unsupported_reason(self, messages: object, tools: object, max_tokens: object) -> str | None:
         """See ``chat_checks.unsupported_reason``."""
-        return unsupported_reason(messages, tools, max_tokens, known, checked)
+        return check_request(messages, tools, max_tokens).reason
+
+    def check(self, messages: object, tools: object, max_tokens: object, resume: Resume = START) -> Verdict:
+        """See ``chat_checks.check``."""
+        return check_request(messages, tools, max_tokens, resume)
 
 
 #: The chat format; stateless, so one instance serves every request.

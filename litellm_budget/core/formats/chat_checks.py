@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from litellm_budget.core.checks import is_mapping, not_known, request_problem
+from litellm_budget.core.checks import is_mapping, request_problem
+from litellm_budget.core.verdicts import START, Resume, Verdict
 
 SYSTEM_ROLES = frozenset({"system", "developer"})
 #: The roles of what answers a call: a ``tool`` result, or a legacy ``function`` one.
@@ -13,27 +14,29 @@ ANSWER_ROLES = frozenset({"tool", "function"})
 ROLES = SYSTEM_ROLES | ANSWER_ROLES | {"user", "assistant"}
 
 
-def unsupported_reason(
-    messages: object, tools: object, max_tokens: object, known: Sequence[bool] = (), checked: int = 0
-) -> str | None:
+def unsupported_reason(messages: object, tools: object, max_tokens: object) -> str | None:
+    """Why this request cannot be trimmed safely, or ``None`` when it can (``check``)."""
+    return check(messages, tools, max_tokens).reason
+
+
+def check(messages: object, tools: object, max_tokens: object, resume: Resume = START) -> Verdict:
     """
-    Why this request cannot be trimmed safely, or ``None`` when it can.
+    Why this request cannot be trimmed safely (``None`` when it can), and the pairing state at its end.
 
     Trimming relies on OpenAI's shape: known roles, text or list content, and tool results
     that each answer a call of the assistant message right before them. Anything else is
     forwarded untouched, so the provider gives its own error, and the report says why.
 
-    The messages ``known`` marks passed these checks before (``checks.not_known``), and the
-    pairing resumes after the first ``checked``, which passed as a whole request.
+    ``resume`` starts after a prefix whose very content passed before (``verdicts``).
     """
     problem = request_problem(messages, tools, max_tokens)
     if problem is not None or not isinstance(messages, list):
-        return problem
-    for index, message in not_known(messages, known):
-        reason = _message_problem(message)
+        return Verdict(problem)
+    for index in range(resume.at, len(messages)):
+        reason = _message_problem(messages[index])
         if reason is not None:
-            return f"message {index}: {reason}"
-    return _pairing_problem(messages, checked)
+            return Verdict(f"message {index}: {reason}")
+    return _pairing(messages, resume)
 
 
 def _message_problem(message: object) -> str | None:
@@ -53,42 +56,37 @@ def _message_problem(message: object) -> str | None:
     return None
 
 
-def _pairing_problem(messages: Sequence[Mapping[str, Any]], checked: int = 0) -> str | None:
+def _pairing(messages: Sequence[Mapping[str, Any]], resume: Resume) -> Verdict:
     """
     Every tool result answers an open call of the assistant just before it, and every call is
-    answered. After ``checked`` messages that passed as a whole request, no call is open, and a
-    result may follow only where the last of them that is not one is an assistant's.
+    answered; the state: whether a result may follow the last message (it is an assistant's or
+    answers one).
     """
     open_calls: set[str] = set()
-    answering = False
-    if checked:
-        before = checked - 1
-        while before > 0 and messages[before]["role"] in ANSWER_ROLES:
-            before -= 1
-        answering = messages[before]["role"] == "assistant"
-    for index in range(checked, len(messages)):
+    answering = bool(resume.state) if resume.at else False
+    for index in range(resume.at, len(messages)):
         message = messages[index]
         role = message["role"]
         if role == "tool":
             call_id = message["tool_call_id"]
             if not answering or call_id not in open_calls:
-                return f"message {index}: tool result answers no open tool call"
+                return Verdict(f"message {index}: tool result answers no open tool call")
             open_calls.discard(call_id)
             continue
         if role == "function":
             if not answering:
-                return f"message {index}: function result follows no assistant call"
+                return Verdict(f"message {index}: function result follows no assistant call")
             continue
         if open_calls:
-            return f"message {index}: follows an assistant tool call that was not answered"
+            return Verdict(f"message {index}: follows an assistant tool call that was not answered")
         answering = role == "assistant"
         ids = [call["id"] for call in message.get("tool_calls") or ()]
         if len(set(ids)) != len(ids):
-            return f"message {index}: duplicated tool_call ids"
+            return Verdict(f"message {index}: duplicated tool_call ids")
         open_calls = set(ids)
     if open_calls:
-        return "the last assistant tool call was not answered"
-    return None
+        return Verdict("the last assistant tool call was not answered")
+    return Verdict(None, answering)
 
 
 def _is_content_list(content: object) -> bool:

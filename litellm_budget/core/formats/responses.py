@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from litellm_budget.core.canonical import as_json
 from litellm_budget.core.checks import is_mapping
+from litellm_budget.core.verdicts import START, Resume, Verdict
 from litellm_budget.typing import Message
 
 from .history import pinned_kinds
@@ -28,7 +29,9 @@ from .responses_checks import (
     STEP_TYPES,
     SYSTEM_ROLES,
     item_type,
-    unsupported_reason,
+)
+from .responses_checks import (
+    check as check_request,
 )
 from .seam import ASSISTANT, SYSTEM, TOOL, USER
 
@@ -161,11 +164,13 @@ class ResponsesFormat:
                 total += counter.count_text(value if isinstance(value, str) else as_json(value))
         return total
 
-    def unsupported_reason(
-        self, messages: object, tools: object, max_tokens: object, known: Sequence[bool] = (), checked: int = 0
-    ) -> str | None:
+    def unsupported_reason(self, messages: object, tools: object, max_tokens: object) -> str | None:
         """See ``responses_checks.unsupported_reason``."""
-        return unsupported_reason(messages, tools, max_tokens, known, checked)
+        return check_request(messages, tools, max_tokens).reason
+
+    def check(self, messages: object, tools: object, max_tokens: object, resume: Resume = START) -> Verdict:
+        """See ``responses_checks.check``."""
+        return check_request(messages, tools, max_tokens, resume)
 
 
 #: The Responses format; stateless, so one instance serves every request.

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from litellm_budget.core.checks import is_mapping, not_known, request_problem
+from litellm_budget.core.checks import is_mapping, request_problem
+from litellm_budget.core.verdicts import START, Resume, Verdict
 from litellm_budget.typing import Message
 
 SYSTEM_ROLES = frozenset({"system", "developer"})
@@ -36,15 +37,14 @@ def item_type(item: Message) -> str:
     return str(item.get("type", "message"))
 
 
-def unsupported_reason(
-    items: object,
-    tools: object,
-    max_tokens: object,
-    known: Sequence[bool] = (),
-    checked: int = 0,  # noqa: ARG001 - the pairing reads every call id (see below)
-) -> str | None:
+def unsupported_reason(items: object, tools: object, max_tokens: object) -> str | None:
+    """Why this ``input`` cannot be trimmed safely, or ``None`` when it can (``check``)."""
+    return check(items, tools, max_tokens).reason
+
+
+def check(items: object, tools: object, max_tokens: object, resume: Resume = START) -> Verdict:
     """
-    Why this ``input`` cannot be trimmed safely, or ``None`` when it can.
+    Why this ``input`` cannot be trimmed safely (``None`` when it can).
 
     Trimming relies on the shape the Responses API documents: a list of known items, text or
     part-list content, every output answering a call made before it and not yet answered, and
@@ -52,18 +52,17 @@ def unsupported_reason(
     open). Anything else is forwarded untouched, so the provider gives its own error, and the
     report says why. A string ``input`` is read with ``as_items`` first.
 
-    The items ``known`` marks passed these checks before (``checks.not_known``): only the
-    pairing reads them again, from the first (``checked`` does not shorten it: a call id may not
-    repeat anywhere in the list, so every earlier one is read).
+    ``resume`` starts the items' own checks after a prefix whose very content passed before
+    (``verdicts``); the pairing reads every item (a call id may not repeat anywhere in the list).
     """
     problem = request_problem(items, tools, max_tokens, name="input")
     if problem is not None or not isinstance(items, list):
-        return problem
-    for index, item in not_known(items, known):
-        reason = _item_problem(item)
+        return Verdict(problem)
+    for index in range(resume.at, len(items)):
+        reason = _item_problem(items[index])
         if reason is not None:
-            return f"item {index}: {reason}"
-    return _pairing_problem(items)
+            return Verdict(f"item {index}: {reason}")
+    return Verdict(_pairing_problem(items))
 
 
 def _is_str(value: object) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Protocol
 
+from litellm_budget.core.verdicts import START, Resume, Verdict
 from litellm_budget.typing import Message
 
 if TYPE_CHECKING:
@@ -72,11 +73,11 @@ class MessageFormat(Protocol):
     def count_message(self, counter: TokenCounter, message: Message) -> int:
         """Tokens of one message, its framing included."""
 
-    def unsupported_reason(
-        self, messages: object, tools: object, max_tokens: object, known: Sequence[bool] = (), checked: int = 0
-    ) -> str | None:
+    def unsupported_reason(self, messages: object, tools: object, max_tokens: object) -> str | None:
+        """Why this request cannot be trimmed safely, or ``None`` when it can."""
+
+    def check(self, messages: object, tools: object, max_tokens: object, resume: Resume = START) -> Verdict:
         """
-        Why this request cannot be trimmed safely, or ``None`` when it can. ``known`` marks messages
-        that passed these checks before, and the first ``checked`` passed them as one whole request
-        (``message_keys.Reading``): a check may skip the one and resume after the other.
+        ``unsupported_reason`` with the pairing state at the end, resumed after a prefix whose
+        very content passed before (``verdicts``): the same verdict a whole check gives.
         """
