@@ -14,7 +14,7 @@ from litellm_budget.core.canonical import content_key, digest
 from litellm_budget.core.conversation import edits_sent, history_digest
 from litellm_budget.core.formats import SYSTEM, USER, MessageFormat
 from litellm_budget.core.ledger import SentEdits
-from litellm_budget.core.memo import BoundedDict, BoundedLRU
+from litellm_budget.core.memo import BoundedDict, BoundedLRU, content_memo
 from litellm_budget.core.report import BudgetReport
 from litellm_budget.logs import get_logger
 from litellm_budget.typing import Message
@@ -26,7 +26,7 @@ log = get_logger()
 
 CACHE_PREFIX = "litellm_budget:conversation:"
 #: Conversation keys remembered by what names them (a few dozen characters each).
-_KEYS: BoundedLRU[str] = BoundedLRU(16_384)
+_KEYS: BoundedLRU[str] = content_memo(16_384)
 
 
 def conversation_key(model: str, fmt: MessageFormat, messages: Sequence[Message]) -> str | None:

@@ -1,7 +1,14 @@
-"""Small thread-safe bounded caches, so every cache the plugin keeps has a hard bound."""
+"""
+Small thread-safe bounded caches, so every cache the plugin keeps has a hard bound.
+
+``LITELLM_BUDGET_MEMO=off`` in the environment (read at import) turns every memo of facts read
+from requests off: ``content_memo`` and ``remembered`` then hold nothing, and every fact is read
+again. The fits, reports and replay figures must not change; CI compares them both ways.
+"""
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Hashable
 from typing import Any, Generic, Protocol, TypeVar
@@ -65,6 +72,27 @@ class BoundedLRU(Generic[_V]):
         return len(self._young) + len(self._old)
 
 
+class _Off(BoundedLRU[_V]):
+    """A memo that holds nothing: every lookup misses (``LITELLM_BUDGET_MEMO=off``)."""
+
+    __slots__ = ()
+
+    def get(self, key: Hashable) -> _V | None:  # noqa: ARG002 - the interface of ``BoundedLRU``
+        return None
+
+    def put(self, key: Hashable, value: _V) -> None:
+        pass
+
+
+#: Whether memos of facts read from requests are off (the module's docstring).
+MEMO_OFF = os.environ.get("LITELLM_BUDGET_MEMO", "").strip().lower() == "off"
+
+
+def content_memo(max_entries: int) -> BoundedLRU[Any]:
+    """A memo of facts read from requests: a ``BoundedLRU``, or one that holds nothing when memos are off."""
+    return _Off(max_entries) if MEMO_OFF else BoundedLRU(max_entries)
+
+
 class BoundedDict(Generic[_V]):
     """
     Holds at most ``max_entries`` values and forgets the oldest first: for records that are
@@ -125,7 +153,7 @@ def register_forgettable(memo: Forgettable) -> None:
 
 def remembered(max_entries: int) -> BoundedLRU[Any]:
     """A module's memo of facts read from messages, cleared with every other by ``forget_all``."""
-    memo: BoundedLRU[Any] = BoundedLRU(max_entries)
+    memo: BoundedLRU[Any] = content_memo(max_entries)
     _REMEMBERED.append(memo)
     return memo
 

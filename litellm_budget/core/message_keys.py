@@ -29,7 +29,7 @@ from typing import NamedTuple
 from litellm_budget.typing import Message
 
 from .canonical import content_key
-from .memo import register_forgettable
+from .memo import MEMO_OFF, register_forgettable
 
 #: Conversations whose last read is kept ...
 READ_ENTRIES = 512
@@ -70,6 +70,8 @@ class _Reads:
         return self._items.get(anchor)
 
     def put(self, anchor: tuple[object, ...], read: _Read) -> None:
+        if MEMO_OFF:
+            return
         size = sum(read.chars)
         with self._lock:
             old = self._items.pop(anchor, None)

@@ -15,7 +15,7 @@ from .canonical import as_json, text_key
 from .checks import bare_model, is_mapping
 from .encodings import load_offline
 from .formats.parts import IMAGE_PART_TYPES, part_text
-from .memo import BoundedLRU, forget_all
+from .memo import BoundedLRU, content_memo, forget_all
 
 if TYPE_CHECKING:
     from .formats import MessageFormat
@@ -192,9 +192,9 @@ class MemoCounter:
         #: Whether a long text is measured in ``split_chunks`` pieces (the tokenizer: ``CHUNK_CHARS``).
         self._chunked = chunked
         self.image_tokens = image_tokens
-        self.memo: BoundedLRU[int] = BoundedLRU(MEMO_ENTRIES)
-        self.message_memo: BoundedLRU[int] = BoundedLRU(MEMO_ENTRIES)
-        self.chunk_memo: BoundedLRU[int] = BoundedLRU(MEMO_ENTRIES)
+        self.memo: BoundedLRU[int] = content_memo(MEMO_ENTRIES)
+        self.message_memo: BoundedLRU[int] = content_memo(MEMO_ENTRIES)
+        self.chunk_memo: BoundedLRU[int] = content_memo(MEMO_ENTRIES)
 
     def count_text(self, text: str) -> int:
         """Tokens of ``text``, from the memo when it was seen before."""
