@@ -141,6 +141,14 @@ def test_adapter_never_imports_the_tools(path: Path) -> None:
     assert [m for m, _ in imports_of(path) if m.startswith("litellm_budget.tools")] == []
 
 
+@pytest.mark.parametrize("path", modules_in("adapter"), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_adapter_enters_the_core_by_its_front_door(path: Path) -> None:
+    """The adapter imports the core's ``api`` module only: what it depends on is one list."""
+    entered = {i.module for i in imports_in(path) if i.module.startswith("litellm_budget.core")}
+
+    assert entered <= {"litellm_budget.core.api"}
+
+
 @pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_nothing_imports_the_proxy(path: Path) -> None:
     """No module imports ``litellm.proxy``: an SDK install has no proxy extras (the proxy's router is

@@ -11,9 +11,7 @@ from __future__ import annotations
 from collections.abc import MutableMapping
 from typing import Any
 
-from litellm_budget.core.breakpoints import stable_ends, with_breakpoints
-from litellm_budget.core.errors import provider_of
-from litellm_budget.core.formats import unjoin_for
+from litellm_budget.core.api import provider_of, stable_ends, unjoin_for, with_breakpoints
 from litellm_budget.logs import get_logger
 
 from .calls import CallRecord

@@ -17,12 +17,20 @@ import time
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
-from litellm_budget.core.cache_truth import CacheReport, CacheRules, CacheUsage, cache_report
-from litellm_budget.core.checks import is_int, is_mapping
-from litellm_budget.core.formats import format_named, joined
-from litellm_budget.core.memo import BoundedLRU
-from litellm_budget.core.sent_prompt import SentPrompt, sent_prompt
-from litellm_budget.core.settings import BudgetSettings
+from litellm_budget.core.api import (
+    BoundedLRU,
+    BudgetSettings,
+    CacheReport,
+    CacheRules,
+    CacheUsage,
+    SentPrompt,
+    cache_report,
+    format_named,
+    is_int,
+    is_mapping,
+    joined,
+    sent_prompt,
+)
 from litellm_budget.logs import get_logger
 
 from .calls import Calls, call_id_of

@@ -6,10 +6,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from litellm_budget.core.checks import is_int, is_number
-from litellm_budget.core.memo import BoundedDict, BoundedLRU
-from litellm_budget.core.report import BudgetReport
-from litellm_budget.core.settings import BudgetSettings
+from litellm_budget.core.api import BoundedDict, BoundedLRU, BudgetReport, BudgetSettings, is_int, is_number
 from litellm_budget.logs import get_logger
 
 from .publish import report_in

@@ -9,8 +9,7 @@ from typing import Any, TypeVar, final
 
 from litellm.integrations.custom_logger import CustomLogger
 
-from litellm_budget.core.settings import BudgetSettings
-from litellm_budget.core.tokens import preload_counters
+from litellm_budget.core.api import BudgetSettings, preload_counters
 
 from .cache_hints import hint_cache
 from .cache_observed import observe_success

@@ -15,11 +15,7 @@ import uuid
 from collections.abc import Callable, MutableMapping
 from typing import Any, NamedTuple
 
-from litellm_budget.core.checks import is_mapping
-from litellm_budget.core.fit import Fitted
-from litellm_budget.core.formats.parts import texts_of
-from litellm_budget.core.memo import BoundedLRU
-from litellm_budget.core.report import BudgetReport
+from litellm_budget.core.api import BoundedLRU, BudgetReport, Fitted, is_mapping, texts_of
 
 #: The store keeps the calls touched last, at least half this many: a call's record must outlive
 #: the call itself (its response headers are written after the answer, minutes later for a long one).

@@ -6,8 +6,7 @@ import difflib
 from collections.abc import Mapping
 from typing import Any
 
-from litellm_budget.core.setting_problems import SettingProblem, apply_valid
-from litellm_budget.core.settings import BudgetSettings
+from litellm_budget.core.api import BudgetSettings, SettingProblem, apply_valid
 
 from .invalid_settings import IN_CALLBACK_SETTINGS, IN_KNOBS, SETTINGS_KEY, InvalidSetting, InvalidSettings
 

@@ -23,22 +23,22 @@ import functools
 from collections.abc import MutableMapping
 from typing import Any
 
-from litellm_budget.core.compaction import (
+from litellm_budget.core.api import (
+    ANTHROPIC,
     COMPACT,
     COMPACTION_BLOCK,
+    SYSTEM,
     after_compaction,
+    apply_context_edits,
     compact_edit,
     compact_trigger,
     compaction_note,
+    counter_for,
+    provider_of,
     split_applied,
+    summary_job,
     without_compact_edit,
 )
-from litellm_budget.core.context_edits import apply_context_edits
-from litellm_budget.core.errors import provider_of
-from litellm_budget.core.formats import SYSTEM
-from litellm_budget.core.formats.anthropic import ANTHROPIC
-from litellm_budget.core.summary import summary_job
-from litellm_budget.core.tokens import counter_for
 from litellm_budget.logs import get_logger
 
 from .shapes import ANTHROPIC_SHAPE

@@ -10,12 +10,20 @@ import time
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from litellm_budget.core.canonical import content_key, digest
-from litellm_budget.core.conversation import edits_sent, history_digest
-from litellm_budget.core.formats import SYSTEM, USER, MessageFormat
-from litellm_budget.core.ledger import SentEdits
-from litellm_budget.core.memo import BoundedDict, BoundedLRU, content_memo
-from litellm_budget.core.report import BudgetReport
+from litellm_budget.core.api import (
+    SYSTEM,
+    USER,
+    BoundedDict,
+    BoundedLRU,
+    BudgetReport,
+    MessageFormat,
+    SentEdits,
+    content_key,
+    content_memo,
+    digest,
+    edits_sent,
+    history_digest,
+)
 from litellm_budget.logs import get_logger
 from litellm_budget.typing import Message
 

@@ -17,9 +17,7 @@ import functools
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
-from litellm_budget.core.errors import context_window_exceeded
-from litellm_budget.core.fit import Fitted, fit_request, passed_through
-from litellm_budget.core.report import unsent
+from litellm_budget.core.api import Fitted, context_window_exceeded, fit_request, passed_through, unsent
 from litellm_budget.logs import get_logger
 
 from .calls import FitRecord, call_id_of, record_of, sent_record

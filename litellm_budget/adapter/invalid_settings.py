@@ -14,10 +14,16 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from litellm_budget.core.checks import is_mapping, positive_int
-from litellm_budget.core.setting_problems import SettingProblem, apply_valid
-from litellm_budget.core.settings import SETTING_NAMES, BudgetSettings
-from litellm_budget.core.window import WINDOW_FIX, model_map_window
+from litellm_budget.core.api import (
+    SETTING_NAMES,
+    WINDOW_FIX,
+    BudgetSettings,
+    SettingProblem,
+    apply_valid,
+    is_mapping,
+    model_map_window,
+    positive_int,
+)
 from litellm_budget.logs import get_logger
 
 log = get_logger()

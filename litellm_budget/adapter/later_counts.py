@@ -18,10 +18,7 @@ import threading
 from collections.abc import Callable, MutableMapping, Sequence
 from typing import Any
 
-from litellm_budget.core.formats import MessageFormat
-from litellm_budget.core.report import BudgetReport
-from litellm_budget.core.settings import BudgetSettings
-from litellm_budget.core.size_gate import GateRead, counted
+from litellm_budget.core.api import BudgetReport, BudgetSettings, GateRead, MessageFormat, counted
 from litellm_budget.logs import get_logger
 
 from .calls import Calls

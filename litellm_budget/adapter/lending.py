@@ -23,8 +23,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from litellm_budget.core.fit import Fitted
-from litellm_budget.core.report import BudgetReport
+from litellm_budget.core.api import BudgetReport, Fitted
 
 from .calls import FitRecord, fingerprint, record_of
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from litellm_budget.core.cache_truth import CacheReport
-from litellm_budget.core.report import BudgetReport
+from litellm_budget.core.api import BudgetReport, CacheReport
 
 #: Seconds buckets of the fit's duration: a warm fit takes about a millisecond, a cold 10 MB one 0.4 s.
 FIT_SECONDS_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
-from litellm_budget.core.report import BudgetReport
+from litellm_budget.core.api import BudgetReport
 from litellm_budget.logs import get_logger
 
 from .metrics import record_metrics, record_resent

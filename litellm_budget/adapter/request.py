@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
-from litellm_budget.core.checks import is_mapping
+from litellm_budget.core.api import is_mapping
 
 CHAT_CALL_TYPES = frozenset({"completion", "acompletion"})
 MAX_TOKENS_KEYS = ("max_completion_tokens", "max_tokens")

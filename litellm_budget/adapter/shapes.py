@@ -6,12 +6,17 @@ import dataclasses
 from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any
 
-from litellm_budget.core.checks import is_int, is_mapping
-from litellm_budget.core.fit import Fitted
-from litellm_budget.core.formats import MessageFormat, joined, unjoin_for
-from litellm_budget.core.formats.anthropic import ANTHROPIC
-from litellm_budget.core.formats.chat import CHAT
-from litellm_budget.core.formats.responses import RESPONSES
+from litellm_budget.core.api import (
+    ANTHROPIC,
+    CHAT,
+    RESPONSES,
+    Fitted,
+    MessageFormat,
+    is_int,
+    is_mapping,
+    joined,
+    unjoin_for,
+)
 
 from . import request as req
 

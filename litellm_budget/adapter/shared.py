@@ -30,7 +30,7 @@ import weakref
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
-from litellm_budget.core.memo import BoundedLRU
+from litellm_budget.core.api import BoundedLRU
 from litellm_budget.logs import get_logger
 
 from .redis_pipe import Pipe

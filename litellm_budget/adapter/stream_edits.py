@@ -16,7 +16,7 @@ import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from litellm_budget.core.compaction import COMPACTION_BLOCK, split_applied
+from litellm_budget.core.api import COMPACTION_BLOCK, split_applied
 
 _SEPARATOR = "\n\n"
 _INDEXED = frozenset({"content_block_start", "content_block_delta", "content_block_stop"})

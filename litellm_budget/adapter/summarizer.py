@@ -16,10 +16,7 @@ import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any
 
-from litellm_budget.core.memo import BoundedDict, BoundedLRU
-from litellm_budget.core.report import BudgetReport
-from litellm_budget.core.settings import BudgetSettings
-from litellm_budget.core.summary import SummaryJob
+from litellm_budget.core.api import BoundedDict, BoundedLRU, BudgetReport, BudgetSettings, SummaryJob
 from litellm_budget.logs import get_logger
 from litellm_budget.typing import Message
 

@@ -6,8 +6,7 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from litellm_budget.core.checks import is_number
-from litellm_budget.core.formats import format_named
+from litellm_budget.core.api import format_named, is_number
 from litellm_budget.typing import Message
 
 #: Each text of the block is shown up to this many characters (tool outputs are the bulk) ...

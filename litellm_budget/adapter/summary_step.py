@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from litellm_budget.core.fit import Fitted
-from litellm_budget.core.formats import MessageFormat
-from litellm_budget.core.report import parse_ranges
-from litellm_budget.core.summary import block_digest, summary_job
+from litellm_budget.core.api import Fitted, MessageFormat, block_digest, parse_ranges, summary_job
 from litellm_budget.logs import get_logger
 from litellm_budget.typing import Message
 

@@ -6,10 +6,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from litellm_budget.core.checks import positive_int
-from litellm_budget.core.setting_problems import apply_valid
-from litellm_budget.core.settings import SETTING_NAMES, BudgetSettings
-from litellm_budget.core.window import model_map_window
+from litellm_budget.core.api import SETTING_NAMES, BudgetSettings, apply_valid, model_map_window, positive_int
 
 from .invalid_settings import IN_REQUEST, SETTINGS_KEY, InvalidSetting, deployment_settings, window_override_problem
 from .request import read_metadata

@@ -21,9 +21,7 @@ import dataclasses
 from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any
 
-from litellm_budget.core.checks import is_mapping
-from litellm_budget.core.fit import fit_request
-from litellm_budget.core.report import BudgetReport
+from litellm_budget.core.api import BudgetReport, fit_request, is_mapping
 from litellm_budget.logs import get_logger
 
 from .context_management import apply_client_edits
