@@ -17,10 +17,11 @@ from .calls import call_id_of
 from .config import ConfiguredSettings
 from .context_management import respond_with_edits
 from .failopen import Guard
-from .hook_pass import DEPLOYMENT_HOOK, FILTER_HOOK, PRE_CALL_HOOK, Context, DeploymentPass, FilterPass, GroupPass
+from .hook_pass import DEPLOYMENT_HOOK, FILTER_HOOK, PRE_CALL_HOOK, Context
 from .invalid_settings import check_at_start
 from .memory import Memory
 from .metrics import prepare_metrics
+from .passes import DeploymentPass, FilterPass, GroupPass
 from .publish import headers_for, report_in, warn_resent
 from .request import read_metadata
 from .shapes import CHAT_SHAPE, shape_for

@@ -1,36 +1,30 @@
 """
 One pass per hook: the request read once (shape, parts, target, call id), then the hook's steps, each run by
 name inside the fail-open boundary (``failopen.py``): ``before`` (what other replicas and the summary model
-know), ``fit``, ``write`` (the fit back into the request), ``after`` (share what was learned). ``GroupPass``,
-``DeploymentPass`` and ``FilterPass`` are the three hooks. A fit is published once, whichever hook, retry or
-fallback sees it (``calls.py`` remembers it); silent fits (the filter's, a ``trial``) publish and remember nothing.
-
-Over the 300-line cap (``tests/test_layers.py`` says so): the three passes share every step, and
-apart they would only send a reader between files for one request.
+know), ``fit``, ``write`` (the fit back into the request), ``after`` (share what was learned). What differs
+between the three hooks is in ``passes.py`` (``GroupPass``, ``DeploymentPass``, ``FilterPass``). A fit is
+published once, whichever hook, retry or fallback sees it (``calls.py`` remembers it); silent fits (the
+filter's, a ``trial``) publish and remember nothing.
 """
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import functools
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
-from litellm_budget.core.api import Fitted, context_window_exceeded, fit_request, passed_through, unsent
+from litellm_budget.core.api import Fitted, fit_request, passed_through, unsent
 from litellm_budget.logs import get_logger
 
 from .calls import FitRecord, call_id_of, record_of, sent_record
-from .context_management import apply_client_edits, read_compacted, serve_compaction
+from .context_management import serve_compaction
 from .conversation_state import KnownKey, conversation_key
 from .failopen import Guard
-from .fallbacks import fallback_window, has_fallbacks, leads_to_bigger_window
 from .later_counts import Counting, Where
-from .lending import Lent
 from .memory import Memory
-from .publish import DEFERRED_KEY, log_failure_event, record_for_failure, record_in_metadata
-from .request import metadata_of, resolved_provider
-from .shapes import ANTHROPIC_SHAPE, CHAT_SHAPE, Parts, Shape
+from .publish import DEFERRED_KEY, record_in_metadata
+from .shapes import ANTHROPIC_SHAPE, Parts, Shape
 from .shared import shared_store
 from .summarizer import SummaryOutcome, SummarySource
 from .summary_step import summary_ahead
@@ -274,124 +268,3 @@ class HookPass:
         where = Where(metadata=self.metadata, hook=hook, model_group=self.target.group, call_id=self.call_id)
         counting = Counting(self.parts, self.shape.format, self.target.settings, keys)
         self.context.memory.later.publish(report, where, counting)
-
-
-class GroupPass(HookPass):
-    """The proxy's pre-call hook, before routing: fit the group's largest window (what any deployment needs)."""
-
-    __slots__ = ()
-    hook = PRE_CALL_HOOK
-
-    def _fit(self) -> Fitted | None:
-        request, router = self.request, self.context.router
-        if leads_to_bigger_window(self.target, request, router):
-            return None  # whatever does not fit goes to the bigger fallback untrimmed
-        if self.shape is ANTHROPIC_SHAPE and request.get("context_management"):
-            return None  # the client's own edits come first, once the deployment (its provider) is known
-        defer = has_fallbacks(self.target.group, request, router)
-        self.metadata = metadata_of(request, self.shape.metadata_key)
-        return self._fit_once(defer=defer)
-
-    def _write(self, fitted: Fitted) -> Exception | None:
-        if fitted.report.action == "rejected":
-            record_for_failure(self.request, fitted.report)
-            return context_window_exceeded(fitted.report)
-        return super()._write(fitted)
-
-    async def refuse(self, error: Exception) -> None:
-        """Raise the rejection, after LiteLLM's failure event (the proxy sends none for a pre-call hook's error)."""
-        guard = Guard(self.hook)  # the answer is a refusal already: logging it can only be observed
-        await guard.run_async("failure_event", lambda: log_failure_event(self.request, error))
-        raise error
-
-
-class DeploymentPass(HookPass):
-    """The deployment hook (SDK, Router and proxy): fit the chosen deployment's window, or raise for fallbacks."""
-
-    __slots__ = ()
-    hook = DEPLOYMENT_HOOK
-
-    async def before(self) -> None:
-        """Adopt a list lent under another id of this call; a call fitted before skips Redis and the summarizer."""
-        adopt = functools.partial(self.context.memory.lenders.adopt, self.call_id, self.request, self.parts.messages)
-        self.guard.run("lent", adopt, ends_pass=False)
-        if self.context.memory.calls.get(self.call_id).served is None:
-            await super().before()
-
-    def _fit(self) -> Fitted | None:
-        calls, shape = self.context.memory.calls, self.shape
-        self.metadata = metadata_of(self.request, shape.metadata_key)
-        served = calls.get(self.call_id).served
-        if served is not None and served.format != shape.format.name:
-            return None  # LiteLLM bridged a request fitted in its own format (/v1/messages to Responses)
-        if shape is CHAT_SHAPE and self._given_back():
-            return None
-        if shape is ANTHROPIC_SHAPE:
-            applied = apply_client_edits(self.request, self.target.model)
-            if applied is not None:
-                calls.record_edits(self.call_id, applied)
-            if read_compacted(self.request, self.target.model) or applied is not None:
-                self._reread()
-        return self._fit_once(bigger_window=fallback_window(self.target, self.request, self.context.router))
-
-    def _write(self, fitted: Fitted) -> Exception | None:
-        report = fitted.report
-        if report.action in {"rejected", "deferred"}:
-            # Raised inside LiteLLM's call: its failure event logs it, and the router falls back.
-            record_for_failure(self.request, report)
-            if report.action == "rejected":
-                self.context.memory.calls.reject(self.call_id, report, self.target.group)
-            return context_window_exceeded(report, llm_provider=resolved_provider(self.request))
-        return super()._write(fitted)
-
-    def _given_back(self) -> bool:
-        """
-        Restore the caller's list the filter hook trimmed in place; ``True`` when that trim fits here,
-        reported (and kept as the conversation's state) as what was sent. Else fit the caller's messages
-        again, so that the report says all that changed.
-        """
-        memory, target, parts = self.context.memory, self.target, self.parts
-        lent = memory.lenders.give_back(self.call_id)
-        if lent is None:
-            return False  # nothing was trimmed in place: the common case
-        wanted = record_of(target.window, target.settings.policy, parts.messages, parts.max_tokens)
-        summary = lent.report.summary_needed and target.settings.summary_model
-        if lent.caller is self.request["messages"] or not lent.output.fits_in(wanted) or summary:
-            self.request["messages"] = copy.deepcopy(lent.original)  # as LiteLLM hands this hook a copy
-            self._reread()
-            return False
-        self._publish(lent.report, FILTER_HOOK)
-        memory.calls.remember_fit(self.call_id, lent.fitted_input, lent.output, lent.report)
-        memory.conversations.keep(target, CHAT_SHAPE.format, lent.original, lent.report)
-        return True
-
-
-class FilterPass(HookPass):
-    """
-    The Router's filter hook. With ``enable_pre_call_checks`` the Router checks windows on the
-    caller's own list right after it, before a hook can return a new request: so the list is
-    trimmed in place (lent) until the same call's deployment hook gives it back. It cannot tell a
-    chat request from a text completion turned into messages: the deployment hook reports.
-    """
-
-    __slots__ = ()
-    hook = FILTER_HOOK
-
-    @classmethod
-    def lending(
-        cls, kwargs: MutableMapping[str, Any], messages: list[Any], target: Target, context: Context, guard: Guard
-    ) -> FilterPass | None:
-        """The pass over the caller's ``messages``; ``None`` when a bigger fallback takes them untrimmed."""
-        if leads_to_bigger_window(target, kwargs, context.router):
-            return None
-        call_id_of(kwargs, mint=True)  # the deployment hook finds the lent list by it
-        one: FilterPass = cls.reading({**kwargs, "messages": messages}, CHAT_SHAPE, target, context, guard)
-        one.silent = True
-        return one
-
-    def _write(self, fitted: Fitted) -> Exception | None:
-        """Lend a trimmed fit: the caller's list now holds it, until the deployment hook gives it back."""
-        if fitted.report.action == "trimmed":
-            lent = Lent.of(self.request, fitted, self.target.settings.policy, self.parts.max_tokens)
-            self.context.memory.lenders.lend(self.call_id, fitted.messages, lent)
-        return None

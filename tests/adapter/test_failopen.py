@@ -144,7 +144,7 @@ CASES = [
     Case(PRE, "fit", f"{HOOK_PASS}.fit_request", pre_call),
     Case(PRE, "write", WRITE, pre_call),
     Case(PRE, "after", FLUSH, pre_call, still_fits=True),
-    Case(PRE, "failure_event", f"{HOOK_PASS}.log_failure_event", rejected_pre_call, refuses=False),
+    Case(PRE, "failure_event", "litellm_budget.adapter.passes.log_failure_event", rejected_pre_call, refuses=False),
     Case(FILTER, "read", READ, filtering),
     Case(FILTER, "fit", f"{HOOK_PASS}.fit_request", filtering),
     Case(FILTER, "write", "litellm_budget.adapter.lending.Lenders.lend", filtering),
