@@ -130,8 +130,9 @@ def fit_request(
     base = {"model": model, "policy": settings.policy, "format": fmt.name, "max_tokens_requested": requested}
     if isinstance(messages, list) and (lead := lead_of(messages)):
         base["lead"] = lead
-    reading = Reading(messages if isinstance(messages, list) else [], fmt.name)  # keys: ``message_keys``
-    verdict = fmt.check(messages, tools, max_tokens, resume_from(fmt.name, reading.known_keys()))
+    reading = Reading(messages if isinstance(messages, list) else [], fmt.name)
+    resume = resume_from(fmt.name, reading.known_keys())
+    verdict = fmt.check(messages, tools, max_tokens, resume)
     if verdict.reason is not None:
         return _untouched(messages, max_tokens, started, action="unsupported", reason=verdict.reason, **base)
     found, base["reason"] = resolve_window(model, window, settings.default_window, lookup)
@@ -161,7 +162,7 @@ def fit_request(
     start = fmt.history_start(listed)
     gate = gate and start is None
     keys = reading.keys()
-    remember_passed(fmt.name, keys, verdict)
+    remember_passed(fmt.name, keys, verdict, resume)
     ledger_of = functools.partial(
         Ledger,
         messages=listed,

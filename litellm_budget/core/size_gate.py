@@ -266,9 +266,10 @@ def counted(report: BudgetReport, read: GateRead, fmt: MessageFormat, image_toke
     if keys is None:
         # Read now, after the response: the verdict is remembered for what the messages hold now.
         reading = Reading(messages, fmt.name)
-        verdict = fmt.check(list(messages), tools, None, resume_from(fmt.name, reading.known_keys()))
+        resume = resume_from(fmt.name, reading.known_keys())
+        verdict = fmt.check(list(messages), tools, None, resume)
         keys = reading.keys()
-        remember_passed(fmt.name, keys, verdict)
+        remember_passed(fmt.name, keys, verdict, resume)
     total = counter.count_tools(tools) + sum(counter.count_messages(fmt, messages, keys))
     # Only messages sent as they came were bounded: the sent prompt moves as much as the request.
     after = report.tokens_after + total - report.tokens_before

@@ -1,17 +1,17 @@
 """
-The format checks' verdicts on passed prefixes, remembered by content.
+The format checks' verdicts, remembered by content.
 
-A client resends its whole history with every request. The checks read all of it each time, and
-what they conclude about a prefix (it passed, with these calls left open) is a pure function of
-the prefix's content, so it is remembered under the prefix's content keys: a request that starts
-with exactly that content resumes after it, with the same result a whole check gives by
-construction. What a memo holds decides only how much is read again, never whether a message is
-checked: a message whose content was never seen passing is read.
+A client resends its whole history with every request. What the checks conclude about one message
+(its shape is fine) and about a prefix (it passed, with these calls left open) is a pure function
+of that content, so it is remembered under the content keys: a message whose content passed before
+is not read again, and a request that starts with exactly a prefix that passed resumes its pairing
+after it, with the same result a whole check gives by construction. What a memo holds decides only
+how much is read again, never whether a message is checked: content never seen passing is read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 from .memo import BoundedLRU, remembered
@@ -21,13 +21,25 @@ PASSED_ENTRIES = 2048
 _PASSED: BoundedLRU[tuple[object]] = remembered(PASSED_ENTRIES)
 #: Shorter prefixes are read again: resuming saves nothing there.
 MIN_PREFIX = 3
+#: Messages whose own checks passed, by format and content key (a few dozen bytes each).
+FINE_ENTRIES = 65_536
+_FINE: BoundedLRU[bool] = remembered(FINE_ENTRIES)
 
 
 class Resume(NamedTuple):
-    """Where a check starts: after the first ``at`` messages, with what its pairing held after them."""
+    """
+    Where a check starts: its pairing after the first ``at`` messages, with what it held after
+    them; each message's own checks where ``fine`` does not say its content passed them.
+    """
 
     at: int = 0
     state: object = None
+    fine: Sequence[bool] = ()
+
+    def unread(self, count: int) -> Iterator[int]:
+        """The indices of the ``count`` messages whose own checks must run."""
+        fine = self.fine
+        return (index for index in range(self.at, count) if index >= len(fine) or not fine[index])
 
 
 class Verdict(NamedTuple):
@@ -45,14 +57,20 @@ def resume_from(fmt_name: str, keys: Sequence[int | None]) -> Resume:
     Where a check of the messages under ``keys`` may start: after their longest prefix with a key
     (``Reading.known_keys``), when exactly that content passed this format's checks before.
     """
+    fine = [key is not None and _FINE.get((fmt_name, key)) is not None for key in keys]
     known = next((index for index, key in enumerate(keys) if key is None), len(keys))
-    if known < MIN_PREFIX:
-        return START
-    found = _PASSED.get((fmt_name, tuple(keys[:known])))
-    return START if found is None else Resume(known, found[0])
+    found = _PASSED.get((fmt_name, tuple(keys[:known]))) if known >= MIN_PREFIX else None
+    return Resume(fine=fine) if found is None else Resume(known, found[0], fine)
 
 
-def remember_passed(fmt_name: str, keys: Sequence[int], verdict: Verdict) -> None:
-    """Remember that the messages under ``keys`` passed this format's checks, ending in ``verdict.state``."""
-    if verdict.reason is None and len(keys) >= MIN_PREFIX:
+def remember_passed(fmt_name: str, keys: Sequence[int], verdict: Verdict, resume: Resume = START) -> None:
+    """
+    Remember that the messages under ``keys`` passed this format's checks, ending in
+    ``verdict.state``, each message's own checks among them (those ``resume`` did not know).
+    """
+    if verdict.reason is not None:
+        return
+    for index in resume.unread(len(keys)):
+        _FINE.put((fmt_name, keys[index]), True)
+    if len(keys) >= MIN_PREFIX:
         _PASSED.put((fmt_name, tuple(keys)), (verdict.state,))

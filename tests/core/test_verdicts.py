@@ -73,10 +73,23 @@ def test_only_the_very_content_that_passed_resumes() -> None:
     remember_passed("chat", [1, 2, 3, 4], chat.check([{"role": "nobody"}] * 4, None, None))
 
     assert resume_from("chat", [*keys, None]).at == len(history)
-    assert resume_from("anthropic", [*keys, None]) == START
-    assert resume_from("chat", [*keys[:-1], keys[-1] + 1, None]) == START  # the last one differs
-    assert resume_from("chat", [*keys[:3], None, *keys[4:]]) == START  # a prefix never remembered
-    assert resume_from("chat", [1, 2, 3, 4, None]) == START
+    assert resume_from("anthropic", [*keys, None]).at == 0
+    assert resume_from("chat", [*keys[:-1], keys[-1] + 1, None]).at == 0  # the last one differs
+    assert resume_from("chat", [*keys[:3], None, *keys[4:]]).at == 0  # a prefix never remembered
+    assert resume_from("chat", [1, 2, 3, 4, None]) == START._replace(fine=[False] * 5)
+
+
+def test_a_message_whose_content_passed_is_not_read_again_wherever_it_stands() -> None:
+    """Each message's own verdict is remembered by its content: an earlier request's message, in any place."""
+    history = agent_session(4, 50)
+    keys = [content_key(m) for m in history]
+    remember_passed("chat", keys, format_named("chat").check(history, None, None))
+    shorter = [*keys[:2], keys[5], None]
+
+    resume = resume_from("chat", shorter)
+
+    assert resume.at == 0
+    assert list(resume.unread(len(shorter))) == [3]
 
 
 class TestThroughTheFit:

@@ -42,7 +42,7 @@ def check(messages: object, tools: object, max_tokens: object, resume: Resume = 
     problem = request_problem(messages, tools, max_tokens)
     if problem is not None or not isinstance(messages, list):
         return Verdict(problem)
-    for index in range(resume.at, len(messages)):
+    for index in resume.unread(len(messages)):
         reason = _message_problem(messages[index])
         if reason is not None:
             return Verdict(f"message {index}: {reason}")

@@ -58,7 +58,7 @@ def check(items: object, tools: object, max_tokens: object, resume: Resume = STA
     problem = request_problem(items, tools, max_tokens, name="input")
     if problem is not None or not isinstance(items, list):
         return Verdict(problem)
-    for index in range(resume.at, len(items)):
+    for index in resume.unread(len(items)):
         reason = _item_problem(items[index])
         if reason is not None:
             return Verdict(f"item {index}: {reason}")
