@@ -207,3 +207,20 @@ def test_installed_demo_runs_with_its_built_in_config(site: Path, tmp_path: Path
     # A relative default like examples/config.yaml does not exist here: success means the packaged one was found.
     assert not (tmp_path / "examples").exists()
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_the_deploy_pages_dockerfile_loads_the_plugin_from_the_wheel(site: Path) -> None:
+    """The check docs/deploy.md's image runs at build, against the wheel installed without its dependencies."""
+    from tests.packaging.test_deploy_doc import instructions
+
+    (check,) = [part for part in instructions("RUN")[0].split("&&") if "python3 -c" in part]
+    code = shlex.split(check)[2]
+    probe = f"{code}\nimport litellm_budget; print(litellm_budget.__file__)"
+    command = [sys.executable, "-c", probe]
+    done = subprocess.run(
+        command, cwd=site, env=child_env(site), capture_output=True, text=True, timeout=120, check=True
+    )
+    name, where = done.stdout.split()[-2:]
+
+    assert name == "ContextBudget"
+    assert where.startswith(str(site))

@@ -21,7 +21,7 @@ FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 #: The languages a block of commands may be labelled with.
 SHELL = frozenset({"sh", "bash", "shell", "console", "zsh"})
 #: The languages a page's blocks may have: a block with none could hide a command.
-LANGUAGES = SHELL | {"python", "yaml", "json", "text"}
+LANGUAGES = SHELL | {"python", "yaml", "json", "text", "dockerfile"}
 #: `[text](target)` links, images included; the target up to a space or the closing parenthesis.
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 
