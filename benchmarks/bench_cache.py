@@ -34,6 +34,7 @@ from litellm_budget.adapter.conversation_state import conversation_key
 from litellm_budget.adapter.shapes import CHAT_SHAPE
 from litellm_budget.adapter.targets import Target
 from litellm_budget.core.fit import fit_request
+from litellm_budget.core.fit_input import FitRequest
 from litellm_budget.core.formats.chat import CHAT
 from litellm_budget.core.report import BudgetReport
 from litellm_budget.core.settings import BudgetSettings
@@ -75,7 +76,7 @@ def main() -> None:
     gpt = Target(model="openai/gpt-4o", group="g", window=None, settings=hinted)
     keyless, trimmed = Calls(), Calls()
     keyless.serve("c", report)
-    fitted = fit_request(last, model="gpt-4o", window=16_000, settings=BudgetSettings())
+    fitted = fit_request(FitRequest(last, model="gpt-4o", window=16_000, settings=BudgetSettings()))
     trimmed.serve("c", fitted.report)
 
     rows = {

@@ -43,6 +43,7 @@ from litellm.utils import trim_messages
 from litellm_budget import ContextBudget, logs
 from litellm_budget.core import tokens as _tokens
 from litellm_budget.core.fit import fit_request
+from litellm_budget.core.fit_input import FitRequest
 from litellm_budget.tools.sessions import load_conversation, requests_of, session_files
 
 SIZES = [(10, 50_000), (100, 200_000), (500, 1_000_000)]
@@ -144,10 +145,10 @@ def fit_ms(request: list[dict[str, Any]], window: int, repeat: int) -> float:
     results = []
     for _ in range(repeat):
         _forget_counts()
-        fit_request(fresh(request[:-2]), model="gpt-4o", window=window)
+        fit_request(FitRequest(fresh(request[:-2]), model="gpt-4o", window=window))
         messages = fresh(request)
         started = time.perf_counter()
-        fit_request(messages, model="gpt-4o", window=window)
+        fit_request(FitRequest(messages, model="gpt-4o", window=window))
         results.append((time.perf_counter() - started) * 1000)
     return statistics.median(results)
 
@@ -185,7 +186,7 @@ def synthetic(budget: ContextBudget, quick: bool) -> None:
         cold = hook_ms(budget, request, LARGE, warm=False, repeat=repeat)
         warm = hook_ms(budget, request, LARGE, warm=True, repeat=repeat)
         warm_trim = hook_ms(budget, request, SMALL, warm=True, repeat=repeat)
-        gated = fit_request(request, model="gpt-4o", window=LARGE, gate=True).report
+        gated = fit_request(FitRequest(request, model="gpt-4o", window=LARGE, gate=True)).report
         print(
             f"{messages:>8} {chars:>9,} {tokens:>7,} | {counter:>13.2f} {trim_ms:>13.1f} | "
             f"{fit_warm:>12.2f} {cold:>9.2f} {warm:>9.2f} {warm_trim:>9.2f} | "
@@ -214,7 +215,7 @@ def gate(quick: bool) -> None:
                 counters.append(counter)
                 ratios.append(hook / counter)
             _forget_counts()  # what the gate did with the cold request: remembered counts would tighten its bound
-            gated = fit_request(request, model="gpt-4o", window=window, gate=gate_on).report
+            gated = fit_request(FitRequest(request, model="gpt-4o", window=window, gate=gate_on)).report
             print(
                 f"  {chars:>9,} chars, {window // 1000}k window, gate {'on ' if gate_on else 'off'} "
                 f"({'passed' if gated.size_gate else 'counted'}; bound {gated.tokens_bound or '-'}, budget "
@@ -347,7 +348,7 @@ class _Terminal:
 
 def rendering(quick: bool) -> None:
     """Section 4: one report event through the plugin's logger as a proxy runs it, and as JSON lines."""
-    report = fit_request(agent_request(60, 120_000), model="gpt-4o", window=SMALL).report.as_dict()
+    report = fit_request(FitRequest(agent_request(60, 120_000), model="gpt-4o", window=SMALL)).report.as_dict()
     repeat = 500 if quick else 3000
     print(f"\n4. one report event ({len(report)} fields), written and discarded, median of {repeat}")
     structlog.reset_defaults()  # as in a proxy: nothing configured structlog

@@ -43,6 +43,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from litellm_budget import BudgetSettings
 from litellm_budget.core.fit import fit_request
+from litellm_budget.core.fit_input import FitRequest
 from litellm_budget.core.tokens import counter_for
 from litellm_budget.tools.evidence import SEPARATOR, message_text, recall_of, salient_strings, session_evidence
 from litellm_budget.tools.remembered import Remembered
@@ -93,7 +94,9 @@ def _replay(session: Session, window: int, args: argparse.Namespace, kept: dict[
     settings = BudgetSettings()
     remembered = Remembered(settings)
     for request, evidence in zip(requests_of(session.messages), session_evidence(session.messages), strict=True):
-        fitted = fit_request(request, model="gpt-4o", window=window, settings=settings, previous=remembered.previous)
+        fitted = fit_request(
+            FitRequest(request, model="gpt-4o", window=window, settings=settings, previous=remembered.previous)
+        )
         remembered.sent(request, fitted)
         if not evidence.learned:
             continue

@@ -25,6 +25,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from litellm_budget import BudgetSettings
 from litellm_budget.core.fit import fit_request
+from litellm_budget.core.fit_input import FitRequest
 from litellm_budget.core.report import BudgetReport, parse_ranges
 from litellm_budget.core.tokens import counter_for
 from litellm_budget.tools.evidence import (
@@ -71,7 +72,9 @@ def main() -> int:
         remembered = Remembered(settings)
         for request, evidence in zip(requests_of(messages), session_evidence(messages), strict=True):
             previous = remembered.previous
-            fitted = fit_request(request, model="gpt-4o", window=args.window, settings=settings, previous=previous)
+            fitted = fit_request(
+                FitRequest(request, model="gpt-4o", window=args.window, settings=settings, previous=previous)
+            )
             remembered.sent(request, fitted)
             report = fitted.report
             sent = None if report.action == "rejected" else fitted.messages

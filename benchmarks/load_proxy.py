@@ -107,7 +107,7 @@ def start_upstream() -> tuple[subprocess.Popen[str], str]:
     return process, line.strip().rsplit(" ", 1)[-1]
 
 
-def write_config(  # noqa: PLR0913 - one keyword per variant of the run
+def write_config(
     folder: Path,
     upstream: str,
     *,
@@ -214,7 +214,7 @@ def benchmarks_env(timing: Path | None) -> dict[str, str]:
     return {"PYTHONPATH": os.pathsep.join(paths), **({"HOOK_CPU_FILE": str(timing)} if timing else {})}
 
 
-def run(  # noqa: PLR0913, PLR0917 - one argument per part of the run
+def run(
     config: Path,
     warm_up: list[Conversation],
     conversations: list[Conversation],

@@ -15,6 +15,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from litellm_budget import BudgetSettings
 from litellm_budget.core.fit import fit_request
+from litellm_budget.core.fit_input import FitRequest
 from litellm_budget.core.tokens import counter_for
 from litellm_budget.tools.prefix import shared_prefix
 from litellm_budget.tools.sessions import requests_of
@@ -36,7 +37,7 @@ def main() -> int:
         previous_report = None
         seen = 0
         for request in requests_of(json.loads(path.read_text())["messages"]):
-            fitted = fit_request(request, model="gpt-4o", window=args.window, settings=settings)
+            fitted = fit_request(FitRequest(request, model="gpt-4o", window=args.window, settings=settings))
             before = sum(map(counter.count_message, request))
             sent = fitted.messages
             sizes = [counter.count_message(m) for m in sent]

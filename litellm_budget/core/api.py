@@ -27,6 +27,7 @@ from .context_edits import apply_context_edits
 from .conversation import edits_sent, history_digest
 from .errors import context_window_exceeded, provider_of
 from .fit import Fitted, fit_request, passed_through
+from .fit_input import FitRequest
 from .formats import SYSTEM, USER, MessageFormat, format_named, joined, unjoin_for
 from .formats.anthropic import ANTHROPIC
 from .formats.chat import CHAT
@@ -60,6 +61,7 @@ __all__ = [
     "CacheReport",
     "CacheRules",
     "CacheUsage",
+    "FitRequest",
     "Fitted",
     "GateRead",
     "MessageFormat",

@@ -6,7 +6,7 @@ import dataclasses
 import functools
 import operator
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from litellm_budget.typing import Action, Message, Tools
@@ -14,9 +14,9 @@ from litellm_budget.typing import Action, Message, Tools
 from .checks import positive_int
 from .conversation import continues, kept_as_sent, kept_edits
 from .errors import context_window_exceeded
+from .fit_input import DEFAULT_SETTINGS, FitRequest
 from .formats import MessageFormat, format_named, joined, lead_of
-from .formats.chat import CHAT
-from .ledger import NO_SUMMARIES, Derived, Draft, Ledger, SentEdits
+from .ledger import NO_SUMMARIES, Derived, Draft, Ledger
 from .limits import limits_for, max_tokens_to_send
 from .message_keys import Reading
 from .policies import POLICIES
@@ -27,9 +27,7 @@ from .size_gate import GateContext, bounded_counts, passed_untouched
 from .summary import summaries_wanted, summary_fields
 from .tokens import counter_for, counts_exactly
 from .verdicts import remember_passed, resume_from
-from .window import WindowLookup, model_map_window, resolve_window
-
-DEFAULT_SETTINGS = BudgetSettings()
+from .window import resolve_window
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -46,7 +44,7 @@ class Fitted:
     keys: Sequence[int] | None = None
 
 
-def fit(
+def fit(  # noqa: PLR0913 - the public signature: one keyword per documented argument
     messages: Sequence[Message] | str,
     *,
     model: str,
@@ -85,35 +83,15 @@ def fit(
         ValueError: When ``window`` is not a positive int.
     """
     listed, unjoin = joined(format, system, messages)
-    fitted = fit_request(
-        listed,
-        model=model,
-        window=window,
-        tools=tools,
-        max_tokens=max_tokens,
-        settings=settings or DEFAULT_SETTINGS,
-        fmt=format_named(format),
-    )
+    settings = settings or DEFAULT_SETTINGS
+    request = FitRequest(listed, model=model, window=window, tools=tools, max_tokens=max_tokens, settings=settings)
+    fitted = fit_request(dataclasses.replace(request, fmt=format_named(format)))
     if fitted.report.action == "rejected":
         raise context_window_exceeded(fitted.report)
     return dataclasses.replace(fitted, messages=unjoin(fitted.messages), report=fitted.report.for_caller())
 
 
-def fit_request(
-    messages: Sequence[Message],
-    *,
-    model: str,
-    window: int | None = None,
-    tools: Tools | None = None,
-    max_tokens: int | None = None,
-    settings: BudgetSettings = DEFAULT_SETTINGS,
-    ratio: float | None = None,
-    lookup: WindowLookup = model_map_window,
-    fmt: MessageFormat = CHAT,
-    previous: SentEdits | None = None,
-    summaries: Mapping[str, str] | None = None,
-    gate: bool = False,
-) -> Fitted:
+def fit_request(request: FitRequest) -> Fitted:
     """
     Fit a request, never raising for what is in it: a rejection is a report with
     action ``rejected``, so ``fit()`` and the plugin each decide how to raise. ``ratio`` is the
@@ -126,6 +104,14 @@ def fit_request(
     entries are a system part given apart (``formats.joined``), for ``BudgetReport.for_caller``.
     """
     started = time.perf_counter()
+    messages, model, tools, max_tokens, fmt = (
+        request.messages,
+        request.model,
+        request.tools,
+        request.max_tokens,
+        request.fmt,
+    )
+    settings, ratio, previous, gate = request.settings, request.ratio, request.previous, request.gate
     requested = max_tokens if positive_int(max_tokens) is not None or max_tokens == 0 else None
     base = {"model": model, "policy": settings.policy, "format": fmt.name, "max_tokens_requested": requested}
     if isinstance(messages, list) and (lead := lead_of(messages)):
@@ -135,7 +121,7 @@ def fit_request(
     verdict = fmt.check(messages, tools, max_tokens, resume)
     if verdict.reason is not None:
         return _untouched(messages, max_tokens, started, action="unsupported", reason=verdict.reason, **base)
-    found, base["reason"] = resolve_window(model, window, settings.default_window, lookup)
+    found, base["reason"] = resolve_window(model, request.window, settings.default_window, request.lookup)
     if found is None:
         # Sent as it came, but counted: the report says how big what went out unfitted was.
         counter = counter_for(model, image_tokens=settings.image_tokens)
@@ -173,7 +159,7 @@ def fit_request(
         counter=counter,
         format=fmt,
         previous=previous,
-        summaries=summaries or NO_SUMMARIES,
+        summaries=request.summaries or NO_SUMMARIES,
     )
     counts, derived = None, Derived(keys=keys)
     if gate and (bounded := bounded_counts(listed, keys, context)) is not None:

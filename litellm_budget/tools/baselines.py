@@ -10,7 +10,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from litellm_budget.core.fit import DEFAULT_SETTINGS
+from litellm_budget.core.fit_input import DEFAULT_SETTINGS
 from litellm_budget.core.formats.chat_checks import SYSTEM_ROLES
 from litellm_budget.core.limits import limits_for
 from litellm_budget.core.tokens import counter_for

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from litellm_budget.core.fit import fit_request
+from litellm_budget.core.fit_input import FitRequest
 from litellm_budget.core.formats.chat_checks import SYSTEM_ROLES
 from litellm_budget.core.report import parse_ranges
 from litellm_budget.core.settings import BudgetSettings
@@ -22,12 +23,14 @@ def inspect_conversation(
     """Measure every part of the request and explain the fit: plain data, ready for JSON."""
     messages = conversation.messages
     fitted = fit_request(
-        messages,
-        model=model,
-        window=window,
-        tools=conversation.tools,
-        max_tokens=conversation.max_tokens,
-        settings=settings or BudgetSettings(),
+        FitRequest(
+            messages,
+            model=model,
+            window=window,
+            tools=conversation.tools,
+            max_tokens=conversation.max_tokens,
+            settings=settings or BudgetSettings(),
+        )
     )
     report = fitted.report.as_dict()
     counter = counter_for(model)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 from litellm_budget.core.context_edits import CLEARED_RESULT, DEFAULT_KEEP_TOOL_USES, uses_cleared
-from litellm_budget.core.fit import DEFAULT_SETTINGS
+from litellm_budget.core.fit_input import DEFAULT_SETTINGS
 from litellm_budget.core.formats.chat_checks import ANSWER_ROLES
 from litellm_budget.core.formats.parts import texts_of
 from litellm_budget.core.limits import limits_for

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from litellm_budget.core.fit import fit_request
+from litellm_budget.core.fit_input import FitRequest
 from litellm_budget.core.formats import MessageFormat
 from litellm_budget.core.formats.chat import CHAT
 from litellm_budget.core.policies import POLICIES
@@ -182,7 +183,9 @@ def strategy_for(
 
         def policy(messages: list[Message]) -> Outcome:
             fitted = fit_request(
-                messages, model=model, window=window, settings=options, fmt=fmt, previous=remembered.previous
+                FitRequest(
+                    messages, model=model, window=window, settings=options, fmt=fmt, previous=remembered.previous
+                )
             )
             remembered.sent(messages, fitted)
             report = fitted.report

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from litellm_budget.core.fit import Fitted, fit_request
+from litellm_budget.core.fit_input import FitRequest
 from litellm_budget.core.formats import MessageFormat
 from litellm_budget.core.settings import BudgetSettings
 from litellm_budget.typing import Message, PolicyName
@@ -104,13 +105,15 @@ class SummarizingStrategy:
 
     def _fit(self, messages: list[Message]) -> Fitted:
         return fit_request(
-            messages,
-            model=self.model,
-            window=self.window,
-            settings=self.settings,
-            fmt=self.fmt,
-            summaries=self._summaries,
-            previous=self._remembered.previous,
+            FitRequest(
+                messages,
+                model=self.model,
+                window=self.window,
+                settings=self.settings,
+                fmt=self.fmt,
+                summaries=self._summaries,
+                previous=self._remembered.previous,
+            )
         )
 
     def _make(self, digest: str, stats: SessionSummaries) -> None:

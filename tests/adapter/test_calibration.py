@@ -12,6 +12,7 @@ import pytest
 from litellm_budget import BudgetSettings, ContextBudget, fit
 from litellm_budget.adapter.calibration import CACHE_PREFIX, Calibration
 from litellm_budget.core.fit import fit_request
+from litellm_budget.core.fit_input import FitRequest
 from tests.support.builders import agent_session, system, text, user
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.memory_redis import shared_cache
@@ -70,14 +71,17 @@ class TestAppliedRatio:
     def test_claude_starts_from_its_prior_and_learning_replaces_it(self) -> None:
         """Claude's tokenizer counts more than cl100k: the first fit assumes 1.1, what is learned replaces it."""
         messages = [{"role": "user", "content": "hello " * 50}]
-        first = fit_request(messages, model="anthropic/claude-sonnet-4-5", window=8000)
-        gpt = fit_request(messages, model="gpt-4o", window=8000)
-        learned = fit_request(messages, model="anthropic/claude-sonnet-4-5", window=8000, ratio=1.02)
+        first = fit_request(FitRequest(messages, model="anthropic/claude-sonnet-4-5", window=8000))
+        gpt = fit_request(FitRequest(messages, model="gpt-4o", window=8000))
+        learned = fit_request(FitRequest(messages, model="anthropic/claude-sonnet-4-5", window=8000, ratio=1.02))
         configured = BudgetSettings(token_ratios={"claude-sonnet-4-5": 1.3})
         assert (first.report.token_ratio, gpt.report.token_ratio) == (1.1, 1.0)
         assert learned.report.token_ratio == 1.02
         assert (
-            fit_request(messages, model="claude-sonnet-4-5", window=8000, settings=configured).report.token_ratio == 1.3
+            fit_request(
+                FitRequest(messages, model="claude-sonnet-4-5", window=8000, settings=configured)
+            ).report.token_ratio
+            == 1.3
         )
         calibration = Calibration()
         assert calibration.learned("claude-sonnet-4-5", SETTINGS) == 1.1  # where learning starts

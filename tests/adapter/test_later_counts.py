@@ -18,6 +18,7 @@ from structlog.testing import capture_logs
 from litellm_budget import ContextBudget
 from litellm_budget.adapter.later_counts import LaterCounts
 from litellm_budget.core.fit import fit_request
+from litellm_budget.core.fit_input import FitRequest
 from litellm_budget.core.formats.chat import CHAT
 from litellm_budget.core.report import BudgetReport
 from litellm_budget.core.tokens import counter_for, forget_counts
@@ -41,7 +42,7 @@ async def test_the_bound_goes_now_and_the_count_right_after() -> None:
     budget = ContextBudget()
     messages = agent_session(10, 300)
     kwargs = deployment_kwargs(messages, 128_000, "gated-1")
-    exact = fit_request(messages, model="gpt-4o", window=128_000).report
+    exact = fit_request(FitRequest(messages, model="gpt-4o", window=128_000)).report
 
     with capture_logs() as logs:
         await budget.async_pre_call_deployment_hook(kwargs, CallTypes.acompletion)
@@ -152,7 +153,7 @@ async def test_calibration_learns_from_the_exact_count(upstream: FakeUpstream) -
     model = "openai/acme-gated"
     learner, spy = ContextBudget(default_window=128_000), PayloadSpy()
     messages = agent_session(6, 400)
-    exact = fit_request(messages, model=model, window=128_000).report.tokens_after
+    exact = fit_request(FitRequest(messages, model=model, window=128_000)).report.tokens_after
 
     with only_callbacks(learner, spy):
         await litellm.acompletion(model=model, api_base=upstream.base_url, api_key="k", messages=messages)

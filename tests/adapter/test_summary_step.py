@@ -12,6 +12,7 @@ from litellm_budget import BudgetSettings
 from litellm_budget.adapter.summarizer import Block, Summarizer, SummarySource
 from litellm_budget.adapter.summary_step import summary_ahead
 from litellm_budget.core.fit import Fitted, fit_request
+from litellm_budget.core.fit_input import FitRequest
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.summary import block_digest
 from tests.support.builders import agent_session, tool_step
@@ -30,7 +31,9 @@ HEAVY = [*HISTORY, *tool_step(2650, seed=3)]
 
 
 def fit(messages: list[dict[str, Any]], summaries: dict[str, str] | None = None) -> Fitted:
-    return fit_request(messages, model="gpt-4o", window=8000, settings=SETTINGS, fmt=CHAT, summaries=summaries)
+    return fit_request(
+        FitRequest(messages, model="gpt-4o", window=8000, settings=SETTINGS, fmt=CHAT, summaries=summaries)
+    )
 
 
 async def test_a_needed_summary_is_made_and_offered_to_the_fit() -> None:

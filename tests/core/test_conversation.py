@@ -17,6 +17,7 @@ from litellm_budget import BudgetSettings
 from litellm_budget.core import conversation
 from litellm_budget.core.conversation import edits_sent, history_digest
 from litellm_budget.core.fit import Fitted, fit_request
+from litellm_budget.core.fit_input import FitRequest
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.formats.chat import CHAT
 from litellm_budget.core.formats.chat_checks import unsupported_reason
@@ -48,12 +49,14 @@ def replay(
     for number, request in enumerate(requests):
         ratio = ratios[number] if ratios else 1.0
         fitted = fit_request(
-            request,
-            model="gpt-4o",
-            window=window,
-            settings=settings,
-            ratio=ratio,
-            previous=previous if stateful else None,
+            FitRequest(
+                request,
+                model="gpt-4o",
+                window=window,
+                settings=settings,
+                ratio=ratio,
+                previous=previous if stateful else None,
+            )
         )
         out.append((request, fitted))
         previous = edits_sent(request, fitted.report)
@@ -90,10 +93,10 @@ class TestKeptEdits:
     def test_the_same_request_twice_is_fitted_the_same_whatever_the_ratio_did(self) -> None:
         """The reported bug: one response moved the learned ratio ~1% and the refit dropped 1.5k more."""
         request = agent_session(14, 700)
-        first = fit_request(request, model="gpt-4o", window=8000, ratio=1.0)
+        first = fit_request(FitRequest(request, model="gpt-4o", window=8000, ratio=1.0))
         assert first.report.action == "trimmed"
         again = fit_request(
-            request, model="gpt-4o", window=8000, ratio=1.012, previous=edits_sent(request, first.report)
+            FitRequest(request, model="gpt-4o", window=8000, ratio=1.012, previous=edits_sent(request, first.report))
         )
         assert again.messages == first.messages
         assert again.report.edits_kept
@@ -114,19 +117,19 @@ class TestKeptEdits:
 
     def test_a_rewritten_history_is_fitted_afresh(self) -> None:
         request = agent_session(14, 700)
-        first = fit_request(request, model="gpt-4o", window=8000)
+        first = fit_request(FitRequest(request, model="gpt-4o", window=8000))
         rewritten = [*request[:-1], user("Something else entirely.")]
         stale = edits_sent(request, first.report)
-        fresh = fit_request(rewritten, model="gpt-4o", window=8000)
-        stateful = fit_request(rewritten, model="gpt-4o", window=8000, previous=stale)
+        fresh = fit_request(FitRequest(rewritten, model="gpt-4o", window=8000))
+        stateful = fit_request(FitRequest(rewritten, model="gpt-4o", window=8000, previous=stale))
         assert stateful.messages == fresh.messages
         assert not stateful.report.edits_kept
 
     def test_kept_edits_that_no_longer_fit_grow(self) -> None:
         request = agent_session(14, 700)
-        first = fit_request(request, model="gpt-4o", window=8000)
+        first = fit_request(FitRequest(request, model="gpt-4o", window=8000))
         longer = agent_session(20, 700)
-        grown = fit_request(longer, model="gpt-4o", window=8000, previous=edits_sent(request, first.report))
+        grown = fit_request(FitRequest(longer, model="gpt-4o", window=8000, previous=edits_sent(request, first.report)))
         assert set(parse_ranges(grown.report.dropped_at)) >= set(parse_ranges(first.report.dropped_at))
         assert tokens_of(grown.messages) <= 8000
         assert unsupported_reason(grown.messages, None, None) is None
@@ -134,8 +137,10 @@ class TestKeptEdits:
     def test_a_short_request_after_edits_keeps_them(self) -> None:
         """Edits stay put even when the request would fit untouched now (a lower ratio): the prefix holds."""
         request = agent_session(14, 700)
-        first = fit_request(request, model="gpt-4o", window=8000)
-        again = fit_request(request, model="gpt-4o", window=8000, ratio=0.5, previous=edits_sent(request, first.report))
+        first = fit_request(FitRequest(request, model="gpt-4o", window=8000))
+        again = fit_request(
+            FitRequest(request, model="gpt-4o", window=8000, ratio=0.5, previous=edits_sent(request, first.report))
+        )
         assert again.messages == first.messages
 
 
@@ -158,7 +163,7 @@ class TestSentEdits:
 
     def test_nothing_to_remember_of_a_rejection(self) -> None:
         request = agent_session(3)
-        rejected = fit_request(request, model="gpt-4o", window=40)
+        rejected = fit_request(FitRequest(request, model="gpt-4o", window=40))
         assert rejected.report.action == "rejected"
         assert edits_sent(request, rejected.report) is None
 
@@ -258,7 +263,7 @@ def test_kept_edits_carried_from_the_last_request_are_those_made_afresh(
         for request in requests_of(messages):
             wire = json.dumps(converted(request, fmt))
             fit = functools.partial(
-                fit_request,
+                FitRequest,
                 model="gpt-4o",
                 window=window,
                 settings=settings,
@@ -266,9 +271,9 @@ def test_kept_edits_carried_from_the_last_request_are_those_made_afresh(
                 previous=previous,
                 ratio=rng.uniform(0.95, 1.05) if drift else None,
             )
-            carried_fit = fit(json.loads(wire))
+            carried_fit = fit_request(fit(json.loads(wire)))
             conversation._KEPT.clear()  # this fit makes its kept draft afresh, and leaves it to the next request
-            fresh = fit(json.loads(wire))
+            fresh = fit_request(fit(json.loads(wire)))
             assert carried_fit.messages == fresh.messages
             assert dataclasses.replace(carried_fit.report, duration_ms=0) == dataclasses.replace(
                 fresh.report, duration_ms=0
@@ -297,14 +302,14 @@ def test_a_carried_kept_draft_sends_its_own_copies_of_the_edited_messages() -> N
     )
     previous = edits_sent(requests[at - 1], outcomes[at - 1][1].report)
     conversation._KEPT.clear()
-    first = fit_request(requests[at], model="gpt-4o", window=16_000, previous=previous)
+    first = fit_request(FitRequest(requests[at], model="gpt-4o", window=16_000, previous=previous))
     edited = [message for message in first.messages if not any(message is sent for sent in requests[at])]
     assert len(edited) > 1  # the placeholders' messages (and the user turn holding the marker)
     for message in edited:
         message["content"] = "changed after it was sent"
 
     second = fit_request(
-        requests[at + 1], model="gpt-4o", window=16_000, previous=edits_sent(requests[at], first.report)
+        FitRequest(requests[at + 1], model="gpt-4o", window=16_000, previous=edits_sent(requests[at], first.report))
     )
 
     assert second.report.edits_kept
@@ -355,11 +360,11 @@ def test_any_conversation_gets_the_kept_edits_a_fresh_fit_makes(
     for request in [*requests_of(messages), messages]:
         wire = json.dumps(converted(request, fmt))
         fit = functools.partial(
-            fit_request, model="gpt-4o", window=window, settings=settings_, fmt=format_named(fmt), previous=previous
+            FitRequest, model="gpt-4o", window=window, settings=settings_, fmt=format_named(fmt), previous=previous
         )
-        carried = fit(json.loads(wire))
+        carried = fit_request(fit(json.loads(wire)))
         conversation._KEPT.clear()
-        fresh = fit(json.loads(wire))
+        fresh = fit_request(fit(json.loads(wire)))
         assert carried.messages == fresh.messages
         assert dataclasses.replace(carried.report, duration_ms=0) == dataclasses.replace(fresh.report, duration_ms=0)
         previous = edits_sent(json.loads(wire), carried.report)

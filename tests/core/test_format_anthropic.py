@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from litellm_budget import BudgetSettings
 from litellm_budget.core.fit import Fitted, fit_request
+from litellm_budget.core.fit_input import FitRequest
 from litellm_budget.core.formats import ASSISTANT, SYSTEM, TOOL, USER, format_named
 from litellm_budget.core.formats.anthropic import ANTHROPIC, JOINED_KEY, join_system, split_system
 from litellm_budget.core.formats.anthropic_checks import unsupported_reason
@@ -144,7 +145,9 @@ def conversations(draw: st.DrawFn) -> tuple[Any, list[dict[str, Any]]]:
 
 def fitted(messages: Sequence[Message], policy: str, window: int, max_tokens: int | None = None) -> Fitted:
     options = BudgetSettings(policy=policy)  # type: ignore[arg-type]
-    return fit_request(messages, model=MODEL, window=window, max_tokens=max_tokens, settings=options, fmt=ANTHROPIC)
+    return fit_request(
+        FitRequest(messages, model=MODEL, window=window, max_tokens=max_tokens, settings=options, fmt=ANTHROPIC)
+    )
 
 
 def tokens(messages: Sequence[Message]) -> int:
@@ -614,13 +617,15 @@ def test_claude_code_request_fits_32k_with_system_and_tools_untouched() -> None:
     joined = join_system(request["system"], request["messages"])
 
     result = fit_request(
-        joined,
-        model=MODEL,
-        window=32_000,
-        tools=request["tools"],
-        max_tokens=request["max_tokens"],
-        settings=BudgetSettings(),
-        fmt=ANTHROPIC,
+        FitRequest(
+            joined,
+            model=MODEL,
+            window=32_000,
+            tools=request["tools"],
+            max_tokens=request["max_tokens"],
+            settings=BudgetSettings(),
+            fmt=ANTHROPIC,
+        )
     )
 
     report = result.report
@@ -655,7 +660,7 @@ def replay(sessions: dict[str, list[dict[str, Any]]], window: int, *, anthropic:
         previous: Sequence[Message] = []
         for request in requests_of(messages):
             listed = join_system(*from_chat(request)) if anthropic else request
-            result = fit_request(listed, model=MODEL, window=window, settings=BudgetSettings(), fmt=fmt)
+            result = fit_request(FitRequest(listed, model=MODEL, window=window, settings=BudgetSettings(), fmt=fmt))
             totals["requests"] += 1
             if result.report.action == "rejected":
                 totals["rejected"] += 1

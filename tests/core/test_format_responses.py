@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from litellm_budget import BudgetSettings
 from litellm_budget.core.fit import Fitted, fit_request
+from litellm_budget.core.fit_input import FitRequest
 from litellm_budget.core.formats import ASSISTANT, SYSTEM, TOOL, USER, MessageFormat, format_named
 from litellm_budget.core.formats.chat import CHAT
 from litellm_budget.core.formats.placement import NOTICE_KEY, plain
@@ -179,7 +180,9 @@ def _fit(
     items: list[Item], policy: str, window: int, max_tokens: int | None = None, fmt: MessageFormat = RESPONSES
 ) -> Fitted:
     options = BudgetSettings(policy=policy)  # type: ignore[arg-type]
-    return fit_request(items, model="gpt-4o", window=window, max_tokens=max_tokens, settings=options, fmt=fmt)
+    return fit_request(
+        FitRequest(items, model="gpt-4o", window=window, max_tokens=max_tokens, settings=options, fmt=fmt)
+    )
 
 
 @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

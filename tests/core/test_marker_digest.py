@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from litellm_budget.core.digest import newest_within, step_entries
 from litellm_budget.core.fit import fit_request
+from litellm_budget.core.fit_input import FitRequest
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.ledger import Derived, Ledger
 from litellm_budget.core.limits import limits_for
@@ -107,11 +108,11 @@ def test_a_growing_session_reads_the_same_markers_warm_and_cold() -> None:
     """Every request of a growing session, fitted with warm memos and again from a cold start: the same."""
     session = agent_session(60, 900)
     requests = [session[:end] for end in range(4, len(session) + 1, 2)]
-    warm = [fit_request(json.loads(json.dumps(r)), model="gpt-4o", window=6000) for r in requests]
+    warm = [fit_request(FitRequest(json.loads(json.dumps(r)), model="gpt-4o", window=6000)) for r in requests]
     cold = []
     for request in requests:
         reset_counters()
-        cold.append(fit_request(json.loads(json.dumps(request)), model="gpt-4o", window=6000))
+        cold.append(fit_request(FitRequest(json.loads(json.dumps(request)), model="gpt-4o", window=6000)))
 
     assert [f.messages for f in warm] == [f.messages for f in cold]
     assert [f.report.tokens_after for f in warm] == [f.report.tokens_after for f in cold]

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from litellm_budget.core import message_keys as module
 from litellm_budget.core.canonical import content_key
 from litellm_budget.core.fit import fit_request
+from litellm_budget.core.fit_input import FitRequest
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.formats.chat import CHAT
 from litellm_budget.core.memo import forget_all
@@ -202,11 +203,12 @@ class TestChecksOfResentHistories:
     def test_a_bad_message_after_a_known_history_is_still_refused(self, fmt: str) -> None:
         history = converted(self.history(), fmt)
         assert (
-            fit_request(history, model="gpt-4o", window=128_000, fmt=format_named(fmt)).report.action != "unsupported"
+            fit_request(FitRequest(history, model="gpt-4o", window=128_000, fmt=format_named(fmt))).report.action
+            != "unsupported"
         )
         bad = [*history, {"role": "nobody", "content": "x"}]
 
-        report = fit_request(bad, model="gpt-4o", window=128_000, fmt=format_named(fmt)).report
+        report = fit_request(FitRequest(bad, model="gpt-4o", window=128_000, fmt=format_named(fmt))).report
 
         assert report.action == "unsupported"
         assert report.reason is not None
@@ -216,7 +218,7 @@ class TestChecksOfResentHistories:
         history = wire(self.history())
         history[4] = {**history[4], "role": "nobody"}
         for _ in range(2):
-            report = fit_request(history, model="gpt-4o", window=128_000).report
+            report = fit_request(FitRequest(history, model="gpt-4o", window=128_000)).report
             assert report.action == "unsupported"
             assert report.reason is not None
             assert report.reason.startswith("message 4")
@@ -224,12 +226,12 @@ class TestChecksOfResentHistories:
     def test_messages_changed_after_the_gate_read_them_are_not_kept_as_checked(self) -> None:
         """A message changed in place after the gate read it is refused on the next request."""
         history = wire(self.history())
-        passed = fit_request(history, model="gpt-4o", window=128_000, gate=True)
+        passed = fit_request(FitRequest(history, model="gpt-4o", window=128_000, gate=True))
         assert passed.report.size_gate
         history[3]["content"] = {"not": "a list of parts"}  # changed in place after the request left
         counted(passed.report, GateRead(history), CHAT, 0)
 
-        report = fit_request(wire(history), model="gpt-4o", window=128_000).report
+        report = fit_request(FitRequest(wire(history), model="gpt-4o", window=128_000)).report
 
         assert report.action == "unsupported"
 

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from litellm_budget.core.elide import superseded
 from litellm_budget.core.fit import fit_request
+from litellm_budget.core.fit_input import FitRequest
 from litellm_budget.core.formats.chat import CHAT
 from litellm_budget.core.ledger import Ledger
 from litellm_budget.core.limits import limits_for
@@ -138,7 +139,9 @@ class TestReads:
         ]
         fitted = {
             stale: fit_request(
-                messages, model="gpt-4o", window=8000, settings=BudgetSettings(stale_reads=stale, policy="elide")
+                FitRequest(
+                    messages, model="gpt-4o", window=8000, settings=BudgetSettings(stale_reads=stale, policy="elide")
+                )
             ).report
             for stale in (False, True)
         }

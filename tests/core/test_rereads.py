@@ -9,6 +9,7 @@ import pytest
 from litellm_budget import BudgetSettings
 from litellm_budget.core.conversation import edits_sent
 from litellm_budget.core.fit import Fitted, fit_request
+from litellm_budget.core.fit_input import FitRequest
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.report import parse_ranges
 from litellm_budget.core.tool_calls import call_key
@@ -32,16 +33,18 @@ def session() -> list[dict[str, Any]]:
 
 def fitted_after(first: list[dict[str, Any]], more: list[dict[str, Any]], *, state: bool = True) -> Fitted:
     """Fit ``first``, remember what was sent, then fit ``first`` with ``more`` appended."""
-    sent = fit_request(first, model="gpt-4o", window=20_000, settings=SETTINGS)
+    sent = fit_request(FitRequest(first, model="gpt-4o", window=20_000, settings=SETTINGS))
     assert sent.report.action == "trimmed"
     previous = edits_sent(first, sent.report) if state else None
-    return fit_request([*first, *more], model="gpt-4o", window=20_000, settings=SETTINGS, previous=previous)
+    return fit_request(FitRequest([*first, *more], model="gpt-4o", window=20_000, settings=SETTINGS, previous=previous))
 
 
 class TestRereads:
     def test_repeating_an_elided_call_is_a_reread(self) -> None:
         first = session()
-        elided = parse_ranges(fit_request(first, model="gpt-4o", window=20_000, settings=SETTINGS).report.elided_at)
+        elided = parse_ranges(
+            fit_request(FitRequest(first, model="gpt-4o", window=20_000, settings=SETTINGS)).report.elided_at
+        )
         assert 3 in elided  # the output of the first read
 
         assert fitted_after(first, step("cat file_0.py", 50)).report.rereads == 1
@@ -62,12 +65,12 @@ class TestRereads:
         for number in range(30):
             first += step(f"cat file_{number}.py", 400)
         options = BudgetSettings()
-        sent = fit_request(first, model="gpt-4o", window=8000, settings=options)
+        sent = fit_request(FitRequest(first, model="gpt-4o", window=8000, settings=options))
         assert 2 in parse_ranges(sent.report.dropped_at)
         again = [*first, *step("cat file_0.py", 50), user(text(5))]
 
         report = fit_request(
-            again, model="gpt-4o", window=8000, settings=options, previous=edits_sent(first, sent.report)
+            FitRequest(again, model="gpt-4o", window=8000, settings=options, previous=edits_sent(first, sent.report))
         ).report
 
         assert report.rereads == 1
@@ -75,13 +78,13 @@ class TestRereads:
     def test_the_hidden_calls_follow_the_history_they_were_read_from(self) -> None:
         """Remembered per edited history: the same edits over a history whose calls changed read it again."""
         first = session()
-        sent = fit_request(first, model="gpt-4o", window=20_000, settings=SETTINGS)
+        sent = fit_request(FitRequest(first, model="gpt-4o", window=20_000, settings=SETTINGS))
         previous = edits_sent(first, sent.report)
         assert 3 in parse_ranges(sent.report.elided_at)
         again = step("cat file_0.py", 50)
         assert (
             fit_request(
-                [*first, *again], model="gpt-4o", window=20_000, settings=SETTINGS, previous=previous
+                FitRequest([*first, *again], model="gpt-4o", window=20_000, settings=SETTINGS, previous=previous)
             ).report.rereads
             == 1
         )
@@ -92,7 +95,7 @@ class TestRereads:
         ]
 
         report = fit_request(
-            [*renamed, *again], model="gpt-4o", window=20_000, settings=SETTINGS, previous=previous
+            FitRequest([*renamed, *again], model="gpt-4o", window=20_000, settings=SETTINGS, previous=previous)
         ).report
 
         assert report.rereads == 0
@@ -107,7 +110,7 @@ def test_every_format_counts_its_rereads(fmt: str) -> None:
     def fitted_in(messages: list[dict[str, Any]], previous: Any = None) -> Fitted:
         items = converted(messages, fmt)
         return fit_request(
-            items, model="gpt-4o", window=20_000, settings=options, fmt=format_named(fmt), previous=previous
+            FitRequest(items, model="gpt-4o", window=20_000, settings=options, fmt=format_named(fmt), previous=previous)
         )
 
     sent = fitted_in(first)

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from litellm_budget.core.conversation import edits_sent, history_digest
 from litellm_budget.core.fit import fit_request
+from litellm_budget.core.fit_input import FitRequest
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.formats.chat import CHAT
 from litellm_budget.core.formats.parts import map_texts
@@ -153,13 +154,13 @@ def test_a_known_history_is_counted_at_its_remembered_count() -> None:
     forget_counts()
     session = agent_session(100, 500)
     assert len(json.dumps(session)) > 128_000
-    fit_request(json.loads(json.dumps(session[:-2])), model="gpt-4o", window=128_000)
+    fit_request(FitRequest(json.loads(json.dumps(session[:-2])), model="gpt-4o", window=128_000))
     wire = json.loads(json.dumps(session))
 
-    gated = fit_request(wire, model="gpt-4o", window=128_000, gate=True).report
-    exact = fit_request(json.loads(json.dumps(session)), model="gpt-4o", window=128_000).report
+    gated = fit_request(FitRequest(wire, model="gpt-4o", window=128_000, gate=True)).report
+    exact = fit_request(FitRequest(json.loads(json.dumps(session)), model="gpt-4o", window=128_000)).report
     forget_counts()
-    cold = fit_request(json.loads(json.dumps(session)), model="gpt-4o", window=128_000, gate=True).report
+    cold = fit_request(FitRequest(json.loads(json.dumps(session)), model="gpt-4o", window=128_000, gate=True)).report
 
     assert (gated.action, gated.size_gate, gated.tokens_exact) == ("passthrough", True, False)
     new_bytes = size_bound(wire[-2:], None, CHAT, 765) - counter_for("gpt-4o").count_tools(None)
@@ -181,7 +182,7 @@ def same_but_timing(report: BudgetReport) -> BudgetReport:
     st.none() | st.floats(0.8, 2.0),
     st.none() | st.integers(0, 9000),
 )
-def test_what_passes_is_what_the_fit_would_send(  # noqa: PLR0917 - one argument per strategy
+def test_what_passes_is_what_the_fit_would_send(
     messages: list[dict[str, Any]], tools: Any, model: str, window: int, ratio: float | None, max_tokens: int | None
 ) -> None:
     """
@@ -197,8 +198,8 @@ def test_what_passes_is_what_the_fit_would_send(  # noqa: PLR0917 - one argument
         "max_tokens": max_tokens,
         "ratio": ratio,
     }
-    gated = fit_request(wire, gate=True, **kwargs)
-    fitted = fit_request(wire, **kwargs)
+    gated = fit_request(FitRequest(wire, gate=True, **kwargs))
+    fitted = fit_request(FitRequest(wire, **kwargs))
 
     event(f"gate passed: {gated.report.size_gate}; fit: {fitted.report.action}")
     if not gated.report.size_gate:
@@ -219,8 +220,8 @@ def test_a_request_that_obviously_fits_passes_uncounted() -> None:
     """A history well under its window in bytes, not only in tokens: passed by its size, counted later."""
     session = agent_session(100, 500)
     chars = len(json.dumps(session))
-    fitted = fit_request(session, model="gpt-4o", window=2 * chars, gate=True)
-    counted_now = fit_request(session, model="gpt-4o", window=2 * chars).report.tokens_before
+    fitted = fit_request(FitRequest(session, model="gpt-4o", window=2 * chars, gate=True))
+    counted_now = fit_request(FitRequest(session, model="gpt-4o", window=2 * chars)).report.tokens_before
 
     assert (fitted.report.action, fitted.report.size_gate, fitted.report.tokens_exact) == ("passthrough", True, False)
     assert fitted.report.tokens_bound == fitted.report.tokens_before >= counted_now
@@ -234,7 +235,7 @@ def test_a_request_over_its_bytes_is_counted_on_its_path() -> None:
     """
     session = agent_session(100, 500)
     assert len(json.dumps(session)) > 128_000
-    fitted = fit_request(session, model="gpt-4o", window=128_000, gate=True)
+    fitted = fit_request(FitRequest(session, model="gpt-4o", window=128_000, gate=True))
 
     assert (fitted.report.action, fitted.report.size_gate) == ("passthrough", False)
 
@@ -249,17 +250,17 @@ def test_an_edited_conversation_keeps_its_edits_uncounted_once_its_history_is_re
     session = agent_session(20, 300)
     held = len(session) - 2
     sent = SentEdits(messages=held, digest=history_digest(session, held), dropped=(2, 3), dropped_units=1)
-    cold = fit_request(session, model="gpt-4o", window=128_000, gate=True, previous=sent).report
+    cold = fit_request(FitRequest(session, model="gpt-4o", window=128_000, gate=True, previous=sent)).report
     forget_counts()
-    fit_request(session[:held], model="gpt-4o", window=128_000)  # the last request, counted
-    warm = fit_request(session, model="gpt-4o", window=128_000, gate=True, previous=sent).report
+    fit_request(FitRequest(session[:held], model="gpt-4o", window=128_000))  # the last request, counted
+    warm = fit_request(FitRequest(session, model="gpt-4o", window=128_000, gate=True, previous=sent)).report
 
     assert (cold.action, cold.edits_kept, cold.size_gate, cold.tokens_exact) == ("trimmed", True, False, True)
     assert (warm.action, warm.edits_kept, warm.size_gate, warm.tokens_exact) == ("trimmed", True, True, False)
     assert warm.tokens_bound == warm.tokens_after > cold.tokens_after
     assert same_but_timing(counted(warm, GateRead(session), CHAT, 765)) == same_but_timing(cold)
     untouched = fit_request(
-        session, model="gpt-4o", window=128_000, gate=True, previous=dataclasses.replace(sent, dropped=())
+        FitRequest(session, model="gpt-4o", window=128_000, gate=True, previous=dataclasses.replace(sent, dropped=()))
     ).report
     assert (untouched.action, untouched.size_gate) == ("passthrough", True)
 
@@ -312,7 +313,7 @@ def test_kept_edits_go_uncounted_as_the_fit_sends_them(
     st.none() | st.sampled_from([300, 3000]),
     st.none() | st.floats(0.9, 1.2),
 )
-def test_any_conversation_keeps_its_edits_uncounted_as_the_fit_sends_them(  # noqa: PLR0917 - one per strategy
+def test_any_conversation_keeps_its_edits_uncounted_as_the_fit_sends_them(
     messages: list[dict[str, Any]],
     fmt: str,
     window: int,
@@ -327,7 +328,7 @@ def test_any_conversation_keeps_its_edits_uncounted_as_the_fit_sends_them(  # no
         event(f"gate: {report.size_gate}, {report.action}")
 
 
-def gated_as_counted(  # noqa: PLR0917 - the fit's own arguments
+def gated_as_counted(
     requests: Iterable[list[dict[str, Any]]],
     fmt: str,
     window: int,
@@ -344,7 +345,7 @@ def gated_as_counted(  # noqa: PLR0917 - the fit's own arguments
     for request in requests:
         wire = json.dumps(converted(request, fmt))
         fit = functools.partial(
-            fit_request,
+            FitRequest,
             model="gpt-4o",
             window=window,
             settings=settings_,
@@ -353,7 +354,7 @@ def gated_as_counted(  # noqa: PLR0917 - the fit's own arguments
             max_tokens=max_tokens,
             ratio=ratio(),
         )
-        gated, fitted = fit(json.loads(wire), gate=True), fit(json.loads(wire))
+        gated, fitted = fit_request(fit(json.loads(wire), gate=True)), fit_request(fit(json.loads(wire)))
         assert (gated.messages, gated.max_tokens) == (fitted.messages, fitted.max_tokens)
         report = gated.report
         if report.size_gate:
@@ -373,7 +374,7 @@ def test_no_tokenizer_no_gate(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tokens, "load_offline", lambda _name: None)
     tokens.reset_counters()
     try:
-        fitted = fit_request(agent_session(4, 100), model="gpt-4o", window=128_000, gate=True)
+        fitted = fit_request(FitRequest(agent_session(4, 100), model="gpt-4o", window=128_000, gate=True))
     finally:
         monkeypatch.undo()
         tokens.reset_counters()
@@ -384,9 +385,9 @@ def test_no_tokenizer_no_gate(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_lowered_max_tokens_is_not_passed() -> None:
     """A max_tokens that would not fit beside the bound: the fit decides (it may lower it)."""
     session = agent_session(30, 500)
-    total = fit_request(session, model="gpt-4o", window=128_000).report.tokens_before
+    total = fit_request(FitRequest(session, model="gpt-4o", window=128_000)).report.tokens_before
     window = total + 2000
 
-    fitted = fit_request(session, model="gpt-4o", window=window, max_tokens=window // 2 - 1, gate=True)
+    fitted = fit_request(FitRequest(session, model="gpt-4o", window=window, max_tokens=window // 2 - 1, gate=True))
 
     assert not fitted.report.size_gate

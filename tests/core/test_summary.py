@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from litellm_budget import BudgetSettings
 from litellm_budget.core.fit import Fitted, fit_request
+from litellm_budget.core.fit_input import FitRequest
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.notices import CONTINUES, NOTICE_PREFIX, omitted_note
 from litellm_budget.core.report import BudgetReport, parse_ranges, unsent
@@ -41,7 +42,7 @@ def fitted(
     fmt: str = "chat",
 ) -> Fitted:
     return fit_request(
-        messages, model=MODEL, window=window, settings=options, summaries=summaries, fmt=format_named(fmt)
+        FitRequest(messages, model=MODEL, window=window, settings=options, summaries=summaries, fmt=format_named(fmt))
     )
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from litellm_budget import BudgetSettings, fit
 from litellm_budget.core.fit import fit_request
+from litellm_budget.core.fit_input import FitRequest
 from litellm_budget.core.formats.chat import CHAT
 from litellm_budget.core.notices import NOTICE_PREFIX
 from litellm_budget.tools.remembered import Remembered
@@ -96,7 +97,9 @@ def test_fitted_sessions_render_wherever_their_input_did(
     for messages in sessions.values():
         remembered = Remembered(options)
         for request in requests_of(messages):
-            fitted = fit_request(request, model="gpt-4o", window=window, settings=options, previous=remembered.previous)
+            fitted = fit_request(
+                FitRequest(request, model="gpt-4o", window=window, settings=options, previous=remembered.previous)
+            )
             remembered.sent(request, fitted)
             if fitted.report.action != "trimmed":
                 continue

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from litellm_budget.core.canonical import content_key
 from litellm_budget.core.fit import fit_request
+from litellm_budget.core.fit_input import FitRequest
 from litellm_budget.core.formats import chat_checks, format_named
 from litellm_budget.core.memo import forget_all
 from litellm_budget.core.verdicts import START, remember_passed, resume_from
@@ -107,31 +108,31 @@ class TestThroughTheFit:
 
     def test_a_grown_history_reads_only_its_new_messages(self, monkeypatch: pytest.MonkeyPatch) -> None:
         history = agent_session(6, 50)
-        fit_request(wire(history), model="gpt-4o", window=128_000)
+        fit_request(FitRequest(wire(history), model="gpt-4o", window=128_000))
         read = self.spied(monkeypatch)
 
-        fit_request(wire([*history, {"role": "user", "content": "next"}]), model="gpt-4o", window=128_000)
+        fit_request(FitRequest(wire([*history, {"role": "user", "content": "next"}]), model="gpt-4o", window=128_000))
 
         assert len(read) == 1
 
     def test_with_nothing_remembered_every_message_is_read(self, monkeypatch: pytest.MonkeyPatch) -> None:
         history = agent_session(6, 50)
-        fit_request(wire(history), model="gpt-4o", window=128_000)
+        fit_request(FitRequest(wire(history), model="gpt-4o", window=128_000))
         forget_all()
         read = self.spied(monkeypatch)
         grown = wire([*history, {"role": "user", "content": "next"}])
 
-        fit_request(grown, model="gpt-4o", window=128_000)
+        fit_request(FitRequest(grown, model="gpt-4o", window=128_000))
 
         assert len(read) == len(grown)
 
     def test_an_edited_old_message_is_read_and_refused(self) -> None:
         history = agent_session(6, 50)
-        fit_request(wire(history), model="gpt-4o", window=128_000)
+        fit_request(FitRequest(wire(history), model="gpt-4o", window=128_000))
         edited = wire([*history, {"role": "user", "content": "next"}])
         edited[4] = {**edited[4], "role": "nobody"}
 
-        report = fit_request(edited, model="gpt-4o", window=128_000).report
+        report = fit_request(FitRequest(edited, model="gpt-4o", window=128_000)).report
 
         assert report.action == "unsupported"
         assert report.reason is not None

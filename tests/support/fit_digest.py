@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from litellm_budget.core.fit import fit_request
+from litellm_budget.core.fit_input import FitRequest
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.memo import MEMO_OFF
 from litellm_budget.core.settings import BudgetSettings
@@ -56,7 +57,7 @@ def _session(
     fmt, remembered, rows, trimmed = format_named(fmt_name), Remembered(settings), [], 0
     for request in requests:
         fitted = fit_request(
-            request, model="gpt-4o", window=window, settings=settings, fmt=fmt, previous=remembered.previous
+            FitRequest(request, model="gpt-4o", window=window, settings=settings, fmt=fmt, previous=remembered.previous)
         )
         remembered.sent(request, fitted)
         trimmed += fitted.report.action == "trimmed"

@@ -12,6 +12,7 @@ import pytest
 
 from litellm_budget import BudgetSettings
 from litellm_budget.core.fit import fit_request
+from litellm_budget.core.fit_input import FitRequest
 from litellm_budget.tools.evidence import recall_of, session_evidence
 from litellm_budget.tools.remembered import Remembered
 from litellm_budget.tools.sessions import requests_of
@@ -43,7 +44,9 @@ def test_no_policy_keeps_less_evidence_than_before_issue_20(
         remembered = Remembered(settings)
         for request, evidence in zip(requests_of(messages), session_evidence(messages), strict=True):
             previous = remembered.previous
-            fitted = fit_request(request, model="gpt-4o", window=window, settings=settings, previous=previous)
+            fitted = fit_request(
+                FitRequest(request, model="gpt-4o", window=window, settings=settings, previous=previous)
+            )
             remembered.sent(request, fitted)
             recall = recall_of(evidence, None if fitted.report.action == "rejected" else fitted.messages)
             kept += recall.kept

@@ -9,6 +9,7 @@ import pytest
 
 from litellm_budget import BudgetSettings
 from litellm_budget.core.fit import fit_request
+from litellm_budget.core.fit_input import FitRequest
 from litellm_budget.core.formats.chat_checks import SYSTEM_ROLES, unsupported_reason
 from litellm_budget.core.notices import NOTICE_PREFIX
 from litellm_budget.core.tokens import counter_for
@@ -36,7 +37,7 @@ def test_replay(sessions: dict[str, list[dict[str, Any]]], policy: str, window: 
     overflow = invalid = silent = rejected = fitted = 0
     for messages in sessions.values():
         for request in requests_of(messages):
-            result = fit_request(request, model="gpt-4o", window=window, settings=options)
+            result = fit_request(FitRequest(request, model="gpt-4o", window=window, settings=options))
             report = result.report
             if report.action == "rejected":
                 rejected += 1
