@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -271,3 +272,29 @@ def test_importing_the_package_does_not_import_litellm() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
 
     assert result.stdout.strip() == "[]"
+
+
+def test_the_plugin_at_work_never_loads_the_tools() -> None:
+    """
+    The replay's research harness (peers, baselines, plots, pricing) lives in ``litellm_budget.tools``,
+    which the plugin never imports: a request fitted through LiteLLM's SDK with the plugin loads
+    none of it.
+    """
+    code = """
+import asyncio, sys, litellm, litellm_budget
+litellm.callbacks = [litellm_budget.handler]
+history = [{"role": "user", "content": "word " * 30000}, {"role": "assistant", "content": "ok"}]
+messages = [*history, {"role": "user", "content": "go on"}]
+reply = asyncio.run(litellm.acompletion(model="gpt-4", messages=messages, mock_response="done"))
+assert reply.choices[0].message.content == "done"
+print(sorted(m for m in sys.modules if m.startswith("litellm_budget")))
+"""
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    command = [sys.executable, "-c", code]
+    result = subprocess.run(command, check=False, capture_output=True, text=True, env=env, timeout=180)
+
+    assert result.returncode == 0, result.stderr[-2000:]
+    loaded = [name.strip(" '") for name in result.stdout.strip().strip("[]").split(",")]
+    assert "litellm_budget.adapter.callback" in loaded
+    assert "litellm_budget.core.fit" in loaded
+    assert [name for name in loaded if name.startswith("litellm_budget.tools")] == []
