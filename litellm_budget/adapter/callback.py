@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import AsyncIterator, Callable, MutableMapping
-from typing import Any, TypeVar, final
+from typing import TYPE_CHECKING, Any, TypeVar, final
 
 from litellm.integrations.custom_logger import CustomLogger
 
@@ -29,6 +29,12 @@ from .stream_edits import streamed_with_edits
 from .summarizer import is_summary_call
 from .targets import deployment_target, group_target, pre_call_target
 from .unfitted import report_unfitted
+
+if TYPE_CHECKING:  # LiteLLM's own types of its hooks' arguments (SDK modules: no proxy extras needed)
+    from litellm.caching.caching import DualCache
+    from litellm.types.llms.openai import AllMessageValues
+    from litellm.types.proxy.auth.user_api_key_auth import UserAPIKeyAuth
+    from litellm.types.utils import CallTypes, CallTypesLiteral, LLMResponseTypes, ModelResponseStream
 
 _T = TypeVar("_T")
 
@@ -71,7 +77,11 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         return self._config.current()
 
     async def async_pre_call_hook(
-        self, user_api_key_dict: Any, cache: Any, data: dict[str, Any], call_type: Any
+        self,
+        user_api_key_dict: UserAPIKeyAuth,
+        cache: DualCache | None,
+        data: dict[str, Any],
+        call_type: CallTypesLiteral,
     ) -> dict[str, Any]:
         """Proxy, before routing: fit the group's largest window (what any deployment needs)."""
         self._shared_cache = cache if cache is not None else self._shared_cache
@@ -88,7 +98,7 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         self,
         model: str,
         healthy_deployments: list[Any],
-        messages: list[Any] | None,
+        messages: list[AllMessageValues] | None,
         request_kwargs: dict[str, Any] | None = None,
         parent_otel_span: Any = None,
     ) -> list[Any]:
@@ -108,7 +118,9 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
             one.write(one.fit())
         return healthy_deployments
 
-    async def async_pre_call_deployment_hook(self, kwargs: dict[str, Any], call_type: Any) -> dict[str, Any] | None:
+    async def async_pre_call_deployment_hook(
+        self, kwargs: dict[str, Any], call_type: CallTypes | None
+    ) -> dict[str, Any] | None:
         """SDK, Router and proxy, after a deployment is chosen: fit its window, or raise for fallbacks."""
         one = self._read(
             DEPLOYMENT_HOOK, lambda settings, guard: self._deployment_pass(kwargs, call_type, settings, guard)
@@ -128,15 +140,17 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
     async def async_post_call_response_headers_hook(
         self,
         data: dict[str, Any],
-        user_api_key_dict: Any,
-        response: Any,
+        user_api_key_dict: UserAPIKeyAuth,
+        response: object,
         request_headers: dict[str, str] | None = None,
         litellm_call_info: dict[str, Any] | None = None,
     ) -> dict[str, str] | None:
         """Proxy: ``x-litellm-budget-*`` headers of what was sent (after a fallback: the fallback's fit)."""
         return Guard("async_post_call_response_headers_hook").run("headers", lambda: self._headers(data))
 
-    async def async_post_call_success_hook(self, data: dict[str, Any], user_api_key_dict: Any, response: Any) -> Any:
+    async def async_post_call_success_hook(
+        self, data: dict[str, Any], user_api_key_dict: UserAPIKeyAuth | None, response: LLMResponseTypes
+    ) -> Any:
         """Proxy: a response to a request whose context_management was served here says so, as Anthropic's does."""
         if not isinstance(response, dict):
             return response  # not the Messages response (a bridged call's inner one): it is not ours to answer
@@ -145,15 +159,17 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         return response if answered is None else answered
 
     async def async_post_call_streaming_iterator_hook(
-        self, user_api_key_dict: Any, response: Any, request_data: dict[str, Any]
-    ) -> AsyncIterator[Any]:
+        self, user_api_key_dict: UserAPIKeyAuth, response: Any, request_data: dict[str, Any]
+    ) -> AsyncIterator[ModelResponseStream]:
         """Proxy, streams: the same for a streamed answer, in its events (``stream_edits.py``)."""
         guard = Guard("async_post_call_streaming_iterator_hook")
         applied = guard.run("client_edits", lambda: self._memory.calls.take_edits(call_id_of(request_data)))
         async for chunk in streamed_with_edits(response, applied, lambda work: guard.run("stream_edits", work)):
             yield chunk
 
-    async def async_post_call_success_deployment_hook(self, request_data: Any, response: Any, call_type: Any) -> Any:
+    async def async_post_call_success_deployment_hook(
+        self, request_data: dict[str, Any], response: LLMResponseTypes, call_type: CallTypes | None
+    ) -> Any:
         """SDK and Router (``litellm.anthropic.messages.acreate``): the same, where no proxy hook runs."""
         return await self.async_post_call_success_hook(request_data, None, response)
 
