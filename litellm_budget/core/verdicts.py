@@ -57,9 +57,11 @@ def resume_from(fmt_name: str, keys: Sequence[int | None]) -> Resume:
     Where a check of the messages under ``keys`` may start: after their longest prefix with a key
     (``Reading.known_keys``), when exactly that content passed this format's checks before.
     """
-    fine = [key is not None and _FINE.get((fmt_name, key)) is not None for key in keys]
     known = next((index for index, key in enumerate(keys) if key is None), len(keys))
     found = _PASSED.get((fmt_name, tuple(keys[:known]))) if known >= MIN_PREFIX else None
+    # After a passed prefix the rest is new as a rule (no key): its verdicts are looked up only then.
+    start = 0 if found is None else known
+    fine = [False] * start + [key is not None and _FINE.get((fmt_name, key)) is not None for key in keys[start:]]
     return Resume(fine=fine) if found is None else Resume(known, found[0], fine)
 
 
