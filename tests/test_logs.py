@@ -5,16 +5,20 @@ and LiteLLM writes JSON (``JSON_LOGS=True``): a proxy's log pipeline reads every
 
 from __future__ import annotations
 
+import datetime
 import io
 import json
 import os
 import subprocess
 import sys
+from unittest import mock
 
 import litellm
 import pytest
 import structlog
+from hypothesis import given
 from hypothesis import strategies as st
+from structlog.dev import ConsoleRenderer
 from structlog.testing import capture_logs
 
 from litellm_budget import logs
@@ -91,6 +95,25 @@ values = st.one_of(
 )
 
 
+@given(
+    fields=st.dictionaries(st.from_regex(r"[a-z_]{1,12}", fullmatch=True), values, max_size=12),
+    event=st.from_regex(r"[a-z_]{1,40}", fullmatch=True),
+    level=st.sampled_from(["debug", "info", "warning", "error", "critical"]),
+    exception=st.one_of(st.none(), st.just("Traceback (most recent call last):\nZeroDivisionError: division by zero")),
+)
+def test_off_a_terminal_each_line_is_the_console_renderers_without_colours(
+    fields: dict[str, object], event: str, level: str, exception: str | None
+) -> None:
+    """The cheaper renderer a proxy's log gets writes, byte for byte, what structlog's console renderer would."""
+    for taken in ("timestamp", "level", "event", "exception", "stack", "exc_info"):
+        fields.pop(taken, None)
+    line = {"timestamp": "2026-12-03 01:00:00", "level": level, "event": event, **fields}
+    if exception is not None:
+        line["exception"] = exception
+
+    assert logs._plain_line(None, level, dict(line)) == ConsoleRenderer(colors=False)(None, level, dict(line))
+
+
 def test_off_a_terminal_an_exceptions_traceback_follows_its_line(capsys: pytest.CaptureFixture[str]) -> None:
     try:
         _ = 1 / 0
@@ -126,6 +149,26 @@ def test_one_logger_per_choice_and_another_when_stdout_the_level_or_the_format_c
     assert (json.loads(json_line)["event"], json.loads(json_line)["turn"]) == ("hook_failed", 4)
 
 
+@given(second=st.integers(min_value=0, max_value=4_000_000_000), fraction=st.floats(min_value=0, max_value=0.999))
+def test_the_timestamp_is_the_local_second(second: int, fraction: float) -> None:
+    """Formatted once a second, it reads as the local time of that second, whatever the fraction."""
+    with mock.patch.object(logs.time, "time", return_value=second + fraction):
+        stamped = logs._local_time(None, "info", {})["timestamp"]
+
+    assert stamped == datetime.datetime.fromtimestamp(second).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def test_the_timestamp_is_structlogs_own() -> None:
+    """What structlog's ``TimeStamper(fmt="%Y-%m-%d %H:%M:%S")``, the console defaults' stamper, writes now."""
+    stamper = structlog.processors.TimeStamper(fmt="%Y-%m-%d %H:%M:%S", utc=False)
+    for _ in range(3):  # a second may turn between the two
+        ours, theirs = logs._local_time(None, "info", {}), stamper(None, "info", {})
+        if ours == theirs:
+            break
+    assert ours == theirs
+
+
+@pytest.mark.usefixtures("json_logs")
 def test_the_applications_configuration_wins(capsys: pytest.CaptureFixture[str]) -> None:
     """Configured structlog (here by ``capture_logs``) gets every event, whatever LiteLLM writes."""
     with capture_logs() as logs:
