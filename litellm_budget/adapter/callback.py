@@ -88,7 +88,7 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         one = self._read(PRE_CALL_HOOK, functools.partial(self._group_pass, data, call_type))
         if one is not None:
             await one.before()
-            refusal = one.write(one.fit())
+            refusal = one.write(await one.fit_in_turn())
             await one.after()
             if refusal is not None:
                 await one.refuse(refusal)
@@ -115,7 +115,7 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
 
         one = self._read(FILTER_HOOK, lending)
         if one is not None:
-            one.write(one.fit())
+            one.write(await one.fit_in_turn())
         return healthy_deployments
 
     async def async_pre_call_deployment_hook(
@@ -128,7 +128,7 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         if one is None:
             return None
         await one.before()
-        fitted = one.fit()
+        fitted = await one.fit_in_turn()
         refusal = one.write(fitted)
         written = fitted is not None and not one.guard.failed
         hinted = refusal is None and bool(one.guard.run("cache_hints", functools.partial(self._hint, one)))

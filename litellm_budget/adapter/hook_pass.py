@@ -9,12 +9,13 @@ filter's, a ``trial``) publish and remember nothing.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import functools
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
-from litellm_budget.core.api import FitRequest, Fitted, fit_request, passed_through, unsent
+from litellm_budget.core.api import FitRequest, Fitted, fit_request, new_bytes, passed_through, unsent
 from litellm_budget.logs import get_logger
 
 from .calls import FitRecord, call_id_of, record_of, sent_record
@@ -31,6 +32,9 @@ from .summary_step import summary_ahead
 from .targets import Target
 
 log = get_logger()
+
+#: From this many bytes new to the conversation (about 100k characters), a fit runs off the event loop.
+OFF_LOOP_BYTES = 100_000
 
 PRE_CALL_HOOK = "async_pre_call_hook"
 FILTER_HOOK = "async_filter_deployments"
@@ -101,6 +105,18 @@ class HookPass:
     def fit(self) -> Fitted | None:
         """This hook's fit of the request; ``None``: nothing to send differently."""
         return self.guard.run("fit", self._fit)
+
+    async def fit_in_turn(self) -> Fitted | None:
+        """
+        ``fit``, in a worker thread where ``OFF_LOOP_BYTES`` or more of the request are new to this
+        conversation: counting a cold long history takes tens of milliseconds, and tiktoken releases
+        the GIL while it encodes, so the event loop goes on serving the proxy's other requests. A
+        growing conversation's request, whose history is read already, stays on the loop (a thread
+        would cost more than its fit).
+        """
+        if new_bytes(self.parts.messages, self.shape.format, above=OFF_LOOP_BYTES) < OFF_LOOP_BYTES:
+            return self.fit()
+        return await asyncio.to_thread(self.fit)
 
     def write(self, fitted: Fitted | None) -> Exception | None:
         """Put ``fitted`` into the request; for a fit that cannot be sent, the error that refuses it."""

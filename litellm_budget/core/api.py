@@ -39,7 +39,7 @@ from .report import BudgetReport, parse_ranges, unsent
 from .sent_prompt import SentPrompt, sent_prompt
 from .setting_problems import SettingProblem, apply_valid
 from .settings import SETTING_NAMES, BudgetSettings
-from .size_gate import GateRead, counted
+from .size_gate import GateRead, counted, new_bytes
 from .summary import SummaryJob, block_digest, summary_job
 from .tokens import counter_for, preload_counters
 from .window import WINDOW_FIX, model_map_window
@@ -92,6 +92,7 @@ __all__ = [
     "is_number",
     "joined",
     "model_map_window",
+    "new_bytes",
     "parse_ranges",
     "passed_through",
     "positive_int",

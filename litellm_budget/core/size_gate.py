@@ -139,6 +139,20 @@ def bound_with(
     return total
 
 
+def new_bytes(messages: Sequence[Message], fmt: MessageFormat, *, above: float) -> int:
+    """
+    The size bound of the messages the conversation's last read did not hold as they are
+    (``Reading.known``): about what a fit must count afresh; read only until it is over ``above``.
+    """
+    known, bound, total = Reading(messages, fmt.name).known, _bound_of(0), 0
+    for index, message in enumerate(messages):
+        if not known[index]:
+            total += fmt.count_message(bound, message)
+            if total > above:
+                break
+    return total
+
+
 class RememberedCounts(NamedTuple):
     """What a counter remembers of a request, by content: nothing is tokenized to know it."""
 
