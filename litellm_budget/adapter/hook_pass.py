@@ -15,7 +15,7 @@ import functools
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
-from litellm_budget.core.api import FitRequest, Fitted, fit_request, new_bytes, passed_through, unsent
+from litellm_budget.core.api import Fitted, fit_request, new_bytes, passed_through, unsent
 from litellm_budget.logs import get_logger
 
 from .calls import FitRecord, call_id_of, record_of, sent_record
@@ -227,21 +227,9 @@ class HookPass:
 
     def _fitted(self, key: str | None) -> Fitted:
         parts, target, memory = self.parts, self.target, self.context.memory
-        fitted = fit_request(
-            FitRequest(
-                parts.messages,
-                model=target.model,
-                window=target.window,
-                tools=parts.tools,
-                max_tokens=parts.max_tokens,
-                settings=target.settings,
-                ratio=memory.ratio(target),
-                fmt=self.shape.format,
-                previous=memory.conversations.recall(key, parts.messages) if key else None,
-                summaries=self.learned.summaries,
-                gate=target.settings.size_gate,
-            )
-        )
+        previous = memory.conversations.recall(key, parts.messages) if key else None
+        known = {"previous": previous, "summaries": self.learned.summaries, "gate": target.settings.size_gate}
+        fitted = fit_request(target.fit_request(parts, self.shape.format, memory.ratio(target), **known))
         summary = self.learned.summary
         return fitted if summary is None else dataclasses.replace(fitted, report=summary.charged(fitted.report))
 

@@ -4,12 +4,23 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from litellm_budget.core.api import SETTING_NAMES, BudgetSettings, apply_valid, model_map_window, positive_int
+from litellm_budget.core.api import (
+    SETTING_NAMES,
+    BudgetSettings,
+    FitRequest,
+    MessageFormat,
+    apply_valid,
+    model_map_window,
+    positive_int,
+)
 
 from .invalid_settings import IN_REQUEST, SETTINGS_KEY, InvalidSetting, deployment_settings, window_override_problem
 from .request import read_metadata
+
+if TYPE_CHECKING:
+    from .shapes import Parts
 
 #: The knobs a request may set for itself, and only when the operator allows it.
 REQUEST_KNOBS = frozenset({"policy", "protected_tail", "elide_min_tokens", "watermark", "response_reserve", "window"})
@@ -28,6 +39,23 @@ class Target:
     refused: tuple[str, ...] = ()
     #: Settings left out of ``settings`` because they are invalid (``invalid_settings.py`` logs them once).
     invalid: tuple[InvalidSetting, ...] = ()
+
+    def fit_request(self, parts: Parts, fmt: MessageFormat, ratio: float | None, **known: Any) -> FitRequest:
+        """
+        The core's request for ``parts`` sent to this target, at the learned token ``ratio`` (``None``: the settings');
+        ``known``: what the plugin knows beside it (conversation state, summaries, the gate).
+        """
+        return FitRequest(
+            parts.messages,
+            model=self.model,
+            window=self.window,
+            tools=parts.tools,
+            max_tokens=parts.max_tokens,
+            settings=self.settings,
+            ratio=ratio,
+            fmt=fmt,
+            **known,
+        )
 
 
 def deployment_target(kwargs: Mapping[str, Any], settings: BudgetSettings) -> Target:

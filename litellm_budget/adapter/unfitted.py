@@ -21,7 +21,7 @@ import dataclasses
 from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any
 
-from litellm_budget.core.api import BudgetReport, FitRequest, fit_request, is_mapping
+from litellm_budget.core.api import BudgetReport, fit_request, is_mapping
 from litellm_budget.logs import get_logger
 
 from .context_management import apply_client_edits
@@ -68,18 +68,7 @@ def report_unfitted(
     parts = shape.read(request)
     if parts.unsupported is not None:
         return None
-    fitted = fit_request(
-        FitRequest(
-            parts.messages,
-            model=target.model,
-            window=target.window,
-            tools=parts.tools,
-            max_tokens=parts.max_tokens,
-            settings=target.settings,
-            ratio=ratio_of(target),
-            fmt=shape.format,
-        )
-    )
+    fitted = fit_request(target.fit_request(parts, shape.format, ratio_of(target)))
     report = dataclasses.replace(fitted.report, reason=REASON)
     fields = report.as_dict()
     log.warning("request_refused_before_fit", model_group=target.group, hook="async_log_failure_event", **fields)
