@@ -34,7 +34,7 @@ from .formats.chat import CHAT
 from .formats.parts import texts_of
 from .formats.responses import RESPONSES
 from .ledger import SentEdits
-from .memo import BoundedDict, BoundedLRU, content_memo
+from .memo import BoundedDict, BoundedLRU, Memo
 from .report import BudgetReport, parse_ranges, unsent
 from .sent_prompt import SentPrompt, sent_prompt
 from .setting_problems import SettingProblem, apply_valid
@@ -64,6 +64,7 @@ __all__ = [
     "FitRequest",
     "Fitted",
     "GateRead",
+    "Memo",
     "MessageFormat",
     "SentEdits",
     "SentPrompt",
@@ -78,7 +79,6 @@ __all__ = [
     "compact_trigger",
     "compaction_note",
     "content_key",
-    "content_memo",
     "context_window_exceeded",
     "counted",
     "counter_for",

@@ -20,7 +20,7 @@ from .canonical import content_key, digest
 from .drop import drop_units
 from .elide import elide_indices, threshold_base
 from .ledger import Draft, Entry, Ledger, SentEdits
-from .memo import BoundedLRU, remembered
+from .memo import Memo
 from .report import BudgetReport, parse_ranges
 from .settings import BudgetSettings
 from .summary import summaries_wanted
@@ -28,7 +28,7 @@ from .units import Unit
 
 #: Digests of the last message of a request, by its content (24 hex digits each).
 DIGEST_ENTRIES = 16_384
-_DIGESTS: BoundedLRU[str] = remembered(DIGEST_ENTRIES)
+_DIGESTS: Memo[str] = Memo("last_message_digests", ("message",), DIGEST_ENTRIES)
 
 
 def history_digest(messages: Sequence[Message], count: int, keys: Sequence[int] | None = None) -> str:
@@ -45,11 +45,7 @@ def history_digest(messages: Sequence[Message], count: int, keys: Sequence[int] 
         return f"{count}:"
     last = messages[count - 1]
     key = content_key(last) if keys is None else keys[count - 1]
-    found = _DIGESTS.get(key)
-    if found is None:
-        found = digest(last, 24)
-        _DIGESTS.put(key, found)
-    return f"{count}:{found}"
+    return f"{count}:{_DIGESTS.recall(lambda: digest(last, 24), key)}"
 
 
 def edits_sent(messages: Sequence[Message], report: BudgetReport) -> SentEdits | None:
@@ -104,11 +100,11 @@ def kept_edits(ledger: Ledger) -> Draft:
         return _kept_whole(ledger, sent)
     if ledger.derived.kept is None:
         memo_key = _kept_key(ledger, sent)
-        found = _KEPT.get(memo_key)
+        found = _KEPT.get(*memo_key)
         ledger.derived.kept = None if found is None else found.extended(ledger)
         if ledger.derived.kept is None:
             ledger.derived.kept = _kept_whole(ledger, sent)
-            _KEPT.put(memo_key, _KeptDraft.of(ledger.derived.kept, ledger))
+            _KEPT.put(_KeptDraft.of(ledger.derived.kept, ledger), *memo_key)
     return ledger.derived.kept
 
 
@@ -180,7 +176,7 @@ def _fresh(value: object) -> Any:
     return value
 
 
-def _kept_key(ledger: Ledger, sent: SentEdits) -> Hashable:
+def _kept_key(ledger: Ledger, sent: SentEdits) -> tuple[Hashable, ...]:
     """
     What a kept draft reads besides the messages and the settings: one per conversation and its
     edits. Of the limits, only what the marker's digest and the placeholders read: the budget moves
@@ -197,7 +193,7 @@ def _kept_key(ledger: Ledger, sent: SentEdits) -> Hashable:
 #: edited (the marker, at most ``digest_share`` of the prompt's room, and the placeholders' messages),
 #: as many conversations as ``message_keys`` keeps reads of. One not here is made whole, as before.
 KEPT_ENTRIES = 512
-_KEPT: BoundedLRU[_KeptDraft] = remembered(KEPT_ENTRIES)
+_KEPT: Memo[_KeptDraft] = Memo("kept_drafts", ("format", "counter", "conversation", "edits", "limits"), KEPT_ENTRIES)
 
 
 def with_state(policy: Callable[[Ledger], Draft]) -> Callable[[Ledger], Draft]:

@@ -22,7 +22,7 @@ from litellm_budget.typing import Message
 
 from .canonical import text_key
 from .formats import ASSISTANT, SYSTEM, USER, MessageFormat
-from .memo import BoundedLRU, remembered
+from .memo import Memo
 from .tool_calls import decoded_arguments
 
 #: Lines that report a failure or sum a run up: worth quoting when an output has one after its first line.
@@ -62,7 +62,7 @@ OUTCOME_SHARE = 0.5
 OUTLINE_SHARE = 4.0
 #: Outcomes and outlines remembered, each a few hundred characters at most.
 OUTCOME_ENTRIES = 16_384
-_OUTCOMES: BoundedLRU[str] = remembered(OUTCOME_ENTRIES)
+_OUTCOMES: Memo[str] = Memo("outcomes", ("what", "limit", "texts"), OUTCOME_ENTRIES)
 
 
 def _squeezed(text: str) -> str:
@@ -91,12 +91,7 @@ def outcome_of(texts: Sequence[str], limit: int) -> str:
     Memoized: every line of an output is read, and a placeholder or a marker names the same
     outputs request after request.
     """
-    key = (limit, *map(text_key, texts))
-    found = _OUTCOMES.get(key)
-    if found is None:
-        found = _outcome(texts, limit)
-        _OUTCOMES.put(key, found)
-    return found
+    return _OUTCOMES.recall(lambda: _outcome(texts, limit), "outcome", limit, tuple(map(text_key, texts)))
 
 
 def _outcome(texts: Sequence[str], limit: int) -> str:
@@ -125,11 +120,7 @@ def outline_of(texts: Sequence[str], limit: int) -> str | None:
     """
     if limit <= 0:
         return None
-    key = ("outline", limit, *map(text_key, texts))
-    found = _OUTCOMES.get(key)
-    if found is None:
-        found = _outline(texts, limit) or ""
-        _OUTCOMES.put(key, found)
+    found = _OUTCOMES.recall(lambda: _outline(texts, limit) or "", "outline", limit, tuple(map(text_key, texts)))
     return found or None
 
 

@@ -10,7 +10,7 @@ from litellm_budget.typing import Message
 from .digest import OUTLINE_SHARE, outcome_of, outline_of
 from .formats import ASSISTANT, TOOL
 from .ledger import Draft, Entry, Ledger
-from .memo import BoundedLRU, remembered
+from .memo import Memo
 from .notices import placeholder_for
 from .tool_calls import CallKey, calls_made, read_path
 
@@ -31,7 +31,11 @@ ELIDE_ONLY_MIN_TOKENS = 200
 OUTLINE_MIN_WINDOW = 32_000
 #: Elision facts remembered per message content (two small ints each).
 FACT_ENTRIES = 65_536
-_FACTS: BoundedLRU[tuple[bool, int]] = remembered(FACT_ENTRIES)
+_FACTS: Memo[tuple[bool, int]] = Memo(
+    "elision_facts",
+    ("counter", "format", "digest_chars", "outline_chars", "kind", "threshold", "message"),
+    FACT_ENTRIES,
+)
 
 
 def elide_oldest(draft: Draft, ledger: Ledger, target: int, *, texts_last: bool = False) -> Draft:
@@ -149,12 +153,9 @@ def _facts(ledger: Ledger, index: int) -> tuple[bool, int]:
         if kind in _ELIDABLE_KINDS:
             threshold = _threshold(ledger, index)
             read_by = (ledger.counter.name, ledger.format.name, ledger.settings.digest_chars, outline_limit(ledger))
-            key = (*read_by, kind, threshold, ledger.keys[index])
-            known = _FACTS.get(key)
-            if known is None:
-                known = _read_facts(ledger, index, threshold)
-                _FACTS.put(key, known)
-            found = known
+            found = _FACTS.recall(
+                lambda: _read_facts(ledger, index, threshold), *read_by, kind, threshold, ledger.keys[index]
+            )
         ledger.derived.facts[index] = found
     return found
 

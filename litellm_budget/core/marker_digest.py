@@ -17,7 +17,7 @@ from litellm_budget.typing import Message
 from .digest import newest_within, outputs_of, step_entries, steps_of
 from .formats import ASSISTANT, SYSTEM, USER, MessageFormat
 from .ledger import AtomLines, Ledger
-from .memo import BoundedLRU, remembered
+from .memo import Memo
 from .names import InText, StepNames, names_in, names_line
 from .tool_calls import decoded_arguments
 from .units import Unit
@@ -26,8 +26,12 @@ from .units import Unit
 BLOCK_ENTRIES = 256
 #: Lines of single atoms, with the call ids they make and answer: a few hundred characters each.
 ATOM_ENTRIES = 16_384
-_BLOCKS: BoundedLRU[tuple[tuple[str, ...], int]] = remembered(BLOCK_ENTRIES)
-_ATOMS: BoundedLRU[AtomLines] = remembered(ATOM_ENTRIES)
+_BLOCKS: Memo[tuple[tuple[str, ...], int]] = Memo(
+    "block_digests",
+    ("format", "counter", "digest_chars", "cap", "names_cap", "names_per_step", "room", "block", "given"),
+    BLOCK_ENTRIES,
+)
+_ATOMS: Memo[AtomLines] = Memo("atom_lines", ("format", "digest_chars", "atom"), ATOM_ENTRIES)
 _T = TypeVar("_T")
 #: Where ``step_entries`` starts a group of its own (a unit opens there).
 _OPENERS = frozenset({USER, ASSISTANT, SYSTEM})
@@ -50,8 +54,8 @@ def marker_digest(ledger: Ledger, gone: Sequence[int], room: int | None = None) 
     names_cap = _room(ledger, settings.names_share)
     seen = (ledger.format.name, ledger.counter.name, settings.digest_chars, cap, names_cap, settings.names_per_step)
     given = _given(ledger)
-    key = hash((*seen, room, _picked(keys, gone), _picked(kinds, gone), _picked(keys, given)))
-    found = _BLOCKS.get(key)
+    key = (*seen, room, hash((_picked(keys, gone), _picked(kinds, gone))), hash(_picked(keys, given)))
+    found = _BLOCKS.get(*key)
     if found is None:
         lines, names = _lines(ledger, gone)
         cost = lambda line: ledger.counter.count_text(line) + 1  # noqa: E731 - the one cost both share
@@ -62,7 +66,7 @@ def marker_digest(ledger: Ledger, gone: Sequence[int], room: int | None = None) 
         shown = ("\n".join(listed), _in_given(ledger, given))
         line = names_line(names, shown, per_step=settings.names_per_step, cap=left, cost=cost)
         found = ((*listed, line) if line else tuple(listed), unlisted)
-        _BLOCKS.put(key, found)
+        _BLOCKS.put(found, *key)
     return found
 
 
@@ -132,8 +136,8 @@ def _atom_lines(ledger: Ledger, atom: Unit) -> AtomLines:
     if found is not None:
         return found
     fmt, keys, kinds, limit = ledger.format, ledger.keys, ledger.kinds, ledger.settings.digest_chars
-    key = hash((fmt.name, limit, _picked(keys, atom), _picked(kinds, atom)))
-    found = _ATOMS.get(key)
+    key = (fmt.name, limit, hash((_picked(keys, atom), _picked(kinds, atom))))
+    found = _ATOMS.get(*key)
     if found is None:
         messages = [ledger.messages[i] for i in atom]
         atom_kinds = [kinds[i] for i in atom]
@@ -141,7 +145,7 @@ def _atom_lines(ledger: Ledger, atom: Unit) -> AtomLines:
         made = frozenset(call_id for message in messages for call_id, _, _ in fmt.calls(message))
         answered = frozenset(answered for message in messages for answered in fmt.answered_ids(message))
         found = (lines, made, answered, tuple(step_names(fmt, messages, atom_kinds)))
-        _ATOMS.put(key, found)
+        _ATOMS.put(found, *key)
     ledger.derived.atom_lines[atom] = found
     return found
 

@@ -21,15 +21,13 @@ Two guards keep a reused key exact:
 from __future__ import annotations
 
 import operator
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import NamedTuple
 
 from litellm_budget.typing import Message
 
 from .canonical import content_key
-from .memo import MEMO_OFF, register_forgettable
+from .memo import Memo
 
 #: Conversations whose last read is kept ...
 READ_ENTRIES = 512
@@ -53,54 +51,16 @@ class _NotPlain(Exception):
     """A message holds something ``==`` cannot compare exactly: a number, a boolean, another object."""
 
 
-class _Reads:
-    """
-    The last read of each conversation, named by its lane and its first two messages' keys
-    (the system prompt and the task, as a rule), bounded in entries and in characters.
-    """
-
-    def __init__(self, max_entries: int, max_chars: int) -> None:
-        self.max_entries = max_entries
-        self.max_chars = max_chars
-        self._items: OrderedDict[tuple[object, ...], _Read] = OrderedDict()
-        self._chars = 0
-        self._lock = threading.Lock()
-
-    def get(self, anchor: tuple[object, ...]) -> _Read | None:
-        return self._items.get(anchor)
-
-    def put(self, anchor: tuple[object, ...], read: _Read) -> None:
-        if MEMO_OFF:
-            return
-        size = sum(read.chars)
-        with self._lock:
-            old = self._items.pop(anchor, None)
-            if old is not None:
-                self._chars -= sum(old.chars)
-            if size > self.max_chars:
-                return
-            self._items[anchor] = read
-            self._chars += size
-            while len(self._items) > self.max_entries or self._chars > self.max_chars:
-                _, dropped = self._items.popitem(last=False)
-                self._chars -= sum(dropped.chars)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-            self._chars = 0
-
-    def held_chars(self) -> int:
-        """The characters held, for tests."""
-        return self._chars
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-
-_READS = _Reads(READ_ENTRIES, READ_CHARS)
+#: The last read of each conversation, named by its lane and its first two messages' keys (the
+#: system prompt and the task, as a rule), bounded in entries and in the characters they hold.
+_READS: Memo[_Read] = Memo(
+    "conversation_reads",
+    ("lane", "first", "second"),
+    READ_ENTRIES,
+    weigh=lambda read: sum(read.chars),
+    max_weight=READ_CHARS,
+)
 _NOTHING_READ = _Read((), (), (), ())
-register_forgettable(_READS)
 
 
 #: The lane of lists that are not a format's requests (what was sent, read after the response); a
@@ -137,7 +97,7 @@ class Reading:
             return
         try:
             anchor = (lane, content_key(messages[0]), content_key(messages[1]))
-            last = _READS.get(anchor) or _NOTHING_READ
+            last = _READS.get(*anchor) or _NOTHING_READ
             # The anchor's own two are hashed anyway: they are neither compared nor kept. The rest
             # are compared in C, a whole history at once; a message kept as not plain is never known.
             stop = min(len(messages), len(last.copies))
@@ -202,7 +162,7 @@ class Reading:
             if copies[index] is None:
                 not_plain.append(index)
         if keep:
-            _READS.put(anchor, _Read(tuple(copies), tuple(keys), tuple(chars), tuple(not_plain)))
+            _READS.put(_Read(tuple(copies), tuple(keys), tuple(chars), tuple(not_plain)), *anchor)
         self._keys = keys
         return keys
 

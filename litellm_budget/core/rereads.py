@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from .conversation import continues
 from .ledger import Ledger
-from .memo import BoundedLRU, remembered
+from .memo import Memo
 from .tool_calls import CallKey, calls_made
 
 
@@ -37,7 +37,7 @@ def rereads(ledger: Ledger) -> int:
 #: Hidden calls remembered per edited history (a few call keys each, the objects ``tool_calls``
 #: remembers): a conversation keeps its edits for many requests, each asking the same of its history.
 HIDDEN_ENTRIES = 1024
-_HIDDEN: BoundedLRU[frozenset[CallKey]] = remembered(HIDDEN_ENTRIES)
+_HIDDEN: Memo[frozenset[CallKey]] = Memo("hidden_calls", ("edited_history",), HIDDEN_ENTRIES)
 
 
 def _hidden_calls(ledger: Ledger, count: int, dropped: Sequence[int], elided: Sequence[int]) -> frozenset[CallKey]:
@@ -64,5 +64,5 @@ def _hidden_calls(ledger: Ledger, count: int, dropped: Sequence[int], elided: Se
         for index in read:
             hidden.update(key for call_id, key in calls_made(fmt, messages[index], keys[index]) if call_id in answering)
     found = frozenset(hidden)
-    _HIDDEN.put(memo_key, found)
+    _HIDDEN.put(found, memo_key)
     return found

@@ -12,7 +12,7 @@ from typing import Any
 
 from .breakpoints import has_breakpoint
 from .formats import lead_of
-from .memo import BoundedLRU, remembered
+from .memo import Memo
 from .message_keys import message_keys
 from .notices import MARKER_END, marker_start
 from .report import BudgetReport, format_ranges, parse_ranges
@@ -26,7 +26,7 @@ _Facts = tuple[int, int, int, tuple[int, ...], int, int, int]
 #: Each message's facts by its ``content_key``: the histories of the last hundred or so busy
 #: conversations, at most about 4 MiB (a miss only reads the message again).
 FACT_ENTRIES = 16_384
-_FACTS: BoundedLRU[_Facts] = remembered(FACT_ENTRIES)
+_FACTS: Memo[_Facts] = Memo("prompt_facts", ("message",), FACT_ENTRIES)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -157,7 +157,7 @@ def _message_facts(message: Any, key: int) -> _Facts:
         (head_frozen, head_size), _, _ = _entry(head, tools=False) if head is not None else ((frozen, size), 0, [])
         body_digest = hash(_entry(body, tools=False)[0][0]) if body is not None else digest
         facts = (digest, size, count, tuple(marked), hash(head_frozen), head_size, body_digest)
-        _FACTS.put(key, facts)
+        _FACTS.put(facts, key)
     return facts
 
 

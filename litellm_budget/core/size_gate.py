@@ -178,7 +178,7 @@ def remembered_counts(
 def _remembered(counter: MemoCounter, fmt: MessageFormat, keys: Sequence[int | None]) -> list[int | None]:
     """Each count ``counter`` remembers under ``keys``, as ``count_messages`` keeps it (``None``: not, or no key)."""
     memo, name = counter.message_memo, fmt.name
-    return [None if key is None else memo.get((name, key)) for key in keys]
+    return [None if key is None else memo.get(name, key) for key in keys]
 
 
 def passed_untouched(

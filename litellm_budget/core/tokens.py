@@ -15,7 +15,7 @@ from .canonical import as_json, text_key
 from .checks import bare_model, is_mapping
 from .encodings import load_offline
 from .formats.parts import IMAGE_PART_TYPES, part_text
-from .memo import BoundedLRU, content_memo, forget_all
+from .memo import Memo, forget_all
 
 if TYPE_CHECKING:
     from .formats import MessageFormat
@@ -107,17 +107,12 @@ def reset_counters() -> None:
     """Forget loaded counters, memoized counts and every other fact remembered by content (tests,
     benchmarks, and after fixing a broken install)."""
     _counter_of.cache_clear()
-    _LOADED.clear()
     forget_all()
 
 
 def forget_counts() -> None:
     """Forget memoized counts and every other fact remembered by content, keeping the loaded counters
     (benchmarks: a cold request, as a long-running proxy meets one)."""
-    for counter in _LOADED:
-        counter.memo.clear()
-        counter.message_memo.clear()
-        counter.chunk_memo.clear()
     forget_all()
 
 
@@ -131,12 +126,7 @@ def _counter_of(encoding_name: str, image_tokens: int) -> TokenCounter:
     else:
         log.warning("tokenizer_unavailable", encoding=encoding_name, fallback="estimate", safety=_ESTIMATE_SAFETY)
         counter = MemoCounter("estimate", estimate_tokens, image_tokens, chunked=False)
-    _LOADED.append(counter)
     return counter
-
-
-#: The counters ``_counter_of`` built, for ``forget_counts``.
-_LOADED: list[MemoCounter] = []
 
 
 def estimate_tokens(text: str) -> int:
@@ -192,9 +182,9 @@ class MemoCounter:
         #: Whether a long text is measured in ``split_chunks`` pieces (the tokenizer: ``CHUNK_CHARS``).
         self._chunked = chunked
         self.image_tokens = image_tokens
-        self.memo: BoundedLRU[int] = content_memo(MEMO_ENTRIES)
-        self.message_memo: BoundedLRU[int] = content_memo(MEMO_ENTRIES)
-        self.chunk_memo: BoundedLRU[int] = content_memo(MEMO_ENTRIES)
+        self.memo: Memo[int] = Memo("text_counts", ("text",), MEMO_ENTRIES)
+        self.message_memo: Memo[int] = Memo("message_counts", ("format", "message"), MEMO_ENTRIES)
+        self.chunk_memo: Memo[int] = Memo("chunk_counts", ("chunk",), MEMO_ENTRIES)
 
     def count_text(self, text: str) -> int:
         """Tokens of ``text``, from the memo when it was seen before."""
@@ -202,7 +192,7 @@ class MemoCounter:
         count = self.memo.get(key)
         if count is None:
             count = self._count_chunks(text) if self._chunked and len(text) > CHUNK_CHARS else self._measure(text)
-            self.memo.put(key, count)
+            self.memo.put(count, key)
         return count
 
     def _count_chunks(self, text: str) -> int:
@@ -217,7 +207,7 @@ class MemoCounter:
             count = memo.get(key)
             if count is None:
                 count = measure(chunk)
-                memo.put(key, count)
+                memo.put(count, key)
             total += count
         return total
 
@@ -228,10 +218,10 @@ class MemoCounter:
         """
         memo, name, counts = self.message_memo, fmt.name, []
         for message, key in zip(messages, keys, strict=True):
-            count = memo.get((name, key))
+            count = memo.get(name, key)
             if count is None:
                 count = fmt.count_message(self, message)
-                memo.put((name, key), count)
+                memo.put(count, name, key)
             counts.append(count)
         return counts
 

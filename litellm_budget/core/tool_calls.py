@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from litellm_budget.typing import Message
 
 from .canonical import as_json, text_key
-from .memo import BoundedLRU, remembered
+from .memo import Memo
 
 if TYPE_CHECKING:
     from .formats import MessageFormat
@@ -19,9 +19,9 @@ if TYPE_CHECKING:
 CallKey = tuple[str, Hashable]
 #: Call keys remembered by the arguments' text, each small (``text_key`` of the canonical JSON).
 CALL_KEY_ENTRIES = 65_536
-_CALL_KEYS: BoundedLRU[CallKey] = remembered(CALL_KEY_ENTRIES)
+_CALL_KEYS: Memo[CallKey] = Memo("call_keys", ("name", "arguments"), CALL_KEY_ENTRIES)
 #: Each message's calls as ``(id, key)``, by the message's content key.
-_MADE: BoundedLRU[tuple[tuple[str, CallKey], ...]] = remembered(CALL_KEY_ENTRIES)
+_MADE: Memo[tuple[tuple[str, CallKey], ...]] = Memo("calls_made", ("format", "message"), CALL_KEY_ENTRIES)
 #: Shell commands that show a file (or a range of it) without changing anything.
 _READERS = frozenset({"cat", "nl", "head", "tail", "sed", "less", "more", "bat"})
 #: What makes a shell command more than a read: a redirection, a heredoc, a second command.
@@ -47,12 +47,10 @@ def call_key(name: object, arguments: object) -> CallKey:
     """
     if not isinstance(arguments, str):
         return str(name), text_key(as_json(decoded_arguments(arguments)))
-    memo_key = (str(name), text_key(arguments))
-    found = _CALL_KEYS.get(memo_key)
-    if found is None:
-        found = (memo_key[0], text_key(as_json(decoded_arguments(arguments))))
-        _CALL_KEYS.put(memo_key, found)
-    return found
+    named = str(name)
+    return _CALL_KEYS.recall(
+        lambda: (named, text_key(as_json(decoded_arguments(arguments)))), named, text_key(arguments)
+    )
 
 
 def calls_made(fmt: MessageFormat, message: Message, key: int) -> tuple[tuple[str, CallKey], ...]:
@@ -60,11 +58,11 @@ def calls_made(fmt: MessageFormat, message: Message, key: int) -> tuple[tuple[st
     Each call ``message`` makes, as its id and ``call_key``; remembered by the message's content key
     (``key``), since re-reads and stale outputs look through every call of the history.
     """
-    found = _MADE.get((fmt.name, key))
-    if found is None:
-        found = tuple((call_id, call_key(name, arguments)) for call_id, name, arguments in fmt.calls(message))
-        _MADE.put((fmt.name, key), found)
-    return found
+    return _MADE.recall(
+        lambda: tuple((call_id, call_key(name, arguments)) for call_id, name, arguments in fmt.calls(message)),
+        fmt.name,
+        key,
+    )
 
 
 def read_path(name: object, arguments: object) -> str | None:

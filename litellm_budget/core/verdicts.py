@@ -14,16 +14,16 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-from .memo import BoundedLRU, remembered
+from .memo import Memo
 
 #: Passed prefixes remembered (one a conversation, as a rule), each a tuple of its keys.
 PASSED_ENTRIES = 2048
-_PASSED: BoundedLRU[tuple[object]] = remembered(PASSED_ENTRIES)
+_PASSED: Memo[tuple[object]] = Memo("passed_prefixes", ("format", "prefix"), PASSED_ENTRIES)
 #: Shorter prefixes are read again: resuming saves nothing there.
 MIN_PREFIX = 3
 #: Messages whose own checks passed, by format and content key (a few dozen bytes each).
 FINE_ENTRIES = 65_536
-_FINE: BoundedLRU[bool] = remembered(FINE_ENTRIES)
+_FINE: Memo[bool] = Memo("fine_messages", ("format", "message"), FINE_ENTRIES)
 
 
 class Resume(NamedTuple):
@@ -58,10 +58,10 @@ def resume_from(fmt_name: str, keys: Sequence[int | None]) -> Resume:
     (``Reading.known_keys``), when exactly that content passed this format's checks before.
     """
     known = next((index for index, key in enumerate(keys) if key is None), len(keys))
-    found = _PASSED.get((fmt_name, tuple(keys[:known]))) if known >= MIN_PREFIX else None
+    found = _PASSED.get(fmt_name, tuple(keys[:known])) if known >= MIN_PREFIX else None
     # After a passed prefix the rest is new as a rule (no key): its verdicts are looked up only then.
     start = 0 if found is None else known
-    fine = [False] * start + [key is not None and _FINE.get((fmt_name, key)) is not None for key in keys[start:]]
+    fine = [False] * start + [key is not None and _FINE.get(fmt_name, key) is not None for key in keys[start:]]
     return Resume(fine=fine) if found is None else Resume(known, found[0], fine)
 
 
@@ -73,6 +73,6 @@ def remember_passed(fmt_name: str, keys: Sequence[int], verdict: Verdict, resume
     if verdict.reason is not None:
         return
     for index in resume.unread(len(keys)):
-        _FINE.put((fmt_name, keys[index]), True)
+        _FINE.put(True, fmt_name, keys[index])
     if len(keys) >= MIN_PREFIX:
-        _PASSED.put((fmt_name, tuple(keys)), (verdict.state,))
+        _PASSED.put((verdict.state,), fmt_name, tuple(keys))

@@ -16,7 +16,7 @@ from litellm_budget.core.fit import fit_request
 from litellm_budget.core.fit_input import FitRequest
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.formats.chat import CHAT
-from litellm_budget.core.memo import forget_all
+from litellm_budget.core.memo import Memo, forget_all
 from litellm_budget.core.message_keys import message_keys
 from litellm_budget.core.size_gate import GateRead, counted
 from litellm_budget.tools.convert import converted
@@ -149,7 +149,7 @@ def test_objects_that_are_not_json_are_hashed_every_time() -> None:
     again = copy.deepcopy(messages)
 
     assert message_keys(again) == fresh(again)
-    assert module._READS.get((module.UNCHECKED, *fresh(messages)[:2])).copies[2] is None  # type: ignore[union-attr]
+    assert module._READS.get(module.UNCHECKED, *fresh(messages)[:2]).copies[2] is None  # type: ignore[union-attr]
 
 
 def test_lanes_keep_their_own_read(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -167,18 +167,20 @@ def test_lanes_keep_their_own_read(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_the_reads_are_bounded_in_characters_and_entries() -> None:
-    """Histories are held by their texts: the store forgets the least recent conversations past its bounds."""
-    reads = module._Reads(max_entries=3, max_chars=1_000)
+    """Histories are held by their texts: the memo forgets the least recent conversations past its bounds."""
+    assert module._READS.max_weight == module.READ_CHARS
+    assert module._READS.max_entries == module.READ_ENTRIES
+    reads = Memo("reads", ("lane", "anchor"), 4, weigh=lambda read: sum(read.chars), max_weight=1_000)
     one = module._Read(copies=(None,), keys=(1,), chars=(400,))
     for anchor in range(4):
-        reads.put(("lane", anchor), one)
-        assert reads.held_chars() <= 1_000
-        assert len(reads) <= 3
-    assert reads.get(("lane", 3)) is one
-    assert reads.get(("lane", 0)) is None
-    reads.put(("lane", "huge"), module._Read(copies=(None,), keys=(1,), chars=(5_000,)))
-    assert reads.get(("lane", "huge")) is None
-    assert reads.held_chars() <= 1_000
+        reads.put(one, "lane", anchor)
+        assert reads.held_weight() <= 1_000
+        assert len(reads) <= 4
+    assert reads.get("lane", 3) is one
+    assert reads.get("lane", 0) is None
+    reads.put(module._Read(copies=(None,), keys=(1,), chars=(5_000,)), "lane", "huge")
+    assert reads.get("lane", "huge") is None
+    assert reads.held_weight() <= 1_000
 
 
 def test_forget_all_forgets_the_reads() -> None:
