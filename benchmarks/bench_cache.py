@@ -33,11 +33,11 @@ from litellm_budget.adapter.calls import Calls
 from litellm_budget.adapter.conversation_state import conversation_key
 from litellm_budget.adapter.shapes import CHAT_SHAPE
 from litellm_budget.adapter.targets import Target
-from litellm_budget.core.fit import fit_request
-from litellm_budget.core.fit_input import FitRequest
-from litellm_budget.core.formats.chat import CHAT
-from litellm_budget.core.report import BudgetReport
-from litellm_budget.core.settings import BudgetSettings
+from litellm_budget.core._fit import fit_request
+from litellm_budget.core._fit_input import FitRequest
+from litellm_budget.core._report import BudgetReport
+from litellm_budget.core.budget._settings import BudgetSettings
+from litellm_budget.core.formats._chat import CHAT
 from litellm_budget.tools.sessions import load_conversation, requests_of
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "sessions" / "mini__django__django-14351.json"

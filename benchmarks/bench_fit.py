@@ -41,9 +41,9 @@ from litellm.types.utils import CallTypes
 from litellm.utils import trim_messages
 
 from litellm_budget import ContextBudget, logs
-from litellm_budget.core import tokens as _tokens
-from litellm_budget.core.fit import fit_request
-from litellm_budget.core.fit_input import FitRequest
+from litellm_budget.core._fit import fit_request
+from litellm_budget.core._fit_input import FitRequest
+from litellm_budget.core.counting import _tokens
 from litellm_budget.tools.sessions import load_conversation, requests_of, session_files
 
 SIZES = [(10, 50_000), (100, 200_000), (500, 1_000_000)]

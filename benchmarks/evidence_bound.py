@@ -42,9 +42,9 @@ from typing import Any
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from litellm_budget import BudgetSettings
-from litellm_budget.core.fit import fit_request
-from litellm_budget.core.fit_input import FitRequest
-from litellm_budget.core.tokens import counter_for
+from litellm_budget.core._fit import fit_request
+from litellm_budget.core._fit_input import FitRequest
+from litellm_budget.core.counting._tokens import counter_for
 from litellm_budget.tools.evidence import SEPARATOR, message_text, recall_of, salient_strings, session_evidence
 from litellm_budget.tools.remembered import Remembered
 from litellm_budget.tools.sessions import requests_of

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import typing as _typing
 
-from .core.fit import Fitted, fit
-from .core.report import BudgetReport
-from .core.settings import BudgetSettings
+from litellm_budget.core._fit import Fitted, fit
+from litellm_budget.core._report import BudgetReport
+from litellm_budget.core.budget._settings import BudgetSettings
 
 if _typing.TYPE_CHECKING:
     from .adapter.callback import ContextBudget

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import litellm
 
 if TYPE_CHECKING:
-    from .core.report import BudgetReport
+    from litellm_budget.core._report import BudgetReport
 
 __all__ = ["BudgetExceededError"]
 

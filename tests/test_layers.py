@@ -13,7 +13,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "litellm_budget"
 #: The only core modules that may import litellm, and only inside a function.
-LAZY_LITELLM = {"core/window.py", "core/errors.py"}
+LAZY_LITELLM = {"core/budget/_window.py", "core/_errors.py"}
 
 
 class Import(NamedTuple):
@@ -215,7 +215,7 @@ def test_no_noqa_for_too_many_arguments() -> None:
     lint = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["ruff"]["lint"]
     exempt = sorted(name for name, rules in lint["per-file-ignores"].items() if "PLR0913" in rules)
 
-    assert found == ["core/fit.py:def fit"]
+    assert found == ["core/_fit.py:def fit"]
     assert exempt == ["tests/**"]
     assert lint["pylint"]["max-args"] == 6
 
@@ -237,11 +237,11 @@ def test_the_call_id_is_read_in_at_most_two_modules() -> None:
 
 def test_the_import_reader_sees_relative_and_lazy_imports(tmp_path: Path) -> None:
     """The reader above resolves relative imports and tells lazy ones apart, so the checks can fail."""
-    probe = PACKAGE / "core" / "window.py"
+    probe = PACKAGE / "core" / "budget" / "_window.py"
 
     found = dict(imports_of(probe))
 
-    assert found["litellm_budget.core.checks"] is True
+    assert found["litellm_budget.core._checks"] is True
     assert found["litellm"] is False
 
 
@@ -254,10 +254,10 @@ def test_no_import_cycle() -> None:
 
 def test_the_cycle_reader_counts_lazy_imports_and_not_type_checking_ones() -> None:
     """An import inside a function is an edge, one under ``TYPE_CHECKING`` is not, and a cycle is found as a path."""
-    errors = import_graph()["litellm_budget.core.errors"]
+    errors = import_graph()["litellm_budget.core._errors"]
 
     assert "litellm_budget.exceptions" in errors  # imported inside context_window_exceeded
-    assert "litellm_budget.core.report" not in errors  # imported for the annotations only
+    assert "litellm_budget.core._report" not in errors  # imported for the annotations only
     assert cycles_in({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
     assert cycles_in({"a": {"b"}, "b": set()}) == []
 
@@ -296,5 +296,5 @@ print(sorted(m for m in sys.modules if m.startswith("litellm_budget")))
     assert result.returncode == 0, result.stderr[-2000:]
     loaded = [name.strip(" '") for name in result.stdout.strip().strip("[]").split(",")]
     assert "litellm_budget.adapter.callback" in loaded
-    assert "litellm_budget.core.fit" in loaded
+    assert "litellm_budget.core._fit" in loaded
     assert [name for name in loaded if name.startswith("litellm_budget.tools")] == []

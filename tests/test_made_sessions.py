@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from litellm_budget.core.formats.chat_checks import unsupported_reason
+from litellm_budget.core.formats._chat_checks import unsupported_reason
 from litellm_budget.tools.sessions import requests_of
 from tests.support.made_sessions import SESSIONS
 from tests.support.paths import MADE_DIR

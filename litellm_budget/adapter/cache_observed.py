@@ -1,7 +1,7 @@
 """
 Cache truth in the adapter: after each success, what the provider's prompt cache read (its usage,
 as LiteLLM normalizes it for the success callback) against what the plugin expected of it, and
-why it read less (``core/cache_truth.py``).
+why it read less (``core/cache/_cache_truth.py``).
 
 The request's report goes out before there is a response, so this is a second, later record
 of the same call: a ``cache_observed`` event, the ``litellm_budget_cache`` entry of the logging

@@ -1,5 +1,5 @@
 """
-Counted after the request left: a request the size gate passed (``core/size_gate.py``) goes with a
+Counted after the request left: a request the size gate passed (``core/counting/_size_gate.py``) goes with a
 report that holds its size bound, and is counted off its path, on the event loop's next turn,
 while the provider works. Then its report is published as every other is (the log event, the
 metrics, LiteLLM's metadata, the call's record the response headers read), with exact counts.

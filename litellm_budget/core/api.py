@@ -9,11 +9,20 @@ the few checks and bounded stores every layer shares. The modules behind it may 
 
 from __future__ import annotations
 
-from .breakpoints import stable_ends, with_breakpoints
-from .cache_truth import CacheReport, CacheRules, CacheUsage, cache_report
-from .canonical import content_key, digest
-from .checks import is_int, is_mapping, is_number, positive_int
-from .compaction import (
+from litellm_budget.core._canonical import content_key, digest
+from litellm_budget.core._checks import is_int, is_mapping, is_number, positive_int
+from litellm_budget.core._errors import context_window_exceeded, provider_of
+from litellm_budget.core._fit import Fitted, fit_request, passed_through
+from litellm_budget.core._fit_input import FitRequest
+from litellm_budget.core._memo import BoundedDict, BoundedLRU, Memo
+from litellm_budget.core._report import BudgetReport, parse_ranges, unsent
+from litellm_budget.core.budget._setting_problems import SettingProblem, apply_valid
+from litellm_budget.core.budget._settings import SETTING_NAMES, BudgetSettings
+from litellm_budget.core.budget._window import WINDOW_FIX, model_map_window
+from litellm_budget.core.cache._breakpoints import stable_ends, with_breakpoints
+from litellm_budget.core.cache._cache_truth import CacheReport, CacheRules, CacheUsage, cache_report
+from litellm_budget.core.cache._sent_prompt import SentPrompt, sent_prompt
+from litellm_budget.core.client_edits._compaction import (
     COMPACT,
     COMPACTION_BLOCK,
     after_compaction,
@@ -23,26 +32,17 @@ from .compaction import (
     split_applied,
     without_compact_edit,
 )
-from .context_edits import apply_context_edits
-from .conversation import edits_sent, history_digest
-from .errors import context_window_exceeded, provider_of
-from .fit import Fitted, fit_request, passed_through
-from .fit_input import FitRequest
-from .formats import SYSTEM, USER, MessageFormat, format_named, joined, unjoin_for
-from .formats.anthropic import ANTHROPIC
-from .formats.chat import CHAT
-from .formats.parts import texts_of
-from .formats.responses import RESPONSES
-from .ledger import SentEdits
-from .memo import BoundedDict, BoundedLRU, Memo
-from .report import BudgetReport, parse_ranges, unsent
-from .sent_prompt import SentPrompt, sent_prompt
-from .setting_problems import SettingProblem, apply_valid
-from .settings import SETTING_NAMES, BudgetSettings
-from .size_gate import GateRead, counted, new_bytes
-from .summary import SummaryJob, block_digest, summary_job
-from .tokens import counter_for, preload_counters
-from .window import WINDOW_FIX, model_map_window
+from litellm_budget.core.client_edits._context_edits import apply_context_edits
+from litellm_budget.core.counting._size_gate import GateRead, counted, new_bytes
+from litellm_budget.core.counting._tokens import counter_for, preload_counters
+from litellm_budget.core.formats import SYSTEM, USER, MessageFormat, format_named, joined, unjoin_for
+from litellm_budget.core.formats._anthropic import ANTHROPIC
+from litellm_budget.core.formats._chat import CHAT
+from litellm_budget.core.formats._parts import texts_of
+from litellm_budget.core.formats._responses import RESPONSES
+from litellm_budget.core.policies._ledger import SentEdits
+from litellm_budget.core.policies._summary import SummaryJob, block_digest, summary_job
+from litellm_budget.core.state._conversation import edits_sent, history_digest
 
 __all__ = [
     "ANTHROPIC",

@@ -12,7 +12,7 @@ prices, its cache writes included (``cache_cost``).
   blocks before it, and pays the write price for what lies between that read and its last
   breakpoint. The client's own breakpoints are ``client``: ``last`` marks the system prompt and
   the last message, as agent CLIs do; ``none`` marks nothing (an OpenAI-SDK client of Claude).
-  With ``plugin`` the plugin adds its own, as ``cache_breakpoints`` does (``core/breakpoints.py``).
+  With ``plugin`` the plugin adds its own, as ``cache_breakpoints`` does (``core/cache/_breakpoints.py``).
 
 Every request of a session comes within the cache's lifetime, as the recorded ones did.
 """
@@ -23,10 +23,10 @@ import dataclasses
 import itertools
 from collections.abc import Sequence
 
-from litellm_budget.core.breakpoints import stable_ends, with_breakpoints
-from litellm_budget.core.cache_truth import LOOKBACK_BLOCKS, STEP_TOKENS
+from litellm_budget.core.cache._breakpoints import stable_ends, with_breakpoints
+from litellm_budget.core.cache._cache_truth import LOOKBACK_BLOCKS, STEP_TOKENS
+from litellm_budget.core.cache._sent_prompt import sent_prompt
 from litellm_budget.core.formats import SYSTEM, MessageFormat
-from litellm_budget.core.sent_prompt import sent_prompt
 from litellm_budget.typing import Message
 
 from .pricing import Prices

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from importlib import resources
 from pathlib import Path
 
-from litellm_budget.core.policies import POLICIES
+from litellm_budget.core.policies._registry import POLICIES
 from litellm_budget.tools.cache_model import CACHE_KINDS, CLIENT_BREAKPOINTS
 from litellm_budget.tools.convert import FORMATS
 

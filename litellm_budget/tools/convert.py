@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from litellm_budget.core.formats import anthropic, anthropic_convert, responses
+from litellm_budget.core.formats import _anthropic as anthropic
+from litellm_budget.core.formats import _anthropic_convert as anthropic_convert
+from litellm_budget.core.formats import _responses as responses
 from litellm_budget.typing import Message
 
 #: The formats a session can be replayed in.

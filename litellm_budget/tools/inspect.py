@@ -6,12 +6,12 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from litellm_budget.core.fit import fit_request
-from litellm_budget.core.fit_input import FitRequest
-from litellm_budget.core.formats.chat_checks import SYSTEM_ROLES
-from litellm_budget.core.report import parse_ranges
-from litellm_budget.core.settings import BudgetSettings
-from litellm_budget.core.tokens import counter_for
+from litellm_budget.core._fit import fit_request
+from litellm_budget.core._fit_input import FitRequest
+from litellm_budget.core._report import parse_ranges
+from litellm_budget.core.budget._settings import BudgetSettings
+from litellm_budget.core.counting._tokens import counter_for
+from litellm_budget.core.formats._chat_checks import SYSTEM_ROLES
 
 from . import table
 from .sessions import Conversation

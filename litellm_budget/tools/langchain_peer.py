@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from litellm_budget.core.tokens import counter_for
+from litellm_budget.core.counting._tokens import counter_for
 from litellm_budget.typing import Message
 
 from .peers import Peer, prompt_budget

@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 
-from litellm_budget.core.checks import bare_model
+from litellm_budget.core._checks import bare_model
 from litellm_budget.core.formats import MessageFormat
-from litellm_budget.core.formats.chat import CHAT
+from litellm_budget.core.formats._chat import CHAT
 from litellm_budget.typing import Message
 
 #: Our count is within 1% of LiteLLM's; below this share of the window no overflow is possible.

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from litellm_budget.core.checks import is_number
-from litellm_budget.core.window import model_map_value
+from litellm_budget.core._checks import is_number
+from litellm_budget.core.budget._window import model_map_value
 
 #: The fresh input price assumed for a model the map has no price for: $1 per million tokens.
 FALLBACK_PER_TOKEN = 1 / 1_000_000

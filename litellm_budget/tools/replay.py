@@ -8,13 +8,13 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from litellm_budget.core.fit import fit_request
-from litellm_budget.core.fit_input import FitRequest
+from litellm_budget.core._fit import fit_request
+from litellm_budget.core._fit_input import FitRequest
+from litellm_budget.core.budget._settings import BudgetSettings
+from litellm_budget.core.counting._tokens import counter_for
 from litellm_budget.core.formats import MessageFormat
-from litellm_budget.core.formats.chat import CHAT
-from litellm_budget.core.policies import POLICIES
-from litellm_budget.core.settings import BudgetSettings
-from litellm_budget.core.tokens import counter_for
+from litellm_budget.core.formats._chat import CHAT
+from litellm_budget.core.policies._registry import POLICIES
 from litellm_budget.typing import Message
 
 from . import table

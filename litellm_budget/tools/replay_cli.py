@@ -8,9 +8,9 @@ import json
 from collections import Counter
 from typing import Any
 
+from litellm_budget.core.budget._settings import BudgetSettings
 from litellm_budget.core.formats import MessageFormat, format_named
-from litellm_budget.core.policies import POLICIES
-from litellm_budget.core.settings import BudgetSettings
+from litellm_budget.core.policies._registry import POLICIES
 
 from . import table
 from .cache_model import CacheSetup

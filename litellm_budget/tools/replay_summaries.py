@@ -11,10 +11,10 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
-from litellm_budget.core.fit import Fitted, fit_request
-from litellm_budget.core.fit_input import FitRequest
+from litellm_budget.core._fit import Fitted, fit_request
+from litellm_budget.core._fit_input import FitRequest
+from litellm_budget.core.budget._settings import BudgetSettings
 from litellm_budget.core.formats import MessageFormat
-from litellm_budget.core.settings import BudgetSettings
 from litellm_budget.typing import Message, PolicyName
 
 from . import table

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from litellm_budget.adapter.invalid_settings import SETTINGS_KEY
-from litellm_budget.core.checks import is_mapping
-from litellm_budget.core.setting_problems import not_a_setting
-from litellm_budget.core.settings import SETTING_NAMES, BudgetSettings, SettingError
+from litellm_budget.core._checks import is_mapping
+from litellm_budget.core.budget._setting_problems import not_a_setting
+from litellm_budget.core.budget._settings import SETTING_NAMES, BudgetSettings, SettingError
 
 
 def settings_from(config: Path | None, assignments: Sequence[str]) -> BudgetSettings:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from litellm_budget.adapter.calls import Calls, FitRecord, call_id_of
-from litellm_budget.core.report import BudgetReport
+from litellm_budget.core._report import BudgetReport
 
 INPUT = FitRecord(8000, "auto", 41, 0)
 OUTPUT = FitRecord(8000, "auto", 42, 0)

@@ -17,11 +17,11 @@ from structlog.testing import capture_logs
 
 from litellm_budget import ContextBudget
 from litellm_budget.adapter.later_counts import LaterCounts
-from litellm_budget.core.fit import fit_request
-from litellm_budget.core.fit_input import FitRequest
-from litellm_budget.core.formats.chat import CHAT
-from litellm_budget.core.report import BudgetReport
-from litellm_budget.core.tokens import counter_for, forget_counts
+from litellm_budget.core._fit import fit_request
+from litellm_budget.core._fit_input import FitRequest
+from litellm_budget.core._report import BudgetReport
+from litellm_budget.core.counting._tokens import counter_for, forget_counts
+from litellm_budget.core.formats._chat import CHAT
 from litellm_budget.tools.sessions import load_conversation, requests_of, session_files
 from tests.conftest import SessionSet
 from tests.support.builders import agent_session, deployment_kwargs

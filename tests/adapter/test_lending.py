@@ -14,7 +14,7 @@ from structlog.testing import capture_logs
 from litellm_budget import ContextBudget
 from litellm_budget.adapter.calls import fingerprint, record_of
 from litellm_budget.adapter.lending import Lenders, Lent
-from litellm_budget.core.report import BudgetReport
+from litellm_budget.core._report import BudgetReport
 from tests.support.builders import agent_session, tokens_of
 
 REPORT = BudgetReport(model="gpt-4o", policy="auto", action="trimmed", window=4000)

@@ -17,9 +17,9 @@ from litellm_budget.adapter.summarizer import (
     is_summary_call,
 )
 from litellm_budget.adapter.summary_prompt import bounded_summary, max_words, render_block, summary_prompt
+from litellm_budget.core.budget._settings import BudgetSettings
 from litellm_budget.core.formats import format_named
-from litellm_budget.core.settings import BudgetSettings
-from litellm_budget.core.summary import block_digest, summary_job
+from litellm_budget.core.policies._summary import block_digest, summary_job
 from litellm_budget.tools.convert import converted
 from tests.support.builders import agent_session, text
 from tests.support.fake_router import REPLY, FakeRouter

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from litellm_budget.core.canonical import EXACT_KEY_CHARS, content_key, text_key
+from litellm_budget.core._canonical import EXACT_KEY_CHARS, content_key, text_key
 from tests.support.strategies import conversations
 
 JSON = st.recursive(

@@ -21,14 +21,14 @@ from openai.types.responses import ResponseInputItemParam
 from pydantic import TypeAdapter
 
 from litellm_budget import BudgetSettings, fit
-from litellm_budget.core.breakpoints import MAX_BREAKPOINTS, breakpoints_in, with_breakpoints
+from litellm_budget.core._report import parse_ranges
+from litellm_budget.core.cache._breakpoints import MAX_BREAKPOINTS, breakpoints_in, with_breakpoints
+from litellm_budget.core.counting._tokens import counter_for
 from litellm_budget.core.formats import SYSTEM
-from litellm_budget.core.formats.anthropic import ANTHROPIC, join_system
-from litellm_budget.core.formats.anthropic_checks import unsupported_reason as anthropic_unsupported
-from litellm_budget.core.formats.responses import RESPONSES
-from litellm_budget.core.notices import NOTICE_PREFIX
-from litellm_budget.core.report import parse_ranges
-from litellm_budget.core.tokens import counter_for
+from litellm_budget.core.formats._anthropic import ANTHROPIC, join_system
+from litellm_budget.core.formats._anthropic_checks import unsupported_reason as anthropic_unsupported
+from litellm_budget.core.formats._responses import RESPONSES
+from litellm_budget.core.wording._notices import NOTICE_PREFIX
 from litellm_budget.exceptions import BudgetExceededError
 from tests.core.test_format_anthropic import conversations
 from tests.support.builders import text

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from litellm_budget.core import memo as memo_module
-from litellm_budget.core.memo import BoundedDict, BoundedLRU, Memo, _off_names, forget_all, memos
+from litellm_budget.core import _memo as memo_module
+from litellm_budget.core._memo import BoundedDict, BoundedLRU, Memo, _off_names, forget_all, memos
 
 
 class TestBoundedLRU:
@@ -167,7 +167,7 @@ def test_a_memo_off_holds_nothing_and_gives_the_same(monkeypatch: pytest.MonkeyP
 def test_every_memo_of_the_package_declares_what_it_reads() -> None:
     """The memos the plugin makes at work: named, each with its declared inputs, each bounded."""
     import litellm_budget.adapter.callback  # noqa: F401 - every module the plugin loads at work
-    from litellm_budget.core.tokens import preload_counters
+    from litellm_budget.core.counting._tokens import preload_counters
 
     preload_counters()
     found = {memo.name: memo for memo in memos()}

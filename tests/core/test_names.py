@@ -8,16 +8,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from litellm_budget.core.elide import superseded
-from litellm_budget.core.fit import fit_request
-from litellm_budget.core.fit_input import FitRequest
-from litellm_budget.core.formats.chat import CHAT
-from litellm_budget.core.ledger import Ledger
-from litellm_budget.core.limits import limits_for
-from litellm_budget.core.names import NAMES_HEAD, is_name, names_in, names_line
-from litellm_budget.core.settings import BudgetSettings
-from litellm_budget.core.tokens import counter_for
-from litellm_budget.core.tool_calls import read_path
+from litellm_budget.core._fit import fit_request
+from litellm_budget.core._fit_input import FitRequest
+from litellm_budget.core.budget._limits import limits_for
+from litellm_budget.core.budget._settings import BudgetSettings
+from litellm_budget.core.counting._tokens import counter_for
+from litellm_budget.core.formats._chat import CHAT
+from litellm_budget.core.formats._tool_calls import read_path
+from litellm_budget.core.policies._elide import superseded
+from litellm_budget.core.policies._ledger import Ledger
+from litellm_budget.core.wording._names import NAMES_HEAD, is_name, names_in, names_line
 from tests.support.builders import system, tool_step, user
 
 COUNT = counter_for("gpt-4o").count_text

@@ -7,12 +7,12 @@ from typing import Any
 import pytest
 
 from litellm_budget import BudgetSettings
-from litellm_budget.core.conversation import edits_sent
-from litellm_budget.core.fit import Fitted, fit_request
-from litellm_budget.core.fit_input import FitRequest
+from litellm_budget.core._fit import Fitted, fit_request
+from litellm_budget.core._fit_input import FitRequest
+from litellm_budget.core._report import parse_ranges
 from litellm_budget.core.formats import format_named
-from litellm_budget.core.report import parse_ranges
-from litellm_budget.core.tool_calls import call_key
+from litellm_budget.core.formats._tool_calls import call_key
+from litellm_budget.core.state._conversation import edits_sent
 from litellm_budget.tools.convert import converted
 from tests.support.builders import system, text, tool_step, user
 

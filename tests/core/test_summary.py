@@ -14,12 +14,12 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from litellm_budget import BudgetSettings
-from litellm_budget.core.fit import Fitted, fit_request
-from litellm_budget.core.fit_input import FitRequest
+from litellm_budget.core._fit import Fitted, fit_request
+from litellm_budget.core._fit_input import FitRequest
+from litellm_budget.core._report import BudgetReport, parse_ranges, unsent
 from litellm_budget.core.formats import format_named
-from litellm_budget.core.notices import CONTINUES, NOTICE_PREFIX, omitted_note
-from litellm_budget.core.report import BudgetReport, parse_ranges, unsent
-from litellm_budget.core.summary import DIGEST_CHARS, block_digest, summary_job
+from litellm_budget.core.policies._summary import DIGEST_CHARS, block_digest, summary_job
+from litellm_budget.core.wording._notices import CONTINUES, NOTICE_PREFIX, omitted_note
 from litellm_budget.tools.cli import main
 from litellm_budget.tools.convert import converted
 from litellm_budget.tools.replay import Session, Totals, replay_session, strategy_for

@@ -12,10 +12,10 @@ import litellm
 import pytest
 from structlog.testing import capture_logs
 
-from litellm_budget.core import tokens as _tokens
-from litellm_budget.core.canonical import EXACT_KEY_CHARS
-from litellm_budget.core.encodings import load_offline
-from litellm_budget.core.tokens import counter_for, encoding_name_for, estimate_tokens, split_chunks
+from litellm_budget.core._canonical import EXACT_KEY_CHARS
+from litellm_budget.core.counting import _tokens
+from litellm_budget.core.counting._encodings import load_offline
+from litellm_budget.core.counting._tokens import counter_for, encoding_name_for, estimate_tokens, split_chunks
 from tests.support.builders import agent_session, text
 
 
@@ -62,7 +62,7 @@ class TestEncoding:
     ) -> None:
         """With no encoding file anywhere and no network: one warning event, then a safe estimate."""
         monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
-        monkeypatch.setattr("litellm_budget.core.encodings._litellm_tokenizers_dir", lambda: None)
+        monkeypatch.setattr("litellm_budget.core.counting._encodings._litellm_tokenizers_dir", lambda: None)
         _tokens.reset_counters()
         try:
             with capture_logs() as logs:

@@ -9,12 +9,13 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from litellm_budget.core.canonical import content_key
-from litellm_budget.core.fit import fit_request
-from litellm_budget.core.fit_input import FitRequest
-from litellm_budget.core.formats import chat_checks, format_named
-from litellm_budget.core.memo import forget_all
-from litellm_budget.core.verdicts import START, remember_passed, resume_from
+from litellm_budget.core._canonical import content_key
+from litellm_budget.core._fit import fit_request
+from litellm_budget.core._fit_input import FitRequest
+from litellm_budget.core._memo import forget_all
+from litellm_budget.core.formats import _chat_checks as chat_checks
+from litellm_budget.core.formats import format_named
+from litellm_budget.core.formats._verdicts import START, remember_passed, resume_from
 from litellm_budget.tools.convert import converted
 from tests.support.builders import agent_session
 from tests.support.strategies import conversations

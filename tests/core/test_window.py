@@ -7,8 +7,8 @@ from collections.abc import Iterator
 import litellm
 import pytest
 
-from litellm_budget.core.checks import candidate_names
-from litellm_budget.core.window import model_map_window
+from litellm_budget.core._checks import candidate_names
+from litellm_budget.core.budget._window import model_map_window
 
 
 @pytest.fixture(name="registered")

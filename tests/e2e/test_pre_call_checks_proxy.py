@@ -14,7 +14,7 @@ from typing import Any
 import anthropic
 import pytest
 
-from litellm_budget.core.formats.anthropic_convert import from_chat
+from litellm_budget.core.formats._anthropic_convert import from_chat
 from tests.support.builders import agent_session, system, text, user
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.jsonl import wait_for_records

@@ -10,9 +10,9 @@ import httpx
 import litellm
 import pytest
 
-from litellm_budget.core.formats.chat import CHAT
-from litellm_budget.core.notices import NOTICE_PREFIX
-from litellm_budget.core.tokens import REPLY_PRIMING, counter_for
+from litellm_budget.core.counting._tokens import REPLY_PRIMING, counter_for
+from litellm_budget.core.formats._chat import CHAT
+from litellm_budget.core.wording._notices import NOTICE_PREFIX
 from tests.support.builders import agent_session, system, text, user
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.jsonl import wait_for_count, wait_for_records

@@ -38,7 +38,7 @@ import yaml
 
 from litellm_budget.adapter import shared
 from litellm_budget.adapter.conversation_state import CACHE_PREFIX as CONVERSATION_PREFIX
-from litellm_budget.core.report import parse_ranges
+from litellm_budget.core._report import parse_ranges
 from tests.support.builders import agent_session, system, text, user
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.jsonl import Records, complete_records, wait_for_count

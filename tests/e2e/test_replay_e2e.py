@@ -9,7 +9,7 @@ import litellm
 import pytest
 
 from litellm_budget import ContextBudget
-from litellm_budget.core.formats.chat_checks import unsupported_reason
+from litellm_budget.core.formats._chat_checks import unsupported_reason
 from litellm_budget.tools.sessions import requests_of
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.proxy_process import post_chat, start_proxy

@@ -8,9 +8,9 @@ from typing import Any
 import openai
 import pytest
 
-from litellm_budget.core.formats.responses import RESPONSES, from_chat
-from litellm_budget.core.formats.responses_checks import unsupported_reason
-from litellm_budget.core.tokens import counter_for
+from litellm_budget.core.counting._tokens import counter_for
+from litellm_budget.core.formats._responses import RESPONSES, from_chat
+from litellm_budget.core.formats._responses_checks import unsupported_reason
 from tests.support.builders import agent_session
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.proxy_process import ProxyProcess, openai_client, start_proxy

@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
-from litellm_budget.core.compaction import COMPACT
-from litellm_budget.core.formats.anthropic_convert import from_chat
-from litellm_budget.core.notices import NOTICE_PREFIX
+from litellm_budget.core.client_edits._compaction import COMPACT
+from litellm_budget.core.formats._anthropic_convert import from_chat
+from litellm_budget.core.wording._notices import NOTICE_PREFIX
 from litellm_budget.tools.sessions import load_conversation, requests_of, session_files
 from tests.support.builders import agent_session, tool_step
 from tests.support.fake_upstream import FakeUpstream
@@ -37,7 +37,7 @@ pytestmark = pytest.mark.proxy
 SESSION = "mini__astropy__astropy-14508.json"
 WINDOW = 8000
 SUMMARY = "Task: fix the failing test. Decisions made: patched parse(). Files and entities touched: app/parse.py."
-MARKER = "omitted from this conversation"  # the plain marker's words (core/notices.py)
+MARKER = "omitted from this conversation"  # the plain marker's words (core/wording/_notices.py)
 SLOW_SECONDS = 2.5  # the slow summarizer's delay, past its groups' summary_timeout (0.5 s)
 
 

@@ -12,8 +12,8 @@ import pytest
 from prometheus_client import REGISTRY
 
 from litellm_budget.adapter.metrics import METRICS, record_cache, record_deferred, record_metrics, record_resent
-from litellm_budget.core.cache_truth import CacheReport
-from litellm_budget.core.report import BudgetReport
+from litellm_budget.core._report import BudgetReport
+from litellm_budget.core.cache._cache_truth import CacheReport
 from tests.support.paths import EXAMPLES
 
 DASHBOARD = EXAMPLES / "grafana-dashboard.json"

@@ -31,7 +31,7 @@ import yaml
 
 from litellm_budget import BudgetSettings
 from litellm_budget.adapter.invalid_settings import deployment_settings, deployments_invalid
-from litellm_budget.core.setting_problems import apply_valid
+from litellm_budget.core.budget._setting_problems import apply_valid
 from litellm_budget.tools.cli import main
 from tests.support import docs
 from tests.support.builders import agent_session

@@ -17,7 +17,7 @@ from urllib.parse import unquote
 import pytest
 
 from litellm_budget import BudgetReport, BudgetSettings
-from litellm_budget.core.notices import cut_note, omitted_note, placeholder_for
+from litellm_budget.core.wording._notices import cut_note, omitted_note, placeholder_for
 from litellm_budget.tools.cli import main
 from tests.support import docs
 from tests.support.paths import DOCS, README, REPO_ROOT, SESSIONS_DIR
@@ -56,7 +56,7 @@ def test_settings_table_lists_exactly_the_fields() -> None:
 
 def test_every_field_is_documented_where_it_is_defined() -> None:
     """Each field of the settings and the report has a #: comment right above it in its module."""
-    for cls, module in ((BudgetSettings, "settings.py"), (BudgetReport, "report.py")):
+    for cls, module in ((BudgetSettings, "budget/_settings.py"), (BudgetReport, "_report.py")):
         source = (REPO_ROOT / "litellm_budget" / "core" / module).read_text(encoding="utf-8").splitlines()
         for field in dataclasses.fields(cls):
             at = next(i for i, line in enumerate(source) if re.match(rf"    {field.name}: ", line))

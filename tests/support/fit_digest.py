@@ -15,11 +15,11 @@ import json
 import sys
 from pathlib import Path
 
-from litellm_budget.core.fit import fit_request
-from litellm_budget.core.fit_input import FitRequest
+from litellm_budget.core._fit import fit_request
+from litellm_budget.core._fit_input import FitRequest
+from litellm_budget.core._memo import MEMO_OFF
+from litellm_budget.core.budget._settings import BudgetSettings
 from litellm_budget.core.formats import format_named
-from litellm_budget.core.memo import MEMO_OFF
-from litellm_budget.core.settings import BudgetSettings
 from litellm_budget.tools.convert import converted
 from litellm_budget.tools.remembered import Remembered
 from litellm_budget.tools.sessions import load_conversation, requests_of, session_files

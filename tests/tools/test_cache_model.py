@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from litellm_budget.core.formats.anthropic import ANTHROPIC
-from litellm_budget.core.formats.anthropic_convert import from_chat
-from litellm_budget.core.formats.chat import CHAT
-from litellm_budget.core.notices import omitted_note
+from litellm_budget.core.formats._anthropic import ANTHROPIC
+from litellm_budget.core.formats._anthropic_convert import from_chat
+from litellm_budget.core.formats._chat import CHAT
+from litellm_budget.core.wording._notices import omitted_note
 from litellm_budget.tools.cache_model import CacheModel, CacheSetup, cache_cost
 from litellm_budget.tools.cli import main
 from litellm_budget.tools.pricing import Prices

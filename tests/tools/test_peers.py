@@ -9,10 +9,10 @@ from typing import Any
 import litellm
 import pytest
 
-from litellm_budget.core.context_edits import CLEARED_RESULT
-from litellm_budget.core.context_edits import clear_tool_uses as core_clear_tool_uses
-from litellm_budget.core.formats import anthropic_convert
-from litellm_budget.core.formats.chat_checks import unsupported_reason
+from litellm_budget.core.client_edits._context_edits import CLEARED_RESULT
+from litellm_budget.core.client_edits._context_edits import clear_tool_uses as core_clear_tool_uses
+from litellm_budget.core.formats import _anthropic_convert as anthropic_convert
+from litellm_budget.core.formats._chat_checks import unsupported_reason
 from litellm_budget.tools import langchain_peer
 from litellm_budget.tools.baselines import BASELINES
 from litellm_budget.tools.peers import (

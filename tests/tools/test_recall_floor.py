@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from litellm_budget import BudgetSettings
-from litellm_budget.core.fit import fit_request
-from litellm_budget.core.fit_input import FitRequest
+from litellm_budget.core._fit import fit_request
+from litellm_budget.core._fit_input import FitRequest
 from litellm_budget.tools.evidence import recall_of, session_evidence
 from litellm_budget.tools.remembered import Remembered
 from litellm_budget.tools.sessions import requests_of

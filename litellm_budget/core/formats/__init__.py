@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from litellm_budget.core.formats import _anthropic as anthropic
+from litellm_budget.core.formats import _responses as responses
+from litellm_budget.core.formats._anthropic import ANTHROPIC
+from litellm_budget.core.formats._chat import CHAT
+from litellm_budget.core.formats._responses import RESPONSES
+from litellm_budget.core.formats._seam import ASSISTANT, SYSTEM, TOOL, USER, MessageFormat, Unjoin
 from litellm_budget.typing import Message
-
-from . import anthropic, responses
-from .anthropic import ANTHROPIC
-from .chat import CHAT
-from .responses import RESPONSES
-from .seam import ASSISTANT, SYSTEM, TOOL, USER, MessageFormat, Unjoin
 
 __all__ = [
     "ASSISTANT",

@@ -1,0 +1,42 @@
+"""``FitRequest``: everything one fit reads, as one value."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+
+from litellm_budget.core.budget._settings import BudgetSettings
+from litellm_budget.core.budget._window import WindowLookup, model_map_window
+from litellm_budget.core.formats import MessageFormat
+from litellm_budget.core.formats._chat import CHAT
+from litellm_budget.core.policies._ledger import SentEdits
+from litellm_budget.typing import Message, Tools
+
+DEFAULT_SETTINGS = BudgetSettings()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FitRequest:
+    """
+    One request as ``fit_request`` takes it: its messages (the core's list, in ``fmt``) and what
+    the client sent beside them, where it goes, and what the plugin and the conversation know.
+    """
+
+    messages: Sequence[Message]
+    _: dataclasses.KW_ONLY
+    model: str
+    #: The window to fit; ``None``: the model map's (``lookup``), then ``settings.default_window``.
+    window: int | None = None
+    tools: Tools | None = None
+    max_tokens: int | None = None
+    settings: BudgetSettings = DEFAULT_SETTINGS
+    #: The provider's tokens per counted token, as learned from its usage; ``None``: the settings'.
+    ratio: float | None = None
+    lookup: WindowLookup = model_map_window
+    fmt: MessageFormat = CHAT
+    #: The edits sent last for this conversation (conversation state), if any.
+    previous: SentEdits | None = None
+    #: The summaries learned for dropped blocks, by the block's digest.
+    summaries: Mapping[str, str] | None = None
+    #: Whether a request whose size bound is under the budget may pass uncounted (the size gate).
+    gate: bool = False

@@ -1,0 +1,67 @@
+"""Find a model's context window in LiteLLM's local model map, never over the network."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+from litellm_budget.core._checks import candidate_names, is_mapping, positive_int
+
+_T = TypeVar("_T")
+
+#: How an operator gives a model the map does not know its window: said wherever it is missing.
+WINDOW_FIX = "give its deployment model_info: {max_input_tokens: <its window>}, or set default_window"
+#: Finds a model's ``max_input_tokens``; ``None`` when the model is unknown.
+WindowLookup = Callable[[str], "int | None"]
+
+
+def resolve_window(
+    model: str, window: int | None, default: int | None, lookup: WindowLookup
+) -> tuple[int | None, str | None]:
+    """
+    The window to fit ``model`` into: the caller's, else ``lookup``'s, else ``default``; and why
+    a default was taken (``None``: it was not). A caller's window that is not a positive int raises.
+    """
+    if window is not None:
+        if positive_int(window) is None:
+            msg = f"window must be a positive int, got {window!r}"
+            raise ValueError(msg)
+        return window, None
+    try:
+        found = positive_int(lookup(model))
+    # The model map is LiteLLM's and may fail in ways we cannot list; a failed lookup must
+    # degrade to the configured default (or a pass-through), never fail the request.
+    except Exception as exc:  # noqa: BLE001
+        reason = f"window lookup failed: {type(exc).__name__}"
+    else:
+        if found is not None:
+            return found, None
+        reason = f"model has no max_input_tokens in LiteLLM's model map; {WINDOW_FIX}"
+    return default, reason
+
+
+def model_map_window(model: str) -> int | None:
+    """
+    ``max_input_tokens`` of ``model`` in ``litellm.model_cost``; ``None`` when unknown.
+
+    The map is read directly: ``litellm.get_model_info`` asks a live server for some
+    providers (ollama, lemonade) and ``get_max_tokens`` fetches from Hugging Face. The name is
+    tried as given first (``register_model`` and deployments may know only the full name),
+    then without its provider prefixes (``openai/gpt-4o`` is ``gpt-4o``). A Router registers
+    unknown deployments with ``max_input_tokens: None``, which also reads as unknown.
+    """
+    return model_map_value(model, "max_input_tokens", positive_int)
+
+
+def model_map_value(model: str, field: str, accept: Callable[[object], _T | None]) -> _T | None:
+    """The first value of ``field`` that ``accept`` takes, over the ``candidate_names`` of ``model``."""
+    import litellm
+
+    cost_map = litellm.model_cost
+    for name in candidate_names(model):
+        entry = cost_map.get(name)
+        if is_mapping(entry):
+            value = accept(entry.get(field))
+            if value is not None:
+                return value
+    return None

@@ -1,0 +1,1 @@
+"""What the prompt cache could read, and where the plugin's breakpoints go."""

@@ -1,0 +1,136 @@
+"""
+Anthropic caches a prompt only up to its ``cache_control`` breakpoints, at most four a request,
+and reads an earlier entry only from a breakpoint at most 20 blocks after it. Where the plugin
+adds them (``cache_breakpoints``), in order of worth: after the last message it edited (its
+next edits come later in the conversation and leave that prefix as it is), after its first
+edit (the marker, or the first placeholder), after the system prompt (what a new drop leaves),
+and on the last message (the whole prompt, which the conversation's next request continues).
+The client's own breakpoints are never moved or removed, and count against the four.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from litellm_budget.core.formats import SYSTEM, MessageFormat
+from litellm_budget.core.wording._notices import NOTICE_PREFIX
+from litellm_budget.typing import Message
+
+#: The API's limit per request.
+MAX_BREAKPOINTS = 4
+#: The breakpoint the plugin adds: the default, five-minute cache.
+BREAKPOINT: Mapping[str, str] = {"type": "ephemeral"}
+#: Blocks the API takes no breakpoint on.
+UNMARKABLE = frozenset({"thinking", "redacted_thinking"})
+
+
+def breakpoints_in(messages: Sequence[Message], tools: object = None, *, automatic: object = None) -> int:
+    """
+    Breakpoints already in a request, wherever the API counts them: on tools, on the system
+    prompt's and messages' blocks and on the blocks inside a ``tool_result``, on messages, and
+    the request's own top-level ``cache_control`` (``automatic``: automatic caching takes one).
+    """
+    found = sum(1 for tool in tools if has_breakpoint(tool)) if isinstance(tools, list) else 0
+    for message in messages:
+        content = message.get("content")
+        found += has_breakpoint(message) + (_marks_in(content) if isinstance(content, list) else 0)
+    return found + isinstance(automatic, Mapping)
+
+
+def _marks_in(blocks: list[Any]) -> int:
+    """Breakpoints on ``blocks`` and on the blocks a ``tool_result`` among them holds."""
+    found = 0
+    for block in blocks:
+        found += has_breakpoint(block)
+        inner = block.get("content") if isinstance(block, dict) and block.get("type") == "tool_result" else None
+        if isinstance(inner, list):
+            found += sum(1 for part in inner if has_breakpoint(part))
+    return found
+
+
+def stable_ends(messages: Sequence[Message], fmt: MessageFormat, *, edited: bool = True) -> list[int]:
+    """
+    The indices (in ``messages``, the core's list as sent) that end a prefix worth a breakpoint,
+    most worth first: the last message the plugin edited, the first (its marker, or its first
+    placeholder), the last leading system message, the last message. The plugin's edits are
+    found by their words (``notices.py``), which every format keeps, merged or not; ``edited``
+    ``False`` (the request went untrimmed) skips looking for them.
+    """
+
+    def has_notice(index: int) -> bool:
+        content = messages[index].get("content")
+        if isinstance(content, str) or content is None:  # most messages: no walk over blocks
+            return content is not None and content.startswith(NOTICE_PREFIX)
+        return any(text.startswith(NOTICE_PREFIX) for text in fmt.texts(messages[index]))
+
+    indices = range(len(messages))
+    last = next((i for i in reversed(indices) if has_notice(i)), None) if edited else None
+    first = next(i for i in indices if has_notice(i)) if last is not None else None
+    kinds = fmt.kinds(messages)
+    leading = next((i for i, kind in enumerate(kinds) if kind != SYSTEM), len(kinds))
+    ends = [*(() if last is None else (last, first)), *([leading - 1] if leading else []), *indices[-1:]]
+    return list(dict.fromkeys(ends))
+
+
+def with_breakpoints(
+    messages: Sequence[Message], ends: Iterable[int], *, tools: object = None, automatic: object = None
+) -> tuple[list[Message], list[int]]:
+    """
+    ``messages`` with a breakpoint on the last markable block of each of ``ends`` (in order,
+    skipping those already marked), while the request has fewer than four (``breakpoints_in``);
+    the messages marked. Only the marked messages are copies.
+    """
+    room = MAX_BREAKPOINTS - breakpoints_in(messages, tools, automatic=automatic)
+    result, marked = list(messages), []
+    for end in ends:
+        if room <= 0:
+            break
+        if not 0 <= end < len(result) or _ends_marked(result[end]):
+            continue
+        message = _with_breakpoint(result[end])
+        if message is not None:
+            result[end] = message
+            marked.append(end)
+            room -= 1
+    return result, marked
+
+
+def _with_breakpoint(message: Message) -> Message | None:
+    """A copy of ``message`` whose last markable block carries the breakpoint; ``None``: none can."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return (
+            {**message, "content": [{"type": "text", "text": content, "cache_control": dict(BREAKPOINT)}]}
+            if content
+            else None
+        )
+    if not isinstance(content, list):
+        return None
+    for index in range(len(content) - 1, -1, -1):
+        block = content[index]
+        if _markable(block):
+            return {
+                **message,
+                "content": [*content[:index], {**block, "cache_control": dict(BREAKPOINT)}, *content[index + 1 :]],
+            }
+    return None
+
+
+def _ends_marked(message: Message) -> bool:
+    content = message.get("content")
+    return has_breakpoint(message) or (isinstance(content, list) and bool(content) and has_breakpoint(content[-1]))
+
+
+def _markable(block: Any) -> bool:
+    if not isinstance(block, Mapping) or block.get("type") in UNMARKABLE:
+        return False
+    return block.get("type") != "text" or bool(block.get("text"))
+
+
+def has_breakpoint(value: Any) -> bool:
+    """Whether ``value`` (a tool, a message or a block) carries a ``cache_control`` breakpoint."""
+    # dict first: the request's own JSON, where a Mapping check would cost most of the scan.
+    if isinstance(value, dict):
+        return "cache_control" in value and isinstance(value["cache_control"], Mapping)
+    return isinstance(value, Mapping) and isinstance(value.get("cache_control"), Mapping)

@@ -1,0 +1,1 @@
+"""A client's own edits: Anthropic's context management and compaction, served here."""

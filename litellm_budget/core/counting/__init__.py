@@ -1,0 +1,1 @@
+"""Counting in real tokens, and the size bound that lets a request pass uncounted."""

@@ -1,0 +1,289 @@
+"""
+The size gate (DESIGN: "Free when it obviously fits"): a request whose size bound is under its
+budget passes untouched with nothing tokenized on its path; its exact count comes after.
+
+Why the bound holds, for a counter built on tiktoken (``tiktoken:o200k_base``, ``cl100k_base``):
+
+1. ``count_text(text)`` is the number of tokens ``encode_ordinary`` makes of each chunk of the text
+   (``split_chunks`` cuts it into pieces that together are the text). o200k and cl100k are
+   byte-level BPEs: every token stands for a non-empty run of the UTF-8 bytes of its chunk, so a
+   chunk has at most as many tokens as bytes, and the text at most as many as
+   ``utf8_bytes(text)``. ``encode_ordinary`` never makes special tokens: ``<|endoftext|>`` in a
+   text is 13 bytes of ordinary tokens (with special tokens allowed it would be one token, fewer
+   still). A lone surrogate (JSON's ``"\\ud800"`` parses to one) cannot be encoded; tiktoken
+   replaces it with U+FFFD, 3 bytes, which is what ``surrogatepass`` counts for it (two that pair
+   up become one 4-byte character, where 6 are counted).
+2. Every format's ``count_message`` (and ``count_tools``) is a sum of constants (each message's
+   framing of 3, 1 more for a ``name``, the reply priming of 3, the tools overhead of 9, the flat
+   price of an image part, a quarter of a ciphertext's length) and of ``count_text`` of strings:
+   the texts, and the canonical JSON of what is not text (unknown parts, call arguments that are
+   not strings, the tools schema). Which strings and constants does not depend on the counter, so
+   ``SizeBound``, the same accounting with ``count_text`` replaced by ``utf8_bytes``, sums terms
+   each at least as large: ``size_bound(request) >= the ledger's total``.
+3. The budget is in counted tokens, the provider's ratio (learned, configured, or a family's
+   prior such as Claude's 1.1) and the margin (the wider ``approximate_margin`` for a model counted
+   with another family's tokenizer) already in it: ``limits_for`` is the fit's own. So a bound
+   under the budget means a total under it, and the fit would forward the request untouched.
+4. ``max_tokens`` is lowered only when prompt and answer overflow the window; the room left
+   shrinks as the prompt grows, so a ``max_tokens`` that fits beside the bound fits beside the total.
+5. A message whose key is had without hashing it (``Reading.known_keys``: the conversation's last
+   read holds it unchanged) and whose count the counter remembers under that key is added at that
+   count, and so is a tools schema whose JSON text the counter remembers: each is the very number
+   the fit adds for it, read from the same memo under the same key (``count_messages``,
+   ``count_tools``). The sum stays at least the total, term by term, and a growing conversation's
+   bound is its history's exact count plus the bytes of what is new.
+
+A conversation whose last request was edited keeps its edits even when this one fits
+(``conversation.continues``), so it never passes untouched. Its kept edits go uncounted instead
+(``bounded_counts``): every message of the last request at its remembered count, each new one at
+its bound. The kept draft's total is then at least the one the fit reads (the edited messages are
+counted, the rest term by term as above), so under the budget the fit would keep those edits too,
+and the same ones (what they make reads the old messages, the settings and the limits, never a new
+message's count: ``conversation._KeptDraft``). The new messages go as they came, after the edits,
+so their exact counts later move both totals by the same amount (``counted``).
+
+The estimate (no tokenizer could be loaded) is not bounded by bytes (it counts case changes), so
+it never passes the gate.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from litellm_budget.core._canonical import as_json
+from litellm_budget.core._report import BudgetReport, elapsed_ms
+from litellm_budget.core.budget._limits import Limits, max_tokens_to_send
+from litellm_budget.core.counting._tokens import MESSAGE_OVERHEAD, NAME_OVERHEAD, MemoCounter, TokenCounter, counter_for
+from litellm_budget.core.formats import MessageFormat
+from litellm_budget.core.formats._message_keys import Reading
+from litellm_budget.core.formats._verdicts import remember_passed, resume_from
+from litellm_budget.core.policies._ledger import SentEdits
+from litellm_budget.core.state._conversation import continues_from
+from litellm_budget.typing import Message, Tools
+
+
+def utf8_bytes(text: str) -> int:
+    """Bytes of ``text`` in UTF-8, a lone surrogate as 3 (``len`` alone for ASCII, which Python knows in O(1))."""
+    return _bound_of(0).count_text(text)
+
+
+class SizeBound(MemoCounter):
+    """The counter's accounting with every text counted as its UTF-8 bytes: at least any tiktoken count of it."""
+
+    __slots__ = ()
+
+    def count_text(self, text: str) -> int:
+        """At least the tokens of ``text`` (a token covers at least one byte), never tokenized."""
+        return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+    def count_message(self, message: Message) -> int:
+        """
+        ``MemoCounter.count_message`` term by term, its ``count_text`` of a string field inlined:
+        this runs for every message of a request the gate reads, where a call per string would cost
+        as much as the rest of the bound.
+        """
+        total = MESSAGE_OVERHEAD
+        for key, value in message.items():
+            if value is None:
+                continue
+            if type(value) is str:
+                total += len(value) if value.isascii() else len(value.encode("utf-8", "surrogatepass"))
+                total += NAME_OVERHEAD if key == "name" else 0
+            elif isinstance(value, str):
+                total += self.count_text(value) + (NAME_OVERHEAD if key == "name" else 0)
+            elif key == "content":
+                total += self.count_content(value)
+            elif key in {"tool_calls", "function_call"}:
+                total += self._count_calls(value)
+        return total
+
+
+@functools.cache
+def _bound_of(image_tokens: int) -> SizeBound:
+    return SizeBound("size_bound", utf8_bytes, image_tokens, chunked=False)
+
+
+def size_bound(
+    messages: Sequence[Message], tools: Tools | None, fmt: MessageFormat, image_tokens: int, *, above: float = math.inf
+) -> int:
+    """
+    An upper bound of the tokens ``fmt`` counts for the request, from its sizes (the module says
+    why); read only until it is over ``above``, where it stops (the request will be counted anyway).
+    """
+    nothing = RememberedCounts(messages=(), tools=_bound_of(image_tokens).count_tools(tools))
+    return bound_with(messages, fmt, image_tokens, nothing, above=above)
+
+
+def bound_with(
+    messages: Sequence[Message],
+    fmt: MessageFormat,
+    image_tokens: int,
+    remembered: RememberedCounts,
+    *,
+    above: float = math.inf,
+) -> int:
+    """``size_bound`` with the counts the counter remembers (``remembered_counts``) taken as they are."""
+    bound = _bound_of(image_tokens)
+    total, known = remembered.tools, remembered.messages
+    count_message = fmt.count_message
+    for index, message in enumerate(messages):
+        exact = known[index] if index < len(known) else None
+        total += count_message(bound, message) if exact is None else exact
+        if total > above:
+            break
+    return total
+
+
+def new_bytes(messages: Sequence[Message], fmt: MessageFormat, *, above: float) -> int:
+    """
+    The size bound of the messages the conversation's last read did not hold as they are
+    (``Reading.known``): about what a fit must count afresh; read only until it is over ``above``.
+    """
+    known, bound, total = Reading(messages, fmt.name).known, _bound_of(0), 0
+    for index, message in enumerate(messages):
+        if not known[index]:
+            total += fmt.count_message(bound, message)
+            if total > above:
+                break
+    return total
+
+
+class RememberedCounts(NamedTuple):
+    """What a counter remembers of a request, by content: nothing is tokenized to know it."""
+
+    #: Each message's exact count (``None``: not remembered).
+    messages: Sequence[int | None]
+    #: The reply priming and the tools schema's tokens: remembered, else bounded by its bytes.
+    tools: int
+
+
+def remembered_counts(
+    counter: MemoCounter, fmt: MessageFormat, tools: Tools | None, keys: Sequence[int | None]
+) -> RememberedCounts:
+    """The counts ``counter`` remembers for the messages under ``keys`` (``None``: no key) and for ``tools``."""
+    known = _remembered(counter, fmt, keys)
+    if not tools:
+        return RememberedCounts(messages=known, tools=counter.count_tools(tools))
+    schema = as_json(tools)
+    # Exact where remembered, else its bytes (a schema holds no image: any bound's image price will do).
+    schema_counter = counter if counter.remembers(schema) else _bound_of(0)
+    return RememberedCounts(messages=known, tools=schema_counter.count_schema(schema))
+
+
+def _remembered(counter: MemoCounter, fmt: MessageFormat, keys: Sequence[int | None]) -> list[int | None]:
+    """Each count ``counter`` remembers under ``keys``, as ``count_messages`` keeps it (``None``: not, or no key)."""
+    memo, name = counter.message_memo, fmt.name
+    return [None if key is None else memo.get(name, key) for key in keys]
+
+
+def passed_untouched(
+    messages: Sequence[Message],
+    tools: Tools | None,
+    max_tokens: int | None,
+    context: GateContext,
+    started: float,
+    **base: Any,
+) -> BudgetReport | None:
+    """
+    The report of the request passed untouched when its size bound is under the budget (the
+    fit's report, the bound where its counts will be); ``None``: fit it. ``base`` holds the
+    fit's own fields (model, policy, format, what was asked, why the window is a default), and
+    ``started`` the fit's start (``time.perf_counter``), for its duration.
+    """
+    counter, limits = context.counter, context.limits
+    if not counter.name.startswith("tiktoken:") or continues_from(context.previous, messages):
+        return None
+    if isinstance(counter, MemoCounter) and context.reading is not None:
+        remembered = remembered_counts(counter, context.format, tools, context.reading.known_keys())
+        bound = bound_with(messages, context.format, context.image_tokens, remembered, above=limits.budget)
+    else:
+        bound = size_bound(messages, tools, context.format, context.image_tokens, above=limits.budget)
+    if bound > limits.budget or max_tokens_to_send(limits, max_tokens, bound) != max_tokens:
+        return None
+    return BudgetReport(
+        **base,
+        action="passthrough",
+        **limits.report_fields(),
+        tokens_before=bound,
+        tokens_after=bound,
+        messages_before=len(messages),
+        messages_after=len(messages),
+        max_tokens_sent=max_tokens,
+        counter=counter.name,
+        size_gate=True,
+        tokens_exact=False,
+        tokens_bound=bound,
+        duration_ms=elapsed_ms(started),
+    )
+
+
+class Bounded(NamedTuple):
+    """A request's counts, its new messages' (from ``since`` on) at their bound where not remembered."""
+
+    counts: list[int]
+    since: int
+
+
+def bounded_counts(messages: Sequence[Message], keys: Sequence[int], context: GateContext) -> Bounded | None:
+    """
+    Each message's remembered count, each new one's bound, for a request that continues its
+    conversation's edited last one (``conversation.continues``); ``None``: count it (a message of
+    the last request is not remembered, or nothing is new).
+    """
+    sent, counter, fmt = context.previous, context.counter, context.format
+    if sent is None or not isinstance(counter, MemoCounter) or not counter.name.startswith("tiktoken:"):
+        return None
+    if not continues_from(sent, messages, keys):
+        return None
+    counts = _remembered(counter, fmt, keys)
+    if None in counts[: sent.messages] or None not in counts[sent.messages :]:
+        return None
+    bound = _bound_of(context.image_tokens)
+    bounded = [fmt.count_message(bound, messages[i]) if count is None else count for i, count in enumerate(counts)]
+    return Bounded(bounded, sent.messages)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class GateContext:
+    """What the gate compares a request with: the fit's own counter, format, limits and conversation state."""
+
+    counter: TokenCounter
+    format: MessageFormat
+    limits: Limits
+    image_tokens: int
+    previous: SentEdits | None
+    #: The request read against its conversation's last read: the messages whose counts are remembered.
+    reading: Reading | None = None
+
+
+class GateRead(NamedTuple):
+    """A request as the gate read it: its messages and tools, and the messages' keys where the fit read them."""
+
+    messages: Sequence[Message]
+    tools: Tools | None = None
+    #: Each message's content key (the kept edits read them); ``None``: read when counted.
+    keys: Sequence[int] | None = None
+
+
+def counted(report: BudgetReport, read: GateRead, fmt: MessageFormat, image_tokens: int) -> BudgetReport:
+    """
+    The report of a request the gate passed (untouched, or with its kept edits), its tokens counted
+    now (after the response): what the fit would have said, and ``tokens_exact``.
+    """
+    messages, tools, keys = read
+    counter = counter_for(report.model, image_tokens=image_tokens)
+    if keys is None:
+        # Read now, after the response: the verdict is remembered for what the messages hold now.
+        reading = Reading(messages, fmt.name)
+        resume = resume_from(fmt.name, reading.known_keys())
+        verdict = fmt.check(list(messages), tools, None, resume)
+        keys = reading.keys()
+        remember_passed(fmt.name, keys, verdict, resume)
+    total = counter.count_tools(tools) + sum(counter.count_messages(fmt, messages, keys))
+    # Only messages sent as they came were bounded: the sent prompt moves as much as the request.
+    after = report.tokens_after + total - report.tokens_before
+    return dataclasses.replace(report, tokens_before=total, tokens_after=after, tokens_exact=True)

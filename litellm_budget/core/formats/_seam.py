@@ -1,0 +1,83 @@
+"""
+The format seam itself: the kinds of message the policies tell apart, and ``MessageFormat``, the
+one protocol through which they read and write a message. Each format module implements it and
+imports only this (and its checks), so the package imports it all at once without a cycle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Protocol
+
+from litellm_budget.core.formats._verdicts import START, Resume, Verdict
+from litellm_budget.typing import Message
+
+if TYPE_CHECKING:
+    from litellm_budget.core.counting._tokens import TokenCounter
+
+#: The kinds of message the policies tell apart, whatever a format calls them.
+SYSTEM, USER, ASSISTANT, TOOL = "system", "user", "assistant", "tool"
+
+#: Takes the system part back out of a fitted list (see ``formats.joined``).
+Unjoin = Callable[[list[Message]], list[Message]]
+
+
+class MessageFormat(Protocol):
+    """How one API shapes messages: the only format-specific code the core has."""
+
+    @property
+    def name(self) -> str:
+        """The format's name in reports, e.g. ``chat``."""
+
+    def kinds(self, messages: Sequence[Message]) -> list[str]:
+        """
+        Each message's kind: ``SYSTEM``, ``USER``, ``ASSISTANT`` (opens an assistant step) or
+        ``TOOL`` (belongs to the step before it: a result answering a call, or a further item
+        of the same step). Units are cut only before ``USER`` and ``ASSISTANT``.
+        """
+
+    def history_start(self, messages: Sequence[Message]) -> int | None:
+        """
+        Where the provider starts reading the history: the newest compaction (``history.py``);
+        ``None``: from the first message. What comes before it is sent as it came, uncounted.
+        """
+
+    def texts(self, message: Message) -> Iterator[str]:
+        """Every text of the message's content, in order."""
+
+    def map_texts(self, message: Message, rewrite: Callable[[str], str]) -> Message:
+        """A copy whose texts went through ``rewrite``; calls, ids and images are kept as they are."""
+
+    def call_ids(self, message: Message) -> Sequence[str]:
+        """The ids of the tool calls this message makes."""
+
+    def answered_ids(self, message: Message) -> Sequence[str]:
+        """The ids of the tool calls this message answers (one in chat, several in Anthropic's)."""
+
+    def calls(self, message: Message) -> Sequence[tuple[str, object, object]]:
+        """Each tool call the message makes, as ``(id, tool name, arguments)``: what a digest records."""
+
+    def notice(self, text: str, placement: str = "user_note") -> Message:
+        """
+        A message that tells the model ``text``, marked for ``finish`` to put where ``placement``
+        (``placement.PLACEMENTS``) says, in a way this format allows.
+        """
+
+    def finish(self, messages: list[Message]) -> list[Message]:
+        """
+        The edited messages as the API takes them: each notice in its place (``placement.py``),
+        neighbours of one role merged where the API wants alternation; may only shorten the
+        request. Unchanged messages stay the same objects.
+        """
+
+    def count_message(self, counter: TokenCounter, message: Message) -> int:
+        """Tokens of one message, its framing included."""
+
+    def unsupported_reason(self, messages: object, tools: object, max_tokens: object) -> str | None:
+        """Why this request cannot be trimmed safely, or ``None`` when it can."""
+
+    def check(self, messages: object, tools: object, max_tokens: object, resume: Resume = START) -> Verdict:
+        """
+        ``unsupported_reason`` with the pairing state at the end, resumed after a prefix whose
+        very content passed before (``verdicts``): the same verdict a whole check gives.
+        """

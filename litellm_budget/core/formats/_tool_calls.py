@@ -1,0 +1,95 @@
+"""Tool calls as the core compares and records them: by tool name and decoded arguments."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Hashable
+from typing import TYPE_CHECKING
+
+from litellm_budget.core._canonical import as_json, text_key
+from litellm_budget.core._memo import Memo
+from litellm_budget.typing import Message
+
+if TYPE_CHECKING:
+    from litellm_budget.core.formats import MessageFormat
+
+#: What makes two calls the same call: the tool's name and what its arguments' canonical JSON is known by.
+CallKey = tuple[str, Hashable]
+#: Call keys remembered by the arguments' text, each small (``text_key`` of the canonical JSON).
+CALL_KEY_ENTRIES = 65_536
+_CALL_KEYS: Memo[CallKey] = Memo("call_keys", ("name", "arguments"), CALL_KEY_ENTRIES)
+#: Each message's calls as ``(id, key)``, by the message's content key.
+_MADE: Memo[tuple[tuple[str, CallKey], ...]] = Memo("calls_made", ("format", "message"), CALL_KEY_ENTRIES)
+#: Shell commands that show a file (or a range of it) without changing anything.
+_READERS = frozenset({"cat", "nl", "head", "tail", "sed", "less", "more", "bat"})
+#: What makes a shell command more than a read: a redirection, a heredoc, a second command.
+_NOT_A_READ = re.compile(r"[<>;&`]|\$\(")
+#: An editor tool's view of a file: ``{"command": "view", "path": ...}``, or Claude Code's ``Read``.
+_VIEW_PATH_KEYS = ("path", "file_path")
+
+
+def decoded_arguments(arguments: object) -> object:
+    """A call's arguments as a value: a JSON string decoded, anything else as it is (``""`` for none)."""
+    if isinstance(arguments, str):
+        try:
+            return json.loads(arguments)
+        except ValueError:
+            return arguments
+    return arguments if arguments is not None else ""
+
+
+def call_key(name: object, arguments: object) -> CallKey:
+    """
+    The tool's name and its arguments' canonical JSON (by ``text_key``): the same call made twice
+    has one key. Remembered for arguments sent as text, as a history holds the same calls every request.
+    """
+    if not isinstance(arguments, str):
+        return str(name), text_key(as_json(decoded_arguments(arguments)))
+    named = str(name)
+    return _CALL_KEYS.recall(
+        lambda: (named, text_key(as_json(decoded_arguments(arguments)))), named, text_key(arguments)
+    )
+
+
+def calls_made(fmt: MessageFormat, message: Message, key: int) -> tuple[tuple[str, CallKey], ...]:
+    """
+    Each call ``message`` makes, as its id and ``call_key``; remembered by the message's content key
+    (``key``), since re-reads and stale outputs look through every call of the history.
+    """
+    return _MADE.recall(
+        lambda: tuple((call_id, call_key(name, arguments)) for call_id, name, arguments in fmt.calls(message)),
+        fmt.name,
+        key,
+    )
+
+
+def read_path(name: object, arguments: object) -> str | None:
+    """
+    The file a call shows, when it only shows one: ``cat``, ``nl``, ``head``, ``tail``, ``sed -n``
+    (any range, the first command of a pipe), an editor's ``view``, Claude Code's ``Read``. A later
+    read of the same file makes what an earlier one showed stale, as a rerun of a command does.
+    """
+    decoded = decoded_arguments(arguments)
+    if not isinstance(decoded, dict):
+        return None
+    command = decoded.get("command")
+    if name == "Read" or command == "view":
+        path = next((decoded[key] for key in _VIEW_PATH_KEYS if isinstance(decoded.get(key), str)), None)
+        return path or None
+    return _shell_read(command) if isinstance(command, str) else None
+
+
+def _shell_read(command: str) -> str | None:
+    if _NOT_A_READ.search(command):
+        return None
+    words = command.split("|", 1)[0].split()
+    if not words or words[0] not in _READERS:
+        return None
+    flags = [word for word in words[1:] if word.startswith("-")]
+    operands = [word.strip("'\"") for word in words[1:] if not word.startswith("-")]
+    if words[0] == "sed":
+        if "-n" not in flags or any(flag.startswith("-i") for flag in flags):
+            return None
+        operands = operands[1:]  # the script comes first
+    return operands[-1] if len(operands) == 1 else None

@@ -1,0 +1,232 @@
+"""
+Conversation state: the edits sent last for a conversation, so the next request keeps them.
+
+Stateless, every request is fitted afresh, and quantization keeps the edits still for most
+turns; but a learned ratio that moves, or a heavy final step that needs a block dropped for
+one turn only, changes them and re-prefills the whole prompt. With the edits of the last
+request remembered (the adapter keeps them per conversation, in LiteLLM's cache), edits stay
+put exactly while they fit and only ever grow.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, NamedTuple
+
+from litellm_budget.core._canonical import content_key, digest
+from litellm_budget.core._memo import Memo
+from litellm_budget.core._report import BudgetReport, parse_ranges
+from litellm_budget.core.budget._settings import BudgetSettings
+from litellm_budget.core.policies._drop import drop_units
+from litellm_budget.core.policies._elide import elide_indices, threshold_base
+from litellm_budget.core.policies._ledger import Draft, Entry, Ledger, SentEdits
+from litellm_budget.core.policies._summary import summaries_wanted
+from litellm_budget.core.policies._units import Unit
+from litellm_budget.typing import Message
+
+#: Digests of the last message of a request, by its content (24 hex digits each).
+DIGEST_ENTRIES = 16_384
+_DIGESTS: Memo[str] = Memo("last_message_digests", ("message",), DIGEST_ENTRIES)
+
+
+def history_digest(messages: Sequence[Message], count: int, keys: Sequence[int] | None = None) -> str:
+    """
+    A digest of a request's first ``count`` messages, read at the last of them.
+
+    Cheap on purpose (one message, not the whole history): a client that rewrites its
+    history changes its length or its last message, and edits kept for a wrong history are
+    still valid ones (whole units dropped, outputs elided), only not the best. Each request
+    reads it several times (state, re-reads, the state it leaves): remembered by content, by
+    the messages' ``keys`` where the caller has read them (hashing that message again costs more).
+    """
+    if count <= 0 or count > len(messages):
+        return f"{count}:"
+    last = messages[count - 1]
+    key = content_key(last) if keys is None else keys[count - 1]
+    return f"{count}:{_DIGESTS.recall(lambda: digest(last, 24), key)}"
+
+
+def edits_sent(messages: Sequence[Message], report: BudgetReport) -> SentEdits | None:
+    """The state to remember once the request ``messages`` (in the core's list) was sent as ``report`` says."""
+    if report.action not in {"trimmed", "passthrough"}:
+        return None
+    count = len(messages)
+    return SentEdits(
+        messages=count,
+        digest=history_digest(messages, count),
+        dropped=tuple(parse_ranges(report.dropped_at)),
+        dropped_units=report.dropped_units,
+        elided=tuple(parse_ranges(report.elided_at)),
+    )
+
+
+def continues(ledger: Ledger) -> bool:
+    """Whether the request is the remembered one with messages appended, and that one was edited."""
+    derived = ledger.derived
+    if derived.continues is None:
+        derived.continues = continues_from(ledger.previous, ledger.messages, ledger.keys)
+    return derived.continues
+
+
+def continues_from(sent: SentEdits | None, messages: Sequence[Message], keys: Sequence[int] | None = None) -> bool:
+    """``continues`` without a ledger (the size gate has none): ``messages`` extend the edited ``sent``."""
+    return (
+        sent is not None
+        and bool(sent.dropped or sent.elided)
+        and sent.digest == history_digest(messages, sent.messages, keys)
+    )
+
+
+def kept_as_sent(ledger: Ledger, draft: Draft) -> bool:
+    """Whether ``draft`` makes exactly the edits remembered for this conversation."""
+    sent = ledger.previous
+    return (
+        sent is not None
+        and continues(ledger)
+        and (draft.dropped, draft.elided, draft.dropped_units) == (sent.dropped, sent.elided, sent.dropped_units)
+    )
+
+
+def kept_edits(ledger: Ledger) -> Draft:
+    """
+    The remembered edits applied to this request: the same drops, marker and elisions. Made once
+    per conversation and its edits, then extended by what each request appends (``_KeptDraft``).
+    """
+    sent = ledger.previous
+    assert sent is not None  # noqa: S101 - callers check ``continues`` first
+    if summaries_wanted(ledger):  # their marker depends on the summaries learned since
+        return _kept_whole(ledger, sent)
+    if ledger.derived.kept is None:
+        memo_key = _kept_key(ledger, sent)
+        found = _KEPT.get(*memo_key)
+        ledger.derived.kept = None if found is None else found.extended(ledger)
+        if ledger.derived.kept is None:
+            ledger.derived.kept = _kept_whole(ledger, sent)
+            _KEPT.put(_KeptDraft.of(ledger.derived.kept, ledger), *memo_key)
+    return ledger.derived.kept
+
+
+def _kept_whole(ledger: Ledger, sent: SentEdits) -> Draft:
+    draft = drop_units(Draft.of(ledger), ledger, _atoms_within(ledger, set(sent.dropped)), sent.dropped_units)
+    return elide_indices(draft, ledger, sent.elided)
+
+
+class _KeptDraft(NamedTuple):
+    """
+    The kept edits as applied to one request of a conversation, read again by its later requests.
+
+    A later request that holds the same messages first (equal keys), under the same settings,
+    tools and limits the draft reads (``_kept_key``), gets the same draft for them, followed by what
+    it appends untouched:
+
+    - every edit lies in the remembered request, before its final step (which is pinned), and
+      what makes it (the dropped atoms, the marker's digest and the elided outputs' placeholders
+      and sizes) reads only those messages, the settings and those limits, all the same here;
+    - an appended message only opens units after the ones the edits name: a unit closes where
+      the next user or assistant message opens one, and a tool result cannot open one (pairing);
+    - a message the edits leave as it came is this request's own, at the same count (equal keys
+      count the same): ``rows`` name it by its index, not by the earlier request's object;
+    - an edited one (the marker, a placeholder's message) is kept as a copy of its containers and
+      sent as another, as a fresh fit makes a new one: what LiteLLM or a client does to a request's
+      dicts once it is sent never reaches the next request.
+    """
+
+    keys: tuple[int, ...]
+    #: Each entry of the draft: the source index of a message sent as it came, else the entry itself.
+    rows: tuple[int | Entry, ...]
+    settings: BudgetSettings
+    edits: Draft
+
+    @classmethod
+    def of(cls, draft: Draft, ledger: Ledger) -> _KeptDraft:
+        messages = ledger.messages
+        rows = tuple(
+            entry.source
+            if entry.source is not None and entry.message is messages[entry.source]
+            else entry._replace(message=_fresh(entry.message))  # its own: the draft's copy is sent
+            for entry in draft.entries
+        )
+        return cls(tuple(ledger.keys), rows, ledger.settings, dataclasses.replace(draft, entries=()))
+
+    def extended(self, ledger: Ledger) -> Draft | None:
+        """This draft for ``ledger``'s request, or ``None`` when it does not begin with the same messages."""
+        held = len(self.keys)
+        keys = ledger.keys
+        if len(keys) < held or tuple(keys[:held]) != self.keys or ledger.settings != self.settings:
+            return None
+        messages, counts = ledger.messages, ledger.counts
+        entries = [
+            row._replace(message=_fresh(row.message))
+            if isinstance(row, Entry)
+            else Entry(row, messages[row], counts[row])
+            for row in self.rows
+        ]
+        entries.extend(map(Entry._make, zip(range(held, len(messages)), messages[held:], counts[held:], strict=True)))
+        return dataclasses.replace(self.edits, entries=tuple(entries))
+
+
+def _fresh(value: object) -> Any:
+    """``value`` with new dicts and lists all the way down; texts and numbers are shared (they cannot change)."""
+    if type(value) is dict:
+        return {key: _fresh(item) for key, item in value.items()}
+    if type(value) is list:
+        return [_fresh(item) for item in value]
+    return value
+
+
+def _kept_key(ledger: Ledger, sent: SentEdits) -> tuple[Hashable, ...]:
+    """
+    What a kept draft reads besides the messages and the settings: one per conversation and its
+    edits. Of the limits, only what the marker's digest and the placeholders read: the budget moves
+    with a learned token ratio on nearly every request, and the draft reads it only through the
+    elision threshold, a share of it under a 5,556-token budget.
+    """
+    limits = ledger.limits
+    read = (limits.window, limits.reserve, limits.margin, threshold_base(ledger), ledger.tools_and_priming)
+    edits = (sent.dropped, sent.dropped_units, sent.elided)
+    return (ledger.format.name, ledger.counter.name, tuple(ledger.keys[:2]), edits, read)
+
+
+#: Kept drafts, one per conversation and its edits: a source index per entry, and the few entries
+#: edited (the marker, at most ``digest_share`` of the prompt's room, and the placeholders' messages),
+#: as many conversations as ``message_keys`` keeps reads of. One not here is made whole, as before.
+KEPT_ENTRIES = 512
+_KEPT: Memo[_KeptDraft] = Memo("kept_drafts", ("format", "counter", "conversation", "edits", "limits"), KEPT_ENTRIES)
+
+
+def with_state(policy: Callable[[Ledger], Draft]) -> Callable[[Ledger], Draft]:
+    """
+    ``policy`` made to honour conversation state: the last edits while they fit; when they
+    no longer do, the fresh fit if it keeps them all, else both combined, so drops and
+    elisions only grow within a conversation.
+    """
+
+    def stateful(ledger: Ledger) -> Draft:
+        if not continues(ledger):
+            return policy(ledger)
+        kept = kept_edits(ledger)
+        if kept.total <= ledger.limits.budget:
+            return kept
+        fresh = policy(ledger)
+        if set(fresh.dropped) >= set(kept.dropped) and set(fresh.elided) >= set(kept.elided).difference(fresh.dropped):
+            return fresh
+        merged = _merged(ledger, kept, fresh)
+        return merged if merged.total <= ledger.limits.budget else fresh
+
+    stateful.__doc__ = policy.__doc__
+    return stateful
+
+
+def _merged(ledger: Ledger, kept: Draft, fresh: Draft) -> Draft:
+    dropped = set(kept.dropped) | set(fresh.dropped)
+    atoms = _atoms_within(ledger, dropped)
+    # The marker counts what was dropped before as it said then, plus each new atom.
+    counted = kept.dropped_units + sum(1 for atom in atoms if not set(kept.dropped).issuperset(atom))
+    draft = drop_units(Draft.of(ledger), ledger, atoms, counted)
+    return elide_indices(draft, ledger, sorted((set(kept.elided) | set(fresh.elided)) - dropped))
+
+
+def _atoms_within(ledger: Ledger, dropped: set[int]) -> list[Unit]:
+    """The smallest droppable units (steps, and the task's user message) inside ``dropped``."""
+    return [atom for atom in ledger.layout.atoms if dropped.issuperset(atom)]

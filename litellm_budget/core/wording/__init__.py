@@ -1,0 +1,1 @@
+"""What the model reads of what was removed: placeholders, the marker, its digest and names."""

@@ -1,0 +1,285 @@
+"""
+Digests: what dropped steps did and what an elided output held, in a few words, with no model call.
+
+A marker that only counts what was dropped leaves the model without the paths, names and ids the
+dropped steps' calls and outputs held, and most of what an agent uses next lived there. So the
+marker records each dropped action (which tool, on what, what came of it) and a placeholder keeps
+what identifies its output (its size, its first line, its last or error line). Both are pure
+functions of the messages they stand for and the settings: the same dropped or elided content
+always reads the same bytes, and the prompt prefix stays stable for the provider's cache.
+
+Quoted content is JSON-escaped on one line and cut to ``digest_chars``, so it can neither close
+the notice nor start a line of its own: nothing in a digest can read as a new turn or role.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator, Sequence
+
+from litellm_budget.core._canonical import text_key
+from litellm_budget.core._memo import Memo
+from litellm_budget.core.formats import ASSISTANT, SYSTEM, USER, MessageFormat
+from litellm_budget.core.formats._tool_calls import decoded_arguments
+from litellm_budget.typing import Message
+
+#: Lines that report a failure or sum a run up: worth quoting when an output has one after its first line.
+_NOTABLE_LINE = re.compile(
+    r"error|exception|traceback|fail|denied|invalid|not found|passed|\bok\b|success|warning|exit (code|status)",
+    re.IGNORECASE,
+)
+#: Lines that are only markup and numbers (``<returncode>0</returncode>``): they identify nothing.
+_MARKUP_ONLY = re.compile(r"\s*(?:</?[\w.-]+(?:\s[^<>]*)?>\s*[\d.]*\s*)+")
+#: A line that defines something (a function, a class, a type), with the line number a numbered
+#: listing (``cat -n``, ``nl``) puts before it: an elided file view keeps these, a table of contents
+#: the model can read again by line number.
+_DEFINITION = re.compile(
+    r"\s*(?:\d+\s+)?(?:(?:pub|export|public|private|protected|static|async|abstract|final|default)\s+)*"
+    r"(?:(?:def|class)\s+[A-Za-z_]\w*\s*[(:]"  # Python
+    r"|(?:class|function|func|fn|struct|interface|trait|enum)\s+(?:\([^)]*\)\s*)?[A-Za-z_]\w*"
+    r"(?:\s*[(<{;]|\s+(?:extends|implements)\b|\s*$))"
+)
+#: The line number a numbered listing puts before a line: not part of its indentation.
+_NUMBERED = re.compile(r"\s*\d+[\t ]")
+#: Sequences chat templates give a meaning to; quoted content never carries them as they are.
+_TEMPLATE_TOKENS = re.compile(r"<\|")
+#: Runs of spaces and tabs, and the blanks beside a line break: indentation and alignment, which
+#: identify nothing and cost a token or more each in a quote.
+_BLANKS = re.compile(r"[ \t]+")
+_BLANKS_AT_BREAKS = re.compile(r" ?\n ?")
+#: How a cut quote ends.
+_CUT = "…"
+#: A dropped call's line quotes its arguments (what was done) at this multiple of ``digest_chars``
+#: and what came of it at the next: on the shared sessions a call's arguments hold 1.2 to 1.7 of
+#: the strings later answers name per thousand tokens, outputs 0.26 (BENCHMARKS §1).
+ARGUMENTS_SHARE = 1.5
+OUTCOME_SHARE = 0.5
+#: With ``outline_chars: None``, an elided output's outline of definitions takes at most this
+#: multiple of ``digest_chars`` (640 characters): the whole outline of most file views in the
+#: shared sessions, and on them a wider one kept no more at 32k (BENCHMARKS §1).
+OUTLINE_SHARE = 4.0
+#: Outcomes and outlines remembered, each a few hundred characters at most.
+OUTCOME_ENTRIES = 16_384
+_OUTCOMES: Memo[str] = Memo("outcomes", ("what", "limit", "texts"), OUTCOME_ENTRIES)
+
+
+def _squeezed(text: str) -> str:
+    """``text`` with each run of spaces and tabs as one space and none beside a line break."""
+    return _BLANKS_AT_BREAKS.sub("\n", _BLANKS.sub(" ", text))
+
+
+def quoted(text: str, limit: int) -> str:
+    """
+    ``text`` on one line, ``_squeezed``, at most ``limit`` characters of it, JSON-escaped in double
+    quotes: a newline in it reads ``\\n``, and a chat template's special token cannot be formed.
+    """
+    return _quoted_squeezed(_squeezed(text), limit)
+
+
+def _quoted_squeezed(text: str, limit: int) -> str:
+    """``quoted`` of a text already ``_squeezed``."""
+    shown = text if len(text) <= limit else text[: max(0, limit - 1)].rstrip() + _CUT
+    return json.dumps(_TEMPLATE_TOKENS.sub("<\\|", shown), ensure_ascii=False)
+
+
+def outcome_of(texts: Sequence[str], limit: int) -> str:
+    """
+    What an output said, identified: its size in lines, its first meaningful line, and its last
+    error or summary line when it has one after the first; ``no output`` when it had no text.
+    Memoized: every line of an output is read, and a placeholder or a marker names the same
+    outputs request after request.
+    """
+    return _OUTCOMES.recall(lambda: _outcome(texts, limit), "outcome", limit, tuple(map(text_key, texts)))
+
+
+def _outcome(texts: Sequence[str], limit: int) -> str:
+    listed = _json_list(texts)
+    if listed is not None:
+        return _items_outcome(listed, limit)
+    lines = [line for text in texts for line in text.splitlines()]
+    meaningful = [line.strip() for line in lines if line.strip() and not _MARKUP_ONLY.fullmatch(line)]
+    if not meaningful:
+        return "no output"
+    size = f"{len(lines)} lines" if len(lines) != 1 else "1 line"
+    first = meaningful[0]
+    notable = next((line for line in reversed(meaningful[1:]) if _NOTABLE_LINE.search(line)), None)
+    if notable is None or notable == first:
+        return f"{size}: {quoted(first, limit)}"
+    half = max(1, limit // 2)
+    return f"{size}: {quoted(first, half)} ... {quoted(notable, half)}"
+
+
+def outline_of(texts: Sequence[str], limit: int) -> str | None:
+    """
+    The definitions an output showed (``_DEFINITION`` lines, squeezed), as many whole lines as fit
+    in ``limit`` characters, the outermost first (a module's classes before their methods), listed
+    in their order, and a count of the rest; ``None`` when it showed none. The answers after a
+    file view name its functions and classes more than any other line of it.
+    """
+    if limit <= 0:
+        return None
+    found = _OUTCOMES.recall(lambda: _outline(texts, limit) or "", "outline", limit, tuple(map(text_key, texts)))
+    return found or None
+
+
+def _outline(texts: Sequence[str], limit: int) -> str | None:
+    found = [
+        (_depth(line), _squeezed(line).strip())
+        for text in texts
+        for line in text.splitlines()
+        if _DEFINITION.match(line)
+    ]
+    if not found:
+        return None
+    chosen: set[int] = set()
+    left = limit
+    for place in sorted(range(len(found)), key=lambda i: found[i][0]):
+        cost = len(found[place][1]) + 3
+        if cost <= left:
+            chosen.add(place)
+            left -= cost
+    rest = len(found) - len(chosen)
+    if not chosen:
+        return f"{rest} definition" if rest == 1 else f"{rest} definitions"
+    shown = " | ".join(line for place, (_, line) in enumerate(found) if place in chosen)
+    return quoted(shown, limit) + (f" and {rest} more" if rest else "")
+
+
+def _depth(line: str) -> int:
+    """How far a line is indented, after the line number a numbered listing puts before it."""
+    code = _NUMBERED.sub("", line, count=1)
+    return len(code) - len(code.lstrip(" \t"))
+
+
+def _json_list(texts: Sequence[str]) -> list[object] | None:
+    """The output as a JSON array, when it is one (a search's results): ``None`` for any other text."""
+    text = "".join(texts).strip()
+    if not text.startswith("[") or not text.endswith("]"):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, list) else None
+
+
+def _items_outcome(items: Sequence[object], limit: int) -> str:
+    """
+    What a list of results held: how many, and what identifies each (its first field's value, a
+    pair's both), within ``limit`` characters: which flights a search found, not only the first.
+    """
+    if not items:
+        return "0 items"
+    size = f"{len(items)} items" if len(items) != 1 else "1 item"
+    shown: list[str] = []
+    left = limit
+    for item in items:
+        if left <= 0:
+            shown.append(_CUT)
+            break
+        name = _identity(item)
+        shown.append(quoted(name, left))
+        left -= min(len(name), left) + 2
+    return f"{size}: {', '.join(shown)}"
+
+
+def _identity(item: object) -> str:
+    """An item's first field's value (an object's), its parts' joined by ``+`` (a list's), or the item itself."""
+    if isinstance(item, dict):
+        return _as_text(next(iter(item.values()), ""))
+    if isinstance(item, list):
+        return "+".join(_identity(part) for part in item)
+    return _as_text(item)
+
+
+def _as_text(value: object) -> str:
+    """A string as it is, any other JSON value as JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def call_text(name: object, arguments: object, limit: int) -> str:
+    """
+    A call as ``name(key="value", ...)``: its arguments decoded when they are JSON, each value
+    quoted, the whole kept within ``limit`` characters of quoted text.
+    """
+    decoded = decoded_arguments(arguments)
+    if isinstance(decoded, dict):
+        parts, left = [], limit
+        for key, value in decoded.items():
+            if left <= 0:
+                parts.append(_CUT)
+                break
+            text = _squeezed(_as_text(value))  # squeezed once: the limit counts what is shown
+            parts.append(f"{key}={_quoted_squeezed(text, left)}")
+            left -= min(len(text), left) + len(str(key))
+        rendered = ", ".join(parts)
+    else:
+        rendered = quoted(decoded if isinstance(decoded, str) else json.dumps(decoded, default=str), limit)
+    return f"{name if isinstance(name, str) else 'tool'}({rendered})"
+
+
+def step_entries(fmt: MessageFormat, messages: Sequence[Message], kinds: Sequence[str], limit: int) -> list[str]:
+    """
+    One line per action of ``messages`` (the dropped ones, in order): each call with what came of
+    it, a message from the user, a reply of the assistant that made no call. The same messages
+    give the same lines however they were grouped into units.
+    """
+    outputs = outputs_of(fmt, messages)
+    entries: list[str] = []
+    for group in steps_of(kinds):
+        entries.extend(_entries_of(fmt, [messages[i] for i in group], kinds[group[0]], outputs, limit))
+    return entries
+
+
+def outputs_of(fmt: MessageFormat, messages: Sequence[Message]) -> dict[str, list[str]]:
+    """The texts answering each call of ``messages``, by the call's id."""
+    outputs: dict[str, list[str]] = {}
+    for message in messages:
+        for answered in fmt.answered_ids(message):
+            outputs.setdefault(answered, []).extend(fmt.texts(message))
+    return outputs
+
+
+def steps_of(kinds: Sequence[str]) -> Iterator[list[int]]:
+    """Indices grouped as units open: at each user message or assistant step."""
+    group: list[int] = []
+    for index, kind in enumerate(kinds):
+        if group and kind in (USER, ASSISTANT, SYSTEM):
+            yield group
+            group = []
+        group.append(index)
+    if group:
+        yield group
+
+
+def _entries_of(
+    fmt: MessageFormat, step: Sequence[Message], opener: str, outputs: dict[str, list[str]], limit: int
+) -> Iterator[str]:
+    calls = [call for message in step for call in fmt.calls(message)]
+    for call_id, name, arguments in calls:
+        result = outputs.get(call_id)
+        came = outcome_of(result, int(limit * OUTCOME_SHARE)) if result is not None else "no result"
+        yield f"- called {call_text(name, arguments, int(limit * ARGUMENTS_SHARE))} -> {came}"
+    if calls:
+        return
+    text = " ".join(t for message in step for t in fmt.texts(message)).strip()
+    if not text:
+        return
+    who = "the user wrote" if opener == USER else "the assistant replied"
+    yield f"- {who} {quoted(text, limit)}"
+
+
+def newest_within(entries: Sequence[str], cost: Callable[[str], int], cap: int) -> tuple[list[str], int]:
+    """
+    The newest ``entries`` whose costs add up to at most ``cap``, in their order, and how many
+    older ones are left out: the newest dropped steps are the ones the conversation builds on.
+    """
+    kept: list[str] = []
+    spent = 0
+    for entry in reversed(entries):
+        spent += cost(entry)
+        if spent > cap:
+            break
+        kept.append(entry)
+    return kept[::-1], len(entries) - len(kept)

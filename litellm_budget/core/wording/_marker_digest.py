@@ -1,0 +1,195 @@
+"""
+The marker's digest of a dropped block (``digest.step_entries`` of its messages), read as the
+policies price it: several markers per request, one per count of units they try, and the same
+block again in a conversation's next requests. So the lines of each atom (the smallest unit) are
+remembered by its content, a block's lines are its atoms' lines in order, and a block's digest
+is remembered whole: a growing history reads only what is new in it.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Iterator, Sequence
+from typing import TypeVar
+
+from litellm_budget.core._memo import Memo
+from litellm_budget.core.formats import ASSISTANT, SYSTEM, USER, MessageFormat
+from litellm_budget.core.formats._tool_calls import decoded_arguments
+from litellm_budget.core.policies._ledger import AtomLines, Ledger
+from litellm_budget.core.policies._units import Unit
+from litellm_budget.core.wording._digest import newest_within, outputs_of, step_entries, steps_of
+from litellm_budget.core.wording._names import InText, StepNames, names_in, names_line
+from litellm_budget.typing import Message
+
+#: Digests of whole blocks: each at most ``digest_share`` of a window's prompt room.
+BLOCK_ENTRIES = 256
+#: Lines of single atoms, with the call ids they make and answer: a few hundred characters each.
+ATOM_ENTRIES = 16_384
+_BLOCKS: Memo[tuple[tuple[str, ...], int]] = Memo(
+    "block_digests",
+    ("format", "counter", "digest_chars", "cap", "names_cap", "names_per_step", "room", "block", "given"),
+    BLOCK_ENTRIES,
+)
+_ATOMS: Memo[AtomLines] = Memo("atom_lines", ("format", "digest_chars", "atom"), ATOM_ENTRIES)
+_T = TypeVar("_T")
+#: Where ``step_entries`` starts a group of its own (a unit opens there).
+_OPENERS = frozenset({USER, ASSISTANT, SYSTEM})
+
+
+def marker_digest(ledger: Ledger, gone: Sequence[int], room: int | None = None) -> tuple[Sequence[str], int]:
+    """
+    What the dropped messages ``gone`` did, newest actions first within the digest's share of the
+    prompt room (or ``room`` tokens, when less is left), and how many older ones are not listed:
+    ``newest_within(step_entries(...))``.
+    """
+    settings = ledger.settings
+    if not settings.digest_chars or not gone:
+        return [], 0
+    cap = digest_cap(ledger)
+    cap = cap if room is None else min(room, cap)
+    if cap <= 0:
+        return [], 0
+    keys, kinds = ledger.keys, ledger.kinds
+    names_cap = _room(ledger, settings.names_share)
+    seen = (ledger.format.name, ledger.counter.name, settings.digest_chars, cap, names_cap, settings.names_per_step)
+    given = _given(ledger)
+    key = (*seen, room, hash((_picked(keys, gone), _picked(kinds, gone))), hash(_picked(keys, given)))
+    found = _BLOCKS.get(*key)
+    if found is None:
+        lines, names = _lines(ledger, gone)
+        cost = lambda line: ledger.counter.count_text(line) + 1  # noqa: E731 - the one cost both share
+        listed, unlisted = newest_within(lines, cost, cap)
+        # Beside the lines, within their own share; where the room is short, only what the lines left of it.
+        left = names_cap if room is None else min(names_cap, room - sum(map(cost, listed)))
+        # What the model reads anyway (the lines, the system, the task) need not be named again.
+        shown = ("\n".join(listed), _in_given(ledger, given))
+        line = names_line(names, shown, per_step=settings.names_per_step, cap=left, cost=cost)
+        found = ((*listed, line) if line else tuple(listed), unlisted)
+        _BLOCKS.put(found, *key)
+    return found
+
+
+def _in_given(ledger: Ledger, given: Sequence[int]) -> InText:
+    """
+    Whether a name is in the system or the task: their text is searched once per name a request
+    asks about (a policy prices several markers, each listing names that the others list too).
+    """
+    if ledger.derived.in_given is None:
+        ledger.derived.in_given = InText("\n".join(t for i in given for t in ledger.format.texts(ledger.messages[i])))
+    return ledger.derived.in_given
+
+
+def _given(ledger: Ledger) -> list[int]:
+    """The messages every fit keeps as they are: the system ones and the task (the first user message)."""
+    task = ledger.layout.first_user
+    return [i for i, kind in enumerate(ledger.kinds) if kind == SYSTEM or i == task]
+
+
+def digest_cap(ledger: Ledger) -> int:
+    """
+    The digest's most tokens: a share of the prompt's room in the window, not of the budget. The
+    budget moves with the learned token ratio, and a digest that moved with it would move the
+    cached prefix too.
+    """
+    return _room(ledger, ledger.settings.digest_share)
+
+
+def _room(ledger: Ledger, share: float) -> int:
+    """``share`` of the prompt's room in the window, in tokens."""
+    limits = ledger.limits
+    return int((limits.window - limits.reserve - limits.margin) * share)
+
+
+def _lines(ledger: Ledger, gone: Sequence[int]) -> tuple[list[str], list[StepNames]]:
+    """
+    ``step_entries`` of the messages ``gone``, from their atoms' lines where that reads the same.
+
+    It does when ``gone`` is whole atoms, each opening a group (``step_entries`` cuts before every
+    user, assistant or system message, so no group spans two atoms), and no call of one atom is
+    answered in another (each call reads the outputs answering it in the whole block). Units are
+    atoms or runs of them and a call's results belong to its step, so that is every block a policy
+    drops; anything else is read whole.
+    """
+    atoms = _atoms_in(ledger, gone)
+    facts = None if atoms is None else [_atom_lines(ledger, atom) for atom in atoms]
+    if facts is None or not _answered_within(facts):
+        fmt, messages, kinds = ledger.format, [ledger.messages[i] for i in gone], [ledger.kinds[i] for i in gone]
+        return step_entries(fmt, messages, kinds, ledger.settings.digest_chars), step_names(fmt, messages, kinds)
+    return [line for lines, _, _, _ in facts for line in lines], [names for *_, held in facts for names in held]
+
+
+def _atoms_in(ledger: Ledger, gone: Sequence[int]) -> list[Unit] | None:
+    """The atoms ``gone`` is made of, in order; ``None`` when it is not whole atoms that each open a group."""
+    wanted = set(gone)
+    atoms = [atom for atom in ledger.layout.atoms if atom[0] in wanted and wanted.issuperset(atom)]
+    if [index for atom in atoms for index in atom] != list(gone):
+        return None
+    if any(ledger.kinds[atom[0]] not in _OPENERS for atom in atoms[1:]):
+        return None
+    return atoms
+
+
+def _atom_lines(ledger: Ledger, atom: Unit) -> AtomLines:
+    """An atom's lines read on their own, the ids of the calls it makes and of those it answers."""
+    found = ledger.derived.atom_lines.get(atom)
+    if found is not None:
+        return found
+    fmt, keys, kinds, limit = ledger.format, ledger.keys, ledger.kinds, ledger.settings.digest_chars
+    key = (fmt.name, limit, hash((_picked(keys, atom), _picked(kinds, atom))))
+    found = _ATOMS.get(*key)
+    if found is None:
+        messages = [ledger.messages[i] for i in atom]
+        atom_kinds = [kinds[i] for i in atom]
+        lines = tuple(step_entries(fmt, messages, atom_kinds, limit))
+        made = frozenset(call_id for message in messages for call_id, _, _ in fmt.calls(message))
+        answered = frozenset(answered for message in messages for answered in fmt.answered_ids(message))
+        found = (lines, made, answered, tuple(step_names(fmt, messages, atom_kinds)))
+        _ATOMS.put(found, *key)
+    ledger.derived.atom_lines[atom] = found
+    return found
+
+
+def _picked(values: Sequence[_T], indices: Sequence[int]) -> tuple[_T, ...]:
+    """``values`` at ``indices``, a tuple built in C: a block of hundreds of messages is keyed in microseconds."""
+    if len(indices) == 1:
+        return (values[indices[0]],)
+    return operator.itemgetter(*indices)(values) if indices else ()
+
+
+def _answered_within(facts: Sequence[AtomLines]) -> bool:
+    """No atom answers a call another atom makes."""
+    owner: dict[str, int] = {}
+    for index, (_, _, answered, _) in enumerate(facts):
+        for call_id in answered:
+            owner[call_id] = index if owner.get(call_id, index) == index else -1
+    return all(owner.get(call_id, index) == index for index, (_, made, _, _) in enumerate(facts) for call_id in made)
+
+
+def step_names(fmt: MessageFormat, messages: Sequence[Message], kinds: Sequence[str]) -> list[StepNames]:
+    """
+    The names of each action of ``messages``, as ``step_entries`` lists them: a call's whole
+    arguments' and its output's, a message's text's (as what came of it).
+    """
+    outputs = outputs_of(fmt, messages)
+    found: list[StepNames] = []
+    for group in steps_of(kinds):
+        step = [messages[i] for i in group]
+        calls = [call for message in step for call in fmt.calls(message)]
+        for call_id, _, arguments in calls:
+            found.append((names_in(_strings(decoded_arguments(arguments))), names_in(outputs.get(call_id, ()))))
+        if not calls:
+            found.append(((), names_in(t for message in step for t in fmt.texts(message))))
+    return found
+
+
+def _strings(value: object) -> Iterator[str]:
+    """Every string in a decoded value, its keys' too (a patch's path may be one)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield str(key)
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)

@@ -1,0 +1,98 @@
+"""The words the model reads where something was taken out: information, never a task."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from litellm_budget.core.formats import ASSISTANT
+
+#: How every placeholder of an elided tool output begins, whatever it says of the output.
+TOOL_ELIDED = "[litellm_budget: this tool output was elided by the gateway to fit the context window"
+#: ... and of an elided assistant text.
+TEXT_ELIDED = (
+    "[litellm_budget: the text of this earlier assistant message was elided by the gateway to fit the context window"
+)
+#: The placeholders that say only that (``digest_chars: 0``).
+TOOL_PLACEHOLDER = f"{TOOL_ELIDED}. Call the tool again if you need its content.]"
+ASSISTANT_PLACEHOLDER = f"{TEXT_ELIDED}.]"
+NOTICE_PREFIX = "[litellm_budget:"
+#: How every marker ends.
+CONTINUES = " The conversation continues below.]"
+#: ... and every summary in a marker's place.
+MARKER_END = CONTINUES.lstrip()
+#: How a marker (``omitted_note``) or a summary in its place (``summary_note``) begins: what
+#: tells it from a placeholder or a cut's note where it was merged into a user message.
+_MARKER_START = re.compile(r"\[litellm_budget: (?:the )?\d+ earlier ")
+
+
+def marker_start(text: str) -> int | None:
+    """
+    Where in ``text`` a marker begins (at its start, or at the blank line that joins it to the
+    user text before it, as ``user_note`` places it), so the text before it can be told apart
+    from it; ``None`` where ``text`` holds none.
+    """
+    if _MARKER_START.match(text):
+        return 0
+    joined = "\n\n" + NOTICE_PREFIX
+    at = text.find(joined)
+    while at != -1:
+        if _MARKER_START.match(text, at + 2):
+            return at
+        at = text.find(joined, at + 2)
+    return None
+
+
+def placeholder_for(kind: str, identified: str | None = None) -> str:
+    """
+    The placeholder for an elided message of ``kind`` (an assistant's, or a tool result); with
+    ``identified`` (``digest.outcome_of`` of the text), it says what the text was.
+    """
+    if identified is None:
+        return ASSISTANT_PLACEHOLDER if kind == ASSISTANT else TOOL_PLACEHOLDER
+    if kind == ASSISTANT:
+        return f"{TEXT_ELIDED}; it was {identified}.]"
+    return f"{TOOL_ELIDED}; it was {identified}. Call the tool again if you need its content.]"
+
+
+def omitted_note(messages: int, units: int, digest: Sequence[str] = (), unlisted: int = 0) -> str:
+    """
+    The marker's words: how much earlier conversation was dropped, and with a ``digest`` (one
+    line per dropped action, oldest first) what it did; ``unlisted`` older actions are counted.
+    """
+    noun = "message was" if messages == 1 else "messages were"
+    exchanges = "exchange" if units == 1 else "exchanges"
+    head = (
+        f"[litellm_budget: {messages} earlier {noun} omitted from this conversation "
+        f"({units} {exchanges}) by the gateway to fit the context window."
+    )
+    if not digest:
+        return f"{head}{CONTINUES}"
+    older = f" ({unlisted} older not listed)" if unlisted else ""
+    lines = "\n".join(digest)
+    return f"{head} What was done in them, oldest first{older}:\n{lines}\n{MARKER_END}"
+
+
+def summary_note(summary: str, messages: int, units: int) -> str:
+    """
+    Stands where the marker would, holding a summary of what was dropped: it says which
+    range it covers and that it is a record of the past, so the model reads no task in it.
+    """
+    noun, verb = ("message", "was") if messages == 1 else ("messages", "were")
+    exchanges = "exchange" if units == 1 else "exchanges"
+    return (
+        f"[litellm_budget: the {messages} earlier {noun} of this conversation ({units} {exchanges}) "
+        f"{verb} omitted by the gateway to fit the context window, summarized:]\n"
+        f"{summary}\n"
+        f"[litellm_budget: end of the summary. {MARKER_END}"
+    )
+
+
+def cut_note(shown_head: int, shown_tail: int, total_chars: int) -> str:
+    """Stands between the head and the tail of a message that was cut to fit."""
+    omitted = total_chars - shown_head - shown_tail
+    return (
+        f"[litellm_budget: the gateway cut this message to fit the context window: it shows "
+        f"the first {shown_head} and the last {shown_tail} of {total_chars} characters; "
+        f"{omitted} characters in between were omitted.]"
+    )
