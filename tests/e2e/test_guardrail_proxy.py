@@ -8,33 +8,41 @@ and is refused at start beside the callback form.
 
 from __future__ import annotations
 
+import copy
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from tests.support.builders import agent_session
+from tests.support.docs import block
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.jsonl import complete_records, wait_for_records
-from tests.support.paths import SUPPORT
+from tests.support.paths import DOCS, SUPPORT
 from tests.support.proxy_process import ProxyProcess, ProxyStartError, post_chat, start_proxy
 
 pytestmark = pytest.mark.proxy
 WINDOW = 6000
-NAME = "budget"
 HELPERS = ("proxy_keys.py", "proxy_spend_rows.py", "proxy_structlog.py")
-GUARDRAIL = "litellm_budget.BudgetGuardrail"
+PAGE = DOCS / "guardrail.md"
+#: The guardrail as the page registers it, and the key metadata it shows.
+(GUARDRAIL,) = yaml.safe_load(block("yaml", "The config", "guardrail:", page=PAGE))["guardrails"]
+NAME = GUARDRAIL["guardrail_name"]
+PAGE_KEY = json.loads(block("json", "Settings per key and per team", "litellm_budget", page=PAGE))
 
 
 def _config(upstream: FakeUpstream, *, default_on: bool, callbacks: tuple[str, ...] = ()) -> dict[str, Any]:
     model = {"model": "openai/gpt-4o", "api_base": upstream.base_url, "api_key": "k"}
-    guardrail = {"guardrail": GUARDRAIL, "mode": "pre_call", "default_on": default_on}
+    guardrail = copy.deepcopy(GUARDRAIL)
+    guardrail["litellm_params"]["default_on"] = default_on
     return {
         "model_list": [{"model_name": "m", "litellm_params": model, "model_info": {"max_input_tokens": WINDOW}}],
         "litellm_settings": {"callbacks": [*callbacks, "proxy_structlog.configured", "proxy_spend_rows.rows"]},
-        "guardrails": [{"guardrail_name": NAME, "litellm_params": guardrail}],
+        "guardrails": [guardrail],
         "general_settings": {"custom_auth": "proxy_keys.user_api_key_auth"},
     }
 
@@ -42,7 +50,11 @@ def _config(upstream: FakeUpstream, *, default_on: bool, callbacks: tuple[str, .
 def _start(config: dict[str, Any], folder: Path) -> ProxyProcess:
     for helper in HELPERS:
         shutil.copy(SUPPORT / helper, folder / helper)
-    env = {"STRUCTLOG_FILE": str(folder / "structlog.jsonl"), "SPEND_ROWS": str(folder / "rows.jsonl")}
+    env = {
+        "STRUCTLOG_FILE": str(folder / "structlog.jsonl"),
+        "SPEND_ROWS": str(folder / "rows.jsonl"),
+        "PROXY_KEYS_MORE": json.dumps({"sk-page": PAGE_KEY}),
+    }
     return start_proxy(config, tmp_path=folder, env=env, timeout=90)
 
 
@@ -81,6 +93,24 @@ def _row(proxy: ProxyProcess, call_id: str) -> dict[str, Any]:
     path = proxy.log_path.parent / "rows.jsonl"
     found = wait_for_records(path, lambda rows: any(row["call_id"] == call_id for row in rows), what=call_id)
     return next(row for row in found if row["call_id"] == call_id)
+
+
+def test_the_pages_registration_is_on_by_default_and_its_key_is_the_opt_outs() -> None:
+    """The tests below run the page's config; the opt-out key of ``proxy_keys.py`` names its guardrail."""
+    assert GUARDRAIL["litellm_params"]["default_on"] is True
+    assert GUARDRAIL["litellm_params"]["guardrail"] == "litellm_budget.BudgetGuardrail"
+    assert NAME == "litellm-budget"
+    assert PAGE_KEY["metadata"]["litellm_budget"]["window"] > WINDOW
+
+
+def test_the_readmes_registration_is_the_pages() -> None:
+    """The README's short config registers the guardrail these tests run (the page's adds a setting)."""
+    (entry,) = yaml.safe_load(block("yaml", "The guardrail form: per key, per team, per request", "guardrail:"))[
+        "guardrails"
+    ]
+    page_params = {key: value for key, value in GUARDRAIL["litellm_params"].items() if key != "policy"}
+
+    assert entry == {**GUARDRAIL, "litellm_params": page_params}
 
 
 def test_on_by_default_it_fits_and_records_its_work_as_a_guardrail(proxy: ProxyProcess, upstream: FakeUpstream) -> None:
@@ -130,8 +160,8 @@ def test_a_keys_opt_out_wins_over_the_requests_ask(proxy: ProxyProcess, upstream
 
 @pytest.mark.parametrize(
     ("key", "window", "policy"),
-    [("sk-small", "3000", "plan"), ("sk-elide", str(WINDOW), "elide")],
-    ids=["key-window-team-policy", "key-policy-over-team"],
+    [("sk-small", "3000", "plan"), ("sk-elide", str(WINDOW), "elide"), ("sk-page", str(WINDOW), "plan")],
+    ids=["key-window-team-policy", "key-policy-over-team", "the-pages-key-its-window-only-lowers"],
 )
 def test_the_settings_of_the_key_and_its_team_apply(
     proxy: ProxyProcess, upstream: FakeUpstream, key: str, window: str, policy: str
@@ -225,5 +255,5 @@ def test_a_bad_setting_of_the_guardrail_stops_the_proxy(upstream: FakeUpstream, 
     with pytest.raises(ProxyStartError) as failed:
         _start(config, tmp_path)
 
-    assert "guardrail 'budget': litellm_params.policy = 'planx': must be one of" in str(failed.value)
+    assert f"guardrail {NAME!r}: litellm_params.policy = 'planx': must be one of" in str(failed.value)
     assert "starting WITHOUT this guardrail" not in (tmp_path / "proxy.log").read_text(encoding="utf-8")

@@ -1,12 +1,15 @@
 """
 Loaded by a test proxy beside its config as ``general_settings.custom_auth``: virtual keys with
-fixed key and team metadata, no database. Each bearer token in ``KEYS`` is one key; any other is
-refused. What the metadata holds is what an operator would set with ``/key/generate`` and
-``/team/new``: the plugin's settings (``litellm_budget``) and LiteLLM's guardrail opt-outs.
+fixed key and team metadata, no database. Each bearer token in ``KEYS`` (and in the JSON of
+$PROXY_KEYS_MORE) is one key; any other is refused. What the metadata holds is what an operator
+would set with ``/key/generate`` and ``/team/new``: the plugin's settings (``litellm_budget``) and
+LiteLLM's guardrail opt-outs (of the guardrail named ``litellm-budget``).
 """
 
 from __future__ import annotations
 
+import json
+import os
 from typing import Any
 
 from fastapi import Request
@@ -27,11 +30,13 @@ KEYS: dict[str, dict[str, Any]] = {
         "team_metadata": {"litellm_budget": {"policy": "plan"}},
     },
     "sk-key-out": {"metadata": {"disable_global_guardrails": True}},
-    "sk-opted-out": {"metadata": {"opted_out_global_guardrails": ["budget"]}},
+    "sk-opted-out": {"metadata": {"opted_out_global_guardrails": ["litellm-budget"]}},
     "sk-team-out": {"team_id": "team-out", "team_metadata": {"disable_global_guardrails": True}},
     # A typo and a bad window beside a valid setting: the valid one applies, the others are named.
     "sk-typo": {"metadata": {"litellm_budget": {"polcy": "plan", "window": -5, "protected_tail": 4}}},
     "sk-not-a-mapping": {"metadata": {"litellm_budget": "plan"}},
+    # More keys, as a test writes them (a page's example): a JSON object of token to key.
+    **json.loads(os.environ.get("PROXY_KEYS_MORE") or "{}"),
 }
 
 
