@@ -234,6 +234,7 @@ def test_off_by_default_it_fits_the_requests_that_ask(
     assert (NAME in headers.get("x-litellm-applied-guardrails", "")) is fitted
 
 
+@pytest.mark.slow  # tests/adapter/test_guardrail.py runs this refusal through LiteLLM's own loader by default
 def test_both_forms_registered_stop_the_proxy_saying_which_line_to_remove(
     upstream: FakeUpstream, tmp_path: Path
 ) -> None:
