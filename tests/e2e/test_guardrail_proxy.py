@@ -18,12 +18,13 @@ from typing import Any
 import pytest
 import yaml
 
+from litellm_budget.core.formats import responses
 from tests.support.builders import agent_session
 from tests.support.docs import block
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.jsonl import complete_records, wait_for_records
 from tests.support.paths import DOCS, SUPPORT
-from tests.support.proxy_process import ProxyProcess, ProxyStartError, post_chat, start_proxy
+from tests.support.proxy_process import ProxyProcess, ProxyStartError, post_chat, post_json, start_proxy
 
 pytestmark = pytest.mark.proxy
 WINDOW = 6000
@@ -235,6 +236,28 @@ def test_off_by_default_it_fits_the_requests_that_ask(
 
 
 @pytest.mark.slow  # tests/adapter/test_guardrail.py runs this refusal through LiteLLM's own loader by default
+@pytest.mark.parametrize("asked", [False, True], ids=["not-asked", "asked"])
+def test_off_by_default_it_fits_a_responses_request_that_asks(
+    opt_in: ProxyProcess, upstream: FakeUpstream, asked: bool
+) -> None:
+    """On ``/v1/responses`` LiteLLM keeps its metadata apart from the client's: the ask is read there too."""
+    body = {"model": "m", "input": responses.from_chat(agent_session(16, 800)[1:])}
+    upstream.clear()
+    status, headers, _ = post_json(
+        opt_in,
+        "/v1/responses",
+        {**body, **({"guardrails": [NAME]} if asked else {})},
+        headers={"Authorization": "Bearer sk-plain"},
+    )
+    row = _row(opt_in, headers["x-litellm-call-id"])
+
+    assert status == 200
+    assert (headers.get("x-litellm-budget-action") == "trimmed") is asked
+    assert (len(json.dumps(upstream.requests[-1]["input"])) < len(json.dumps(body["input"]))) is asked
+    assert (row["saved"] > 0) is asked
+    assert bool(row["guardrail_information"]) is asked
+
+
 def test_both_forms_registered_stop_the_proxy_saying_which_line_to_remove(
     upstream: FakeUpstream, tmp_path: Path
 ) -> None:
