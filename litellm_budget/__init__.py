@@ -16,12 +16,14 @@ from litellm_budget.core.budget._settings import BudgetSettings
 
 if _typing.TYPE_CHECKING:
     from .adapter.callback import ContextBudget
+    from .adapter.guardrail import BudgetGuardrail
     from .exceptions import BudgetExceededError
 
     handler: ContextBudget
 
 __all__ = [
     "BudgetExceededError",
+    "BudgetGuardrail",
     "BudgetReport",
     "BudgetSettings",
     "ContextBudget",
@@ -39,6 +41,12 @@ def __getattr__(name: str) -> _typing.Any:
         from .adapter import callback
 
         return getattr(callback, name)
+    if name == "BudgetGuardrail":
+        # The guardrail form, ``guardrail: litellm_budget.BudgetGuardrail``: a short path, so LiteLLM
+        # imports the installed package (a file beside the config would be run again for each use).
+        from .adapter.guardrail import BudgetGuardrail
+
+        return BudgetGuardrail
     if name == "BudgetExceededError":
         from .exceptions import BudgetExceededError
 

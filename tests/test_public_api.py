@@ -14,7 +14,16 @@ from litellm_budget import exceptions
 from litellm_budget import typing as budget_typing
 from litellm_budget.core.policies._registry import POLICIES
 
-PUBLIC = ["BudgetExceededError", "BudgetReport", "BudgetSettings", "ContextBudget", "Fitted", "fit", "handler"]
+PUBLIC = [
+    "BudgetExceededError",
+    "BudgetGuardrail",
+    "BudgetReport",
+    "BudgetSettings",
+    "ContextBudget",
+    "Fitted",
+    "fit",
+    "handler",
+]
 
 
 def test_all_is_exactly_the_public_names() -> None:

@@ -274,5 +274,16 @@ def _proxy_router() -> Any:
     return getattr(server, "llm_router", None)
 
 
-#: The instance ``litellm_settings: {callbacks: ["litellm_budget.handler"]}`` resolves to.
-handler = ContextBudget()
+if TYPE_CHECKING:
+    #: The instance ``litellm_settings: {callbacks: ["litellm_budget.handler"]}`` resolves to.
+    handler: ContextBudget
+
+
+def __getattr__(name: str) -> Any:
+    # ``handler`` is created when first asked for, not when this module is imported: the guardrail
+    # form imports the module too, and a second plugin's start-up checks, failing inside LiteLLM's
+    # guardrail loader, would let the proxy start with no plugin at all.
+    if name == "handler":
+        return globals().setdefault("handler", ContextBudget())
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)

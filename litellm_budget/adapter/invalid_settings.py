@@ -1,8 +1,9 @@
 """
 Settings that cannot be taken, wherever they are written: ``callback_settings``, a deployment's
-``model_info``, a request's metadata. What can be seen when the proxy or a Router starts stops it,
-naming the key, the value and the deployment; what only a request shows (a model added through
-the database, a config reload, a request's override) is left out of that request's settings,
+``model_info``, a key's or team's metadata, a request's metadata. What can be seen when the proxy or
+a Router starts stops it, naming the key, the value and the deployment; what only a request shows (a
+model added through the database, a config reload, a key's settings, a request's override) is left
+out of that request's settings,
 logged once as ``settings_invalid``: a mistyped setting never sends a request unfitted.
 """
 
@@ -35,6 +36,8 @@ IN_CALLBACK_SETTINGS = "callback_settings.litellm_budget"
 IN_KNOBS = "ContextBudget"
 IN_MODEL_INFO = "model_info.litellm_budget"
 IN_REQUEST = "metadata.litellm_budget"
+IN_KEY = "key metadata.litellm_budget"
+IN_TEAM = "team metadata.litellm_budget"
 #: A deployment's window, read by the plugin from its ``model_info``.
 WINDOW_KEY = "max_input_tokens"
 #: The most distinct invalid settings remembered (a client's metadata may vary without end).
@@ -52,6 +55,8 @@ class InvalidSetting:
     deployment: str | None = None
     #: The model a request's override was for (a deployment's is its group and id).
     model: str | None = None
+    #: The key or team whose metadata holds it: its alias, else its id (a key's: the hash LiteLLM logs).
+    owner: str | None = None
 
     def describe(self) -> str:
         """``deployment 'm' (model_info.id 'd1'): model_info.litellm_budget.polcy = 'plan': is not a setting ...``."""
@@ -63,7 +68,12 @@ class InvalidSetting:
 
     def as_event(self) -> dict[str, Any]:
         """The ``settings_invalid`` event's fields."""
-        where = {"model_group": self.model_group, "deployment": self.deployment, "model": self.model}
+        where = {
+            "model_group": self.model_group,
+            "deployment": self.deployment,
+            "model": self.model,
+            "owner": self.owner,
+        }
         return {"source": self.source, **self.problem.as_dict(), **{k: v for k, v in where.items() if v is not None}}
 
 

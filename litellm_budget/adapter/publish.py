@@ -111,6 +111,13 @@ def record_savings(metadata: MutableMapping[str, Any], report: BudgetReport) -> 
         del metadata[SAVINGS_KEY]
 
 
+def saved_by(report: Mapping[str, Any]) -> int:
+    """``record_savings``'s count, of a report as a dict: only a trimmed request saved any."""
+    if report.get("action") != "trimmed":
+        return 0
+    return max(0, int(report.get("tokens_before") or 0) - int(report.get("tokens_after") or 0))
+
+
 def report_in(metadata: object) -> Mapping[str, Any] | None:
     """The report a hook left in a request's metadata, if any."""
     if not isinstance(metadata, Mapping):

@@ -1,4 +1,7 @@
-"""What a LiteLLM request is fitted against: its window and settings, from deployment, group or request."""
+"""
+What a LiteLLM request is fitted against: its window and settings, from deployment, group, the
+key and team it came with, and the request itself (in that order, each over the one before).
+"""
 
 from __future__ import annotations
 
@@ -11,12 +14,21 @@ from litellm_budget.core.api import (
     BudgetSettings,
     FitRequest,
     MessageFormat,
+    SettingProblem,
     apply_valid,
     model_map_window,
     positive_int,
 )
 
-from .invalid_settings import IN_REQUEST, SETTINGS_KEY, InvalidSetting, deployment_settings, window_override_problem
+from .invalid_settings import (
+    IN_KEY,
+    IN_REQUEST,
+    IN_TEAM,
+    SETTINGS_KEY,
+    InvalidSetting,
+    deployment_settings,
+    window_override_problem,
+)
 from .request import read_metadata
 
 if TYPE_CHECKING:
@@ -77,7 +89,7 @@ def deployment_target(kwargs: Mapping[str, Any], settings: BudgetSettings) -> Ta
         settings=own,
         invalid=invalid,
     )
-    return with_request_overrides(target, metadata)
+    return with_request_overrides(with_key_settings(target, metadata), metadata)
 
 
 def group_target(group: str, deployments: Iterable[Mapping[str, Any]], settings: BudgetSettings) -> Target | None:
@@ -118,7 +130,10 @@ def pre_call_target(request: Mapping[str, Any], settings: BudgetSettings, router
     group = str(request.get("model"))
     deployments = group_deployments(router, group)
     target = group_target(group, deployments, settings)
-    return None if target is None else with_request_overrides(target, read_metadata(request))
+    if target is None:
+        return None
+    metadata = read_metadata(request)
+    return with_request_overrides(with_key_settings(target, metadata), metadata)
 
 
 def deployment_windows(
@@ -135,6 +150,28 @@ def deployment_windows(
     return known
 
 
+#: Where the proxy puts the metadata of the request's virtual key and of its team, for every hook
+#: (a client cannot write them: the proxy replaces what a body sends under these names).
+KEY_METADATA = ("user_api_key_metadata", "user_api_key_alias", "user_api_key_hash")
+TEAM_METADATA = ("user_api_key_team_metadata", "user_api_key_team_alias", "user_api_key_team_id")
+
+
+def with_key_settings(target: Target, metadata: Mapping[str, Any]) -> Target:
+    """
+    Apply ``litellm_budget: {...}`` from the request's team metadata, then from its key's: settings
+    an operator wrote for one team or key, over the deployment's. They take every setting a deployment
+    takes, plus ``window``, which can only lower the model's; what cannot be taken is ``invalid``
+    (logged once, naming the key or team) and the request is fitted with the rest.
+    """
+    for source, (field, alias, identity) in ((IN_TEAM, TEAM_METADATA), (IN_KEY, KEY_METADATA)):
+        written = metadata.get(field)
+        wanted = written.get(SETTINGS_KEY) if isinstance(written, Mapping) else None
+        if wanted is not None:
+            owner = metadata.get(alias) or metadata.get(identity)
+            target = overridden(target, wanted, source, owner=None if owner is None else str(owner))
+    return target
+
+
 def with_request_overrides(target: Target, metadata: Mapping[str, Any]) -> Target:
     """
     Apply the request's own ``metadata.litellm_budget`` when the operator enabled it.
@@ -149,22 +186,36 @@ def with_request_overrides(target: Target, metadata: Mapping[str, Any]) -> Targe
         return target
     if not target.settings.allow_request_overrides:
         return dataclasses.replace(target, refused=tuple(sorted(map(str, wanted))))
-    taken = {key: value for key, value in wanted.items() if key != "window" and key not in _NOT_FOR_REQUESTS}
     refused = tuple(sorted(str(key) for key in wanted if key in _NOT_FOR_REQUESTS))
-    settings, problems = apply_valid(target.settings, taken)
+    taken = {key: value for key, value in wanted.items() if key not in _NOT_FOR_REQUESTS}
+    return dataclasses.replace(overridden(target, taken, IN_REQUEST), refused=refused)
+
+
+def overridden(target: Target, wanted: object, source: str, *, owner: str | None = None) -> Target:
+    """
+    ``target`` with the valid settings of ``wanted`` (written at ``source``, for ``owner``) applied, and
+    its ``window``, which can only lower the target's; the rest is ``invalid``, left out.
+    """
+    if not isinstance(wanted, Mapping):
+        settings, problems = apply_valid(target.settings, wanted)  # the problem: not a mapping
+        return _with_invalid(target, settings, problems, source, owner)
+    settings, problems = apply_valid(target.settings, {k: v for k, v in wanted.items() if k != "window"})
     window_problem = window_override_problem(wanted.get("window"))
-    window = target.window
     requested = positive_int(wanted.get("window"))
     if requested is not None:
-        ceiling = window or _known_window(target.model) or target.settings.default_window
-        window = requested if ceiling is None else min(ceiling, requested)
+        ceiling = target.window or _known_window(target.model) or target.settings.default_window
+        target = dataclasses.replace(target, window=requested if ceiling is None else min(ceiling, requested))
+    return _with_invalid(target, settings, (*problems, *([window_problem] if window_problem else [])), source, owner)
+
+
+def _with_invalid(
+    target: Target, settings: BudgetSettings, problems: Iterable[SettingProblem], source: str, owner: str | None
+) -> Target:
     invalid = tuple(
-        InvalidSetting(source=IN_REQUEST, problem=problem, model_group=target.group, model=target.model)
-        for problem in (*problems, *([window_problem] if window_problem else []))
+        InvalidSetting(source=source, problem=problem, model_group=target.group, model=target.model, owner=owner)
+        for problem in problems
     )
-    return dataclasses.replace(
-        target, window=window, settings=settings, refused=refused, invalid=target.invalid + invalid
-    )
+    return dataclasses.replace(target, settings=settings, invalid=target.invalid + invalid)
 
 
 def _known_window(model: str) -> int | None:
