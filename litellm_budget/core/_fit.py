@@ -147,7 +147,7 @@ def fit_request(request: FitRequest) -> Fitted:
     start = fmt.history_start(listed)
     gate = gate and start is None
     keys = reading.keys()
-    remember_passed(fmt.name, keys, verdict, resume)
+    remember_passed(fmt.name, keys, verdict)
     ledger_of = functools.partial(
         Ledger,
         messages=listed,

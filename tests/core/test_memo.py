@@ -177,3 +177,26 @@ def test_every_memo_of_the_package_declares_what_it_reads() -> None:
         assert memo.reads
         assert all(isinstance(read, str) and read for read in memo.reads)
         assert memo.max_entries >= 2
+
+
+def test_at_most_ten_memos_live_at_module_level() -> None:
+    """Derived state stays countable: at most ten module-level memos in the plugin (the replay's tools aside)."""
+    import importlib
+    import pkgutil
+
+    import litellm_budget
+
+    names = [
+        info.name
+        for info in pkgutil.walk_packages(litellm_budget.__path__, "litellm_budget.")
+        if ".tools" not in info.name and not info.name.endswith("__main__")
+    ]
+    found = sorted(
+        f"{name}.{attr}"
+        for name in names
+        for attr, value in vars(importlib.import_module(name)).items()
+        if isinstance(value, Memo)
+    )
+
+    assert "litellm_budget.core.formats._message_keys._READS" in found
+    assert len(found) <= 10, found

@@ -198,9 +198,15 @@ class TestMemo:
         assert merged == sum(len(encoding.encode_ordinary(chunk)) for chunk in split_chunks(task + note))
         assert merged == counter_for("gpt-4o").count_text(task + note)
 
-    def test_chunk_memo_is_bounded_and_keyed_by_hash(self) -> None:
+    def test_chunks_are_remembered_as_texts_keyed_by_hash(self) -> None:
+        """A long text's chunks are texts of their own: each is remembered, none held whole when long."""
         counter = counter_for("gpt-4o")
-        counter.count_text(text(5000, 4))
+        _tokens.forget_counts()
+        long = text(5000, 4)
+        counter.count_text(long)
 
-        assert 0 < len(counter.chunk_memo) <= _tokens.MEMO_ENTRIES
-        assert all(not (isinstance(k, str) and len(k) > EXACT_KEY_CHARS) for k in counter.chunk_memo.cached_keys())
+        chunks = list(split_chunks(long))
+        assert len(chunks) > 1
+        assert all(counter.remembers(chunk) for chunk in chunks)
+        assert 0 < len(counter.memo) <= _tokens.MEMO_ENTRIES
+        assert all(not (isinstance(k, str) and len(k) > EXACT_KEY_CHARS) for k in counter.memo.cached_keys())

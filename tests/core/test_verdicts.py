@@ -78,11 +78,11 @@ def test_only_the_very_content_that_passed_resumes() -> None:
     assert resume_from("anthropic", [*keys, None]).at == 0
     assert resume_from("chat", [*keys[:-1], keys[-1] + 1, None]).at == 0  # the last one differs
     assert resume_from("chat", [*keys[:3], None, *keys[4:]]).at == 0  # a prefix never remembered
-    assert resume_from("chat", [1, 2, 3, 4, None]) == START._replace(fine=[False] * 5)
+    assert resume_from("chat", [1, 2, 3, 4, None]) == START
 
 
-def test_a_message_whose_content_passed_is_not_read_again_wherever_it_stands() -> None:
-    """Each message's own verdict is remembered by its content: an earlier request's message, in any place."""
+def test_outside_a_passed_prefix_every_message_is_read_again() -> None:
+    """Only a whole prefix that passed is skipped: a message that passed in another place is read again."""
     history = agent_session(4, 50)
     keys = [content_key(m) for m in history]
     remember_passed("chat", keys, format_named("chat").check(history, None, None))
@@ -91,7 +91,7 @@ def test_a_message_whose_content_passed_is_not_read_again_wherever_it_stands() -
     resume = resume_from("chat", shorter)
 
     assert resume.at == 0
-    assert list(resume.unread(len(shorter))) == [3]
+    assert list(resume.unread(len(shorter))) == [0, 1, 2, 3]
 
 
 class TestThroughTheFit:

@@ -237,7 +237,7 @@ def bounded_counts(messages: Sequence[Message], keys: Sequence[int], context: Ga
     sent, counter, fmt = context.previous, context.counter, context.format
     if sent is None or not isinstance(counter, MemoCounter) or not counter.name.startswith("tiktoken:"):
         return None
-    if not continues_from(sent, messages, keys):
+    if not continues_from(sent, messages):
         return None
     counts = _remembered(counter, fmt, keys)
     if None in counts[: sent.messages] or None not in counts[sent.messages :]:
@@ -282,7 +282,7 @@ def counted(report: BudgetReport, read: GateRead, fmt: MessageFormat, image_toke
         resume = resume_from(fmt.name, reading.known_keys())
         verdict = fmt.check(list(messages), tools, None, resume)
         keys = reading.keys()
-        remember_passed(fmt.name, keys, verdict, resume)
+        remember_passed(fmt.name, keys, verdict)
     total = counter.count_tools(tools) + sum(counter.count_messages(fmt, messages, keys))
     # Only messages sent as they came were bounded: the sent prompt moves as much as the request.
     after = report.tokens_after + total - report.tokens_before

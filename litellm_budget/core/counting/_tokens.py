@@ -173,7 +173,7 @@ def split_chunks(text: str, size: int = CHUNK_CHARS) -> Iterable[str]:
 class MemoCounter:
     """Counts messages the way LiteLLM's ``token_counter`` does, remembering every text it saw."""
 
-    __slots__ = ("_chunked", "_measure", "chunk_memo", "image_tokens", "memo", "message_memo", "name")
+    __slots__ = ("_chunked", "_measure", "image_tokens", "memo", "message_memo", "name")
 
     def __init__(self, name: str, measure: Callable[[str], int], image_tokens: int, *, chunked: bool) -> None:
         self.name = name
@@ -181,9 +181,9 @@ class MemoCounter:
         #: Whether a long text is measured in ``split_chunks`` pieces (the tokenizer: ``CHUNK_CHARS``).
         self._chunked = chunked
         self.image_tokens = image_tokens
+        #: Counts of texts, and of a long text's chunks (texts of their own: ``split_chunks``).
         self.memo: Memo[int] = Memo("text_counts", ("text",), MEMO_ENTRIES)
         self.message_memo: Memo[int] = Memo("message_counts", ("format", "message"), MEMO_ENTRIES)
-        self.chunk_memo: Memo[int] = Memo("chunk_counts", ("chunk",), MEMO_ENTRIES)
 
     def count_text(self, text: str) -> int:
         """Tokens of ``text``, from the memo when it was seen before."""
@@ -200,7 +200,7 @@ class MemoCounter:
         counted before (a user message with the marker's note joined to its end) is tokenized
         only from the chunk where it differs, since chunks are cut from the start.
         """
-        memo, measure, total = self.chunk_memo, self._measure, 0
+        memo, measure, total = self.memo, self._measure, 0
         for chunk in split_chunks(text):
             key = text_key(chunk)
             count = memo.get(key)

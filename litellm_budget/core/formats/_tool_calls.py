@@ -16,10 +16,8 @@ if TYPE_CHECKING:
 
 #: What makes two calls the same call: the tool's name and what its arguments' canonical JSON is known by.
 CallKey = tuple[str, Hashable]
-#: Call keys remembered by the arguments' text, each small (``text_key`` of the canonical JSON).
+#: Each message's calls as ``(id, key)``, by the message's content key (a few small keys each).
 CALL_KEY_ENTRIES = 65_536
-_CALL_KEYS: Memo[CallKey] = Memo("call_keys", ("name", "arguments"), CALL_KEY_ENTRIES)
-#: Each message's calls as ``(id, key)``, by the message's content key.
 _MADE: Memo[tuple[tuple[str, CallKey], ...]] = Memo("calls_made", ("format", "message"), CALL_KEY_ENTRIES)
 #: Shell commands that show a file (or a range of it) without changing anything.
 _READERS = frozenset({"cat", "nl", "head", "tail", "sed", "less", "more", "bat"})
@@ -42,14 +40,10 @@ def decoded_arguments(arguments: object) -> object:
 def call_key(name: object, arguments: object) -> CallKey:
     """
     The tool's name and its arguments' canonical JSON (by ``text_key``): the same call made twice
-    has one key. Remembered for arguments sent as text, as a history holds the same calls every request.
+    has one key. Each message's calls are remembered (``calls_made``); a memo of single calls
+    showed no gain in the replay.
     """
-    if not isinstance(arguments, str):
-        return str(name), text_key(as_json(decoded_arguments(arguments)))
-    named = str(name)
-    return _CALL_KEYS.recall(
-        lambda: (named, text_key(as_json(decoded_arguments(arguments)))), named, text_key(arguments)
-    )
+    return str(name), text_key(as_json(decoded_arguments(arguments)))
 
 
 def calls_made(fmt: MessageFormat, message: Message, key: int) -> tuple[tuple[str, CallKey], ...]:

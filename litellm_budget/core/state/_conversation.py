@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, NamedTuple
 
-from litellm_budget.core._canonical import content_key, digest
+from litellm_budget.core._canonical import digest
 from litellm_budget.core._memo import Memo
 from litellm_budget.core._report import BudgetReport, parse_ranges
 from litellm_budget.core.budget._settings import BudgetSettings
@@ -25,26 +25,19 @@ from litellm_budget.core.policies._summary import summaries_wanted
 from litellm_budget.core.policies._units import Unit
 from litellm_budget.typing import Message
 
-#: Digests of the last message of a request, by its content (24 hex digits each).
-DIGEST_ENTRIES = 16_384
-_DIGESTS: Memo[str] = Memo("last_message_digests", ("message",), DIGEST_ENTRIES)
 
-
-def history_digest(messages: Sequence[Message], count: int, keys: Sequence[int] | None = None) -> str:
+def history_digest(messages: Sequence[Message], count: int) -> str:
     """
     A digest of a request's first ``count`` messages, read at the last of them.
 
     Cheap on purpose (one message, not the whole history): a client that rewrites its
     history changes its length or its last message, and edits kept for a wrong history are
-    still valid ones (whole units dropped, outputs elided), only not the best. Each request
-    reads it several times (state, re-reads, the state it leaves): remembered by content, by
-    the messages' ``keys`` where the caller has read them (hashing that message again costs more).
+    still valid ones (whole units dropped, outputs elided), only not the best. A memo of it
+    showed no gain in the replay: it is read afresh.
     """
     if count <= 0 or count > len(messages):
         return f"{count}:"
-    last = messages[count - 1]
-    key = content_key(last) if keys is None else keys[count - 1]
-    return f"{count}:{_DIGESTS.recall(lambda: digest(last, 24), key)}"
+    return f"{count}:{digest(messages[count - 1], 24)}"
 
 
 def edits_sent(messages: Sequence[Message], report: BudgetReport) -> SentEdits | None:
@@ -65,16 +58,16 @@ def continues(ledger: Ledger) -> bool:
     """Whether the request is the remembered one with messages appended, and that one was edited."""
     derived = ledger.derived
     if derived.continues is None:
-        derived.continues = continues_from(ledger.previous, ledger.messages, ledger.keys)
+        derived.continues = continues_from(ledger.previous, ledger.messages)
     return derived.continues
 
 
-def continues_from(sent: SentEdits | None, messages: Sequence[Message], keys: Sequence[int] | None = None) -> bool:
+def continues_from(sent: SentEdits | None, messages: Sequence[Message]) -> bool:
     """``continues`` without a ledger (the size gate has none): ``messages`` extend the edited ``sent``."""
     return (
         sent is not None
         and bool(sent.dropped or sent.elided)
-        and sent.digest == history_digest(messages, sent.messages, keys)
+        and sent.digest == history_digest(messages, sent.messages)
     )
 
 

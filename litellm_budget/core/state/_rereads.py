@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from litellm_budget.core._memo import Memo
 from litellm_budget.core.formats._tool_calls import CallKey, calls_made
 from litellm_budget.core.policies._ledger import Ledger
 from litellm_budget.core.state._conversation import continues
@@ -34,18 +33,11 @@ def rereads(ledger: Ledger) -> int:
     return sum(1 for key in made if key in hidden)
 
 
-#: Hidden calls remembered per edited history (a few call keys each, the objects ``tool_calls``
-#: remembers): a conversation keeps its edits for many requests, each asking the same of its history.
-HIDDEN_ENTRIES = 1024
-_HIDDEN: Memo[frozenset[CallKey]] = Memo("hidden_calls", ("edited_history",), HIDDEN_ENTRIES)
-
-
 def _hidden_calls(ledger: Ledger, count: int, dropped: Sequence[int], elided: Sequence[int]) -> frozenset[CallKey]:
     """
     The calls whose outputs the first ``count`` messages did not send: those of dropped messages,
-    and those elided outputs answer, made before them. All of it lies before the newest edit, so
-    it is remembered by the edits and the content keys up to there: it holds still while a
-    conversation keeps its edits, however long it grows.
+    and those elided outputs answer, made before them. Read afresh each request: each message's
+    calls are remembered (``calls_made``), and a memo of the whole showed no gain in the replay.
     """
     fmt, messages, keys = ledger.format, ledger.messages, ledger.keys
     bound = min(count, len(messages))
@@ -53,16 +45,9 @@ def _hidden_calls(ledger: Ledger, count: int, dropped: Sequence[int], elided: Se
     if last_edited is None:
         return frozenset()
     read = range(last_edited + 1)
-    # Hashed whole, as content keys are: 64 bits name an edited history, the memo holds no tuple of it.
-    memo_key = hash((fmt.name, tuple(dropped), tuple(elided), tuple(keys[: len(read)])))
-    found = _HIDDEN.get(memo_key)
-    if found is not None:
-        return found
     hidden = {key for index in dropped if index in read for _, key in calls_made(fmt, messages[index], keys[index])}
     answering = {answered for index in elided if index in read for answered in fmt.answered_ids(messages[index])}
     if answering:
         for index in read:
             hidden.update(key for call_id, key in calls_made(fmt, messages[index], keys[index]) if call_id in answering)
-    found = frozenset(hidden)
-    _HIDDEN.put(found, memo_key)
-    return found
+    return frozenset(hidden)
