@@ -35,6 +35,7 @@ from .formats.parts import texts_of
 from .formats.responses import RESPONSES
 from .ledger import SentEdits
 from .memo import BoundedDict, BoundedLRU, content_memo
+from .recall import HANDLE, TOOL_NAME, RecallScope
 from .report import BudgetReport, parse_ranges, unsent
 from .sent_prompt import SentPrompt, sent_prompt
 from .setting_problems import SettingProblem, apply_valid
@@ -49,9 +50,11 @@ __all__ = [
     "CHAT",
     "COMPACT",
     "COMPACTION_BLOCK",
+    "HANDLE",
     "RESPONSES",
     "SETTING_NAMES",
     "SYSTEM",
+    "TOOL_NAME",
     "USER",
     "WINDOW_FIX",
     "BoundedDict",
@@ -65,6 +68,7 @@ __all__ = [
     "Fitted",
     "GateRead",
     "MessageFormat",
+    "RecallScope",
     "SentEdits",
     "SentPrompt",
     "SettingProblem",

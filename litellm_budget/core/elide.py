@@ -149,7 +149,7 @@ def _facts(ledger: Ledger, index: int) -> tuple[bool, int]:
         if kind in _ELIDABLE_KINDS:
             threshold = _threshold(ledger, index)
             read_by = (ledger.counter.name, ledger.format.name, ledger.settings.digest_chars, outline_limit(ledger))
-            key = (*read_by, kind, threshold, ledger.keys[index])
+            key = (*read_by, ledger.recall, kind, threshold, ledger.keys[index])
             known = _FACTS.get(key)
             if known is None:
                 known = _read_facts(ledger, index, threshold)
@@ -223,14 +223,16 @@ def _opens_calling_step(ledger: Ledger, index: int) -> bool:
 def _placeholder(ledger: Ledger, kind: str, text: str, outline_chars: int) -> str:
     """
     The placeholder of ``text``: with digests on, it says what the text was (size, first and
-    notable line), and within ``outline_chars`` what it defined.
+    notable line), and within ``outline_chars`` what it defined; with recall, where it is stored.
     """
     limit = ledger.settings.digest_chars
     if not limit:
-        return placeholder_for(kind)
-    identified = outcome_of([text], limit)
-    outline = outline_of([text], outline_chars)
-    return placeholder_for(kind, identified if outline is None else f"{identified}, defining {outline}")
+        placeholder = placeholder_for(kind)
+    else:
+        identified = outcome_of([text], limit)
+        outline = outline_of([text], outline_chars)
+        placeholder = placeholder_for(kind, identified if outline is None else f"{identified}, defining {outline}")
+    return placeholder if ledger.recall is None else ledger.recall.named_placeholder(placeholder, text)
 
 
 def outline_limit(ledger: Ledger) -> int:

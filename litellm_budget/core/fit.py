@@ -6,7 +6,7 @@ import dataclasses
 import functools
 import operator
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from litellm_budget.typing import Action, Message, Tools
@@ -20,6 +20,7 @@ from .ledger import NO_SUMMARIES, Derived, Draft, Ledger
 from .limits import limits_for, max_tokens_to_send
 from .message_keys import Reading
 from .policies import POLICIES
+from .recall import NOTHING_STORED, stored_items
 from .report import BudgetReport, elapsed_ms, format_ranges, unsent
 from .rereads import rereads
 from .settings import BudgetSettings
@@ -42,6 +43,8 @@ class Fitted:
     report: BudgetReport
     #: Each message's content key, where a count after the request left looks its counts up by them.
     keys: Sequence[int] | None = None
+    #: What the sent messages name by recall handle, by handle (with a ``FitRequest.recall`` scope).
+    stored: Mapping[str, str] = dataclasses.field(default_factory=lambda: NOTHING_STORED)
 
 
 def fit(  # noqa: PLR0913 - the public signature: one keyword per documented argument
@@ -160,6 +163,7 @@ def fit_request(request: FitRequest) -> Fitted:
         format=fmt,
         previous=previous,
         summaries=request.summaries or NO_SUMMARIES,
+        recall=request.recall,
     )
     counts, derived = None, Derived(keys=keys)
     if gate and (bounded := bounded_counts(listed, keys, context)) is not None:
@@ -240,7 +244,8 @@ def _fitted(ledger: Ledger, draft: Draft, max_tokens: int | None, started: float
     )
     if not fits:
         report = unsent(report, "rejected", base["reason"])
-    return Fitted(messages=out, max_tokens=sent, report=report)
+    stored = stored_items(ledger, draft, out) if fits else NOTHING_STORED
+    return Fitted(messages=out, max_tokens=sent, report=report, stored=stored)
 
 
 def _sent_counts(ledger: Ledger, draft: Draft, out: Sequence[Message]) -> Iterator[int]:

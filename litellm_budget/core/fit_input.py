@@ -10,6 +10,7 @@ from litellm_budget.typing import Message, Tools
 from .formats import MessageFormat
 from .formats.chat import CHAT
 from .ledger import SentEdits
+from .recall import RecallScope
 from .settings import BudgetSettings
 from .window import WindowLookup, model_map_window
 
@@ -41,3 +42,5 @@ class FitRequest:
     summaries: Mapping[str, str] | None = None
     #: Whether a request whose size bound is under the budget may pass uncounted (the size gate).
     gate: bool = False
+    #: The scope recall handles are named in; ``None``: nothing is named or stored (``recall.py``).
+    recall: RecallScope | None = None

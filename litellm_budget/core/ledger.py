@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from litellm_budget.typing import Message
 
@@ -19,6 +19,9 @@ from .names import InText, StepNames
 from .settings import BudgetSettings
 from .tokens import TokenCounter
 from .units import Layout, layout_of_kinds
+
+if TYPE_CHECKING:
+    from .recall import RecallScope
 
 #: An atom's digest lines read on its own, the ids of the calls it makes and of those it answers,
 #: and the names each of its actions held.
@@ -137,6 +140,8 @@ class Ledger:
     previous: SentEdits | None = None
     #: Summaries of dropped blocks known so far, by the block's digest (``core/summary.py``).
     summaries: Mapping[str, str] = dataclasses.field(default_factory=lambda: NO_SUMMARIES)
+    #: The scope placeholders and digest lines name recall handles in (``recall.py``); ``None``: none.
+    recall: RecallScope | None = None
     derived: Derived = dataclasses.field(default_factory=Derived, compare=False, repr=False)
 
     @property

@@ -13,9 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from litellm_budget import BudgetSettings, fit
-from litellm_budget.core.digest import call_text, newest_within, outcome_of, outline_of, quoted, step_entries
+from litellm_budget.core.digest import call_text, outcome_of, outline_of, quoted, step_entries
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.formats.chat import CHAT
+from litellm_budget.core.marker_digest import newest_within
 from litellm_budget.core.names import NAMES_HEAD
 from litellm_budget.core.notices import CONTINUES, NOTICE_PREFIX, TOOL_ELIDED, TOOL_PLACEHOLDER
 from litellm_budget.core.report import parse_ranges

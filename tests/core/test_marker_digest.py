@@ -9,13 +9,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from litellm_budget.core.digest import newest_within, step_entries
+from litellm_budget.core.digest import step_entries
 from litellm_budget.core.fit import fit_request
 from litellm_budget.core.fit_input import FitRequest
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.ledger import Derived, Ledger
 from litellm_budget.core.limits import limits_for
-from litellm_budget.core.marker_digest import marker_digest, step_names
+from litellm_budget.core.marker_digest import marker_digest, newest_within, step_names
 from litellm_budget.core.names import names_line
 from litellm_budget.core.settings import BudgetSettings
 from litellm_budget.core.tokens import counter_for, reset_counters
