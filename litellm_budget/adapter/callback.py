@@ -14,6 +14,7 @@ from litellm_budget.core.api import BudgetSettings, preload_counters
 from .cache_hints import hint_cache
 from .cache_observed import observe_success
 from .calls import call_id_of
+from .coexistence import compression_registered
 from .config import ConfiguredSettings
 from .context_management import respond_with_edits
 from .failopen import Guard
@@ -66,6 +67,7 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         # One-time set-up happens at registration, so the first request costs what later ones do.
         preload_counters()
         prepare_metrics()
+        compression_registered()  # said at start when it is there already (else at its first request)
         self._router = router
         # The proxy's DualCache (Redis when configured), seen in the pre-call hook.
         self._shared_cache: Any = None

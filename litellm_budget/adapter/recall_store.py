@@ -94,12 +94,11 @@ class RecallStore:
         for key, value, ttl in pending:
             await shared_set(cache, key, value, ttl)
 
-    def forget(self, scope_id: str, handle: str) -> None:
-        """Take a text out here (tests: an expiry without waiting)."""
+    def forget(self, handle: str) -> None:
+        """Take a handle's texts out here, in every scope (an expiry without the wait, for tests)."""
         with self._lock:
-            found = self._items.pop(item_key(scope_id, handle), None)
-            if found is not None:
-                self._chars -= len(found[0])
+            for key in [key for key in self._items if key.endswith(f":{handle}")]:
+                self._chars -= len(self._items.pop(key)[0])
 
     def _put(self, key: str, text: str, expires: float) -> None:
         old = self._items.pop(key, None)

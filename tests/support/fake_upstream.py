@@ -159,7 +159,8 @@ class RecallScript:
 
     def turn(self, body: dict[str, Any], api: str) -> tuple[str, tuple[str, dict[str, Any]] | None]:
         made = _recall_calls_made(body)
-        if made >= self.times:
+        choice = body.get("tool_choice")
+        if made >= self.times or choice == "none" or (isinstance(choice, dict) and choice.get("type") == "none"):
             return f"FINAL[{_newest_result(body, api) or ''}]", None
         handles = _RECALL_HANDLE.findall(json.dumps(body.get("messages") or body.get("input") or []))
         handle = self.handle or (handles[0] if handles else "r-00000000")

@@ -1,0 +1,193 @@
+"""Recall through ``litellm.acompletion``: a scripted model calls the tool, LiteLLM's loop answers it inside the SDK."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import litellm
+import pytest
+from prometheus_client import REGISTRY
+from structlog.testing import capture_logs
+
+from litellm_budget import ContextBudget
+from litellm_budget.adapter.recall_answer import GONE, LAST
+from litellm_budget.adapter.recall_server import RecallServer
+from litellm_budget.adapter.recall_tool import TOOLS
+from tests.support.builders import agent_session, user
+from tests.support.fake_upstream import RECALL_TOOL, FakeUpstream, RecallScript
+from tests.support.sdk_support import PayloadSpy, only_callbacks
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.usefixtures("quiet_logging")]
+WINDOW = 8000
+HANDLE = re.compile(r"recall (r-[0-9a-f]{8})")
+CLIENT_TOOL = {"type": "function", "function": {"name": "bash", "parameters": {"type": "object", "properties": {}}}}
+
+
+@pytest.fixture(name="recall_up")
+def fixture_recall_up() -> Iterator[FakeUpstream]:
+    with FakeUpstream(recall=RecallScript()) as upstream:
+        yield upstream
+
+
+def plugin_with(spy: PayloadSpy | None = None, **knobs: Any) -> Any:
+    knobs.setdefault("recall_tool", True)
+    plugin = ContextBudget(default_window=WINDOW, **knobs)
+    return only_callbacks(plugin, *([spy] if spy else []))
+
+
+async def ask(upstream: FakeUpstream, messages: list[dict[str, Any]], **extra: Any) -> Any:
+    extra.setdefault("tools", [CLIENT_TOOL])
+    return await litellm.acompletion(
+        model="openai/acme-recall", api_base=upstream.base_url, api_key="k", messages=messages, **extra
+    )
+
+
+def handles_in(request: dict[str, Any]) -> list[str]:
+    return HANDLE.findall(json.dumps(request["messages"]))
+
+
+def tool_outputs(messages: list[dict[str, Any]]) -> list[str]:
+    return [m["content"] for m in messages if m["role"] == "tool"]
+
+
+def recalls_counted(outcome: str) -> float:
+    return (
+        REGISTRY.get_sample_value(
+            "litellm_budget_recalls_total", {"model_group": "openai/acme-recall", "outcome": outcome}
+        )
+        or 0.0
+    )
+
+
+async def test_a_recall_is_answered_inside_the_sdk(recall_up: FakeUpstream) -> None:
+    """The model gets the stored text, the caller only the final answer; logged and counted, never its text."""
+    messages = agent_session(30, 900)
+    spy = PayloadSpy()
+    served_before = recalls_counted("served")
+    with plugin_with(spy), capture_logs() as logs:
+        response = await ask(recall_up, messages)
+        payloads = await spy.wait()
+
+    first, followup = recall_up.requests
+    handle = handles_in(first)[0]
+    original = next(text for text in tool_outputs(messages) if text[:40] in followup["messages"][-1]["content"])
+    assert [tool.get("function", {}).get("name") for tool in first["tools"]] == ["bash", RECALL_TOOL]
+    assert first["tools"][-1] == TOOLS["chat"]
+    assert followup["messages"][-1]["content"].startswith(f"[litellm_budget: {handle}, ")
+    assert original[:800] in followup["messages"][-1]["content"]
+    message = response.choices[0].message
+    assert message.content.startswith("FINAL[[litellm_budget: ")
+    assert not message.tool_calls
+    answered = [log for log in logs if log["event"] == "recall_answered"]
+    assert [(log["handle"], log["outcome"]) for log in answered] == [(handle, "served")]
+    assert not any(original[:60] in json.dumps(log, default=str) for log in logs)
+    assert recalls_counted("served") == served_before + 1
+    recalls = payloads[-1]["metadata"]["spend_logs_metadata"]["litellm_budget_recalls"]
+    assert [(one["handle"], one["outcome"]) for one in recalls] == [(handle, "served")]
+
+
+async def test_recall_off_offers_and_names_nothing(recall_up: FakeUpstream) -> None:
+    with plugin_with(recall_tool=False):
+        await ask(recall_up, agent_session(30, 900))
+        registered = [type(callback) for callback in litellm.callbacks]
+
+    (sent,) = recall_up.requests
+    assert [tool["function"]["name"] for tool in sent["tools"]] == ["bash"]
+    assert handles_in(sent) == []
+    assert RecallServer not in registered
+
+
+async def test_the_tool_and_the_handles_stay_put_as_the_conversation_grows() -> None:
+    """The second request carries the same tools, bytes and all, and names the same handles for the same outputs."""
+    messages = agent_session(30, 900)
+    grown = [*messages, *agent_session(2, 900)[2:]]
+    with FakeUpstream() as upstream, plugin_with():
+        await ask(upstream, messages)
+        await ask(upstream, grown)
+
+    first, second = upstream.requests
+    outputs = [
+        {m["tool_call_id"]: m["content"] for m in sent["messages"] if m["role"] == "tool"} for sent in upstream.requests
+    ]
+    common = set(outputs[0]) & set(outputs[1])
+    assert json.dumps(first["tools"]) == json.dumps(second["tools"])
+    assert set(handles_in(first)) <= set(handles_in(second))  # kept, or named again by the dropped steps' lines
+    assert common
+    assert all(outputs[0][call] == outputs[1][call] for call in common)
+
+
+@pytest.mark.parametrize("other", ["conversation", "key"])
+async def test_a_handle_from_another_conversation_or_key_is_never_served(other: str) -> None:
+    messages = agent_session(30, 900, question="Fix the first bug.")
+    with FakeUpstream() as upstream, plugin_with():
+        await ask(upstream, messages, metadata={"user_api_key_hash": "key-a"})
+    handle = handles_in(upstream.requests[0])[0]
+    if other == "conversation":
+        asked, key = agent_session(30, 900, question="Fix the second bug."), "key-a"
+    else:
+        asked, key = messages, "key-b"
+
+    with FakeUpstream(recall=RecallScript(handle=handle)) as upstream, plugin_with(), capture_logs() as logs:
+        response = await ask(upstream, asked, metadata={"user_api_key_hash": key})
+
+    first, followup = upstream.requests
+    assert handle not in handles_in(first)
+    assert followup["messages"][-1]["content"].startswith(GONE.format(handle=handle))
+    assert [log["outcome"] for log in logs if log["event"] == "recall_answered"] == ["unknown"]
+    assert response.choices[0].message.content.startswith("FINAL[[litellm_budget: ")
+    assert not response.choices[0].message.tool_calls
+
+
+async def test_an_expired_handle_gets_a_notice_not_an_error() -> None:
+    """A handle the conversation still names, whose text is gone: the model is told to call the tool again."""
+    messages = agent_session(30, 900)
+    plugin = ContextBudget(default_window=WINDOW, recall_tool=True)
+    with FakeUpstream() as upstream, only_callbacks(plugin):
+        await ask(upstream, messages)
+    handle = handles_in(upstream.requests[0])[0]
+    plugin._memory.recall.store.forget(handle)
+    # The client's own history, now short, names the handle in the assistant's words.
+    later = [*messages[:2], {"role": "assistant", "content": f"I noted recall {handle}."}, user("Go on.")]
+
+    with FakeUpstream(recall=RecallScript()) as upstream, only_callbacks(plugin), capture_logs() as logs:
+        response = await ask(upstream, later)
+
+    first, followup = upstream.requests
+    assert first["tools"][-1] == TOOLS["chat"]  # the conversation stored something: still offered
+    assert followup["messages"][-1]["content"].startswith(GONE.format(handle=handle))
+    assert [log["outcome"] for log in logs if log["event"] == "recall_answered"] == ["expired"]
+    assert "no longer available" in response.choices[0].message.content
+
+
+@pytest.mark.parametrize("client_tools", [True, False])
+async def test_recalls_stop_at_the_limit(client_tools: bool) -> None:
+    """After recall_limit recalls the tool is no longer offered; the model answers, the caller sees no recall call."""
+    tools = [CLIENT_TOOL] if client_tools else None
+    with FakeUpstream(recall=RecallScript(times=5)) as upstream, plugin_with(recall_limit=2):
+        response = await ask(upstream, agent_session(30, 900), tools=tools)
+
+    first, second, last = upstream.requests
+    assert RECALL_TOOL in json.dumps(first["tools"])
+    assert RECALL_TOOL in json.dumps(second["tools"])
+    assert last["messages"][-1]["content"].endswith(LAST)
+    if client_tools:
+        assert [tool["function"]["name"] for tool in last["tools"]] == ["bash"]
+    else:
+        assert last["tool_choice"] == "none"
+    assert not response.choices[0].message.tool_calls
+    assert RECALL_TOOL not in json.dumps(response.model_dump())
+
+
+async def test_a_streamed_chat_request_is_not_offered_the_tool(recall_up: FakeUpstream) -> None:
+    """LiteLLM runs no loop for a streamed chat request: no tool, and no handle named."""
+    with plugin_with():
+        stream = await ask(recall_up, agent_session(30, 900), stream=True)
+        async for _ in stream:
+            pass
+
+    (sent,) = recall_up.requests
+    assert RECALL_TOOL not in json.dumps(sent["tools"])
+    assert handles_in(sent) == []
