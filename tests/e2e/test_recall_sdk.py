@@ -13,10 +13,11 @@ from prometheus_client import REGISTRY
 from structlog.testing import capture_logs
 
 from litellm_budget import ContextBudget
+from litellm_budget.adapter.coexistence import REASON
 from litellm_budget.adapter.recall_answer import GONE, LAST
 from litellm_budget.adapter.recall_server import RecallServer
 from litellm_budget.adapter.recall_tool import TOOLS
-from tests.support.builders import agent_session, user
+from tests.support.builders import agent_session, chat_session, user
 from tests.support.fake_upstream import RECALL_TOOL, FakeUpstream, RecallScript
 from tests.support.sdk_support import PayloadSpy, only_callbacks
 
@@ -191,3 +192,64 @@ async def test_a_streamed_chat_request_is_not_offered_the_tool(recall_up: FakeUp
     (sent,) = recall_up.requests
     assert RECALL_TOOL not in json.dumps(sent["tools"])
     assert handles_in(sent) == []
+
+
+async def test_two_recalls_in_one_turn_past_the_limit_get_the_limit_answer() -> None:
+    """The model asks for more than is left in one turn: what is left is served, the rest answered with the limit."""
+    messages = agent_session(30, 900)
+    plugin = ContextBudget(default_window=WINDOW, recall_tool=True, recall_limit=1)
+    call_id = "recall-limit-test"
+    with FakeUpstream() as upstream, only_callbacks(plugin):
+        await ask(upstream, messages, litellm_call_id=call_id)
+        fitted = upstream.requests[0]
+        handles = handles_in(fitted)[:2]
+        server = next(callback for callback in litellm.callbacks if isinstance(callback, RecallServer))
+    calls = [{"id": f"c{n}", "name": RECALL_TOOL, "arguments": {"handle": handle}} for n, handle in enumerate(handles)]
+    response = litellm.ModelResponse(choices=[{"message": {"role": "assistant", "content": None}}])
+    logging_obj = type("Logging", (), {"litellm_call_id": call_id, "model_call_details": {}})()
+
+    with capture_logs() as logs:
+        plan = await server.async_build_agentic_loop_plan(
+            tools={"tool_calls": calls},
+            messages=fitted["messages"],
+            response=response,
+            logging_obj=logging_obj,
+            anthropic_messages_optional_request_params={"tools": fitted["tools"]},
+            kwargs={"_agentic_loop_api_surface": "chat_completions"},
+        )
+
+    answers = [m["content"] for m in plan.request_patch.messages if m.get("role") == "tool"][-2:]
+    assert answers[0].startswith(f"[litellm_budget: {handles[0]}, ")
+    assert answers[1].startswith("[litellm_budget: not served: this request reached its limit of 1 recalls.")
+    assert [log["outcome"] for log in logs if log["event"] == "recall_answered"] == ["served", "limit"]
+    assert [tool["function"]["name"] for tool in plan.request_patch.tools] == ["bash"]
+
+
+async def test_litellms_compression_and_the_plugin_never_edit_one_request() -> None:
+    """With CompressionInterceptionLogger registered it owns /v1/messages; chat is still fitted here."""
+    from litellm.integrations.compression_interception.handler import CompressionInterceptionLogger
+
+    from litellm_budget.core.formats.anthropic_convert import from_chat
+
+    compression = CompressionInterceptionLogger(compression_trigger=5000)
+    # Long answers: what it stubs (it drops Anthropic tool exchanges whole, and then applies nothing).
+    system_text, blocks = from_chat(chat_session(20, 900))
+    with FakeUpstream() as upstream, plugin_with(), capture_logs() as logs:
+        litellm.callbacks.append(compression)
+        await litellm.anthropic.messages.acreate(
+            model="anthropic/claude-sonnet-4-5",
+            api_base=upstream.root_url,
+            api_key="k",
+            max_tokens=256,
+            system=system_text,
+            messages=blocks,
+        )
+        await ask(upstream, agent_session(30, 900))
+
+    messages_request, chat_request = upstream.requests
+    assert "litellm_content_retrieve" in json.dumps(messages_request["tools"])  # LiteLLM compressed it ...
+    assert "litellm_budget" not in json.dumps(messages_request)  # ... and nothing here touched it
+    assert handles_in(chat_request)  # chat: fitted here, with recall
+    reports = [log for log in logs if log.get("format") == "anthropic" and "action" in log]
+    assert [(log["action"], log["reason"]) for log in reports] == [("unsupported", REASON)]
+    assert any(log["event"] == "compression_interception_registered" for log in logs)
