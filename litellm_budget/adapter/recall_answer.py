@@ -58,17 +58,17 @@ def answer(asked: Asked, text: str, chars: int, cap: int) -> str:
     if chars > len(text):
         head += f" (only its first {len(text)} of {chars} characters were stored)"
     shown, what = _picked(lines, asked)
-    body = "\n".join(shown) if what else text
+    body = text if shown is None else "\n".join(shown)
     return _capped(f"{head}{what}]\n{body}", cap)
 
 
-def _picked(lines: list[str], asked: Asked) -> tuple[list[str], str]:
-    """The numbered lines asked for, and how the header says which; ``([], "")``: the whole text."""
+def _picked(lines: list[str], asked: Asked) -> tuple[list[str] | None, str]:
+    """The numbered lines asked for (``None``: the whole text), and how the header says which."""
     numbered = [f"{number}: {line}" for number, line in enumerate(lines, start=1)]
     if asked.lines is not None:
         found = _LINES.fullmatch(asked.lines)
         if found is None:
-            return [], f"; lines {asked.lines!r} is no range like 120-180, so all of it"
+            return None, f"; lines {asked.lines!r} is no range like 120-180, so all of it"
         first = int(found.group(1))
         last = int(found.group(2) or first)
         return numbered[max(first, 1) - 1 : last], f"; lines {first}-{last}"
@@ -76,7 +76,7 @@ def _picked(lines: list[str], asked: Asked) -> tuple[list[str], str]:
         needle = asked.pattern.lower()
         matching = [line for line, raw in zip(numbered, lines, strict=True) if needle in raw.lower()]
         return matching, f"; the {len(matching)} lines holding {asked.pattern[:80]!r}"
-    return [], ""
+    return None, ""
 
 
 def _capped(text: str, cap: int) -> str:

@@ -253,3 +253,24 @@ async def test_litellms_compression_and_the_plugin_never_edit_one_request() -> N
     reports = [log for log in logs if log.get("format") == "anthropic" and "action" in log]
     assert [(log["action"], log["reason"]) for log in reports] == [("unsupported", REASON)]
     assert any(log["event"] == "compression_interception_registered" for log in logs)
+
+
+async def test_a_responses_recall_is_answered_inside_the_sdk(recall_up: FakeUpstream) -> None:
+    """litellm.aresponses: the same loop, with Responses items; the caller gets only the final message."""
+    from litellm_budget.tools.convert import converted
+
+    items = converted(agent_session(30, 900), "responses")
+    bash = {"type": "function", "name": "bash", "parameters": {"type": "object", "properties": {}}}
+    with plugin_with():
+        response = await litellm.aresponses(
+            model="openai/acme-recall", input=items, api_base=recall_up.base_url, api_key="k", tools=[bash]
+        )
+
+    first, followup = recall_up.requests
+    handle = HANDLE.findall(json.dumps(first["input"]))[0]
+    assert first["tools"][-1] == TOOLS["responses"]
+    assert followup["input"][-1]["type"] == "function_call_output"
+    assert followup["input"][-1]["output"].startswith(f"[litellm_budget: {handle}, ")
+    output = response.model_dump()["output"]
+    assert [item["type"] for item in output] == ["message"]
+    assert output[0]["content"][0]["text"].startswith(f"FINAL[[litellm_budget: {handle}, ")
