@@ -14,6 +14,7 @@ from litellm_budget.core.api import BudgetSettings, preload_counters
 from .cache_hints import hint_cache
 from .cache_observed import observe_success
 from .calls import call_id_of
+from .coexistence import compression_registered
 from .config import ConfiguredSettings
 from .context_management import respond_with_edits
 from .failopen import Guard
@@ -23,6 +24,8 @@ from .memory import Memory
 from .metrics import prepare_metrics
 from .passes import DeploymentPass, FilterPass, GroupPass
 from .publish import headers_for, report_in, warn_resent
+from .recall_server import RecallServer, recalls_of
+from .recall_tool import loop_depth
 from .request import read_metadata
 from .shapes import CHAT_SHAPE, shape_for
 from .stream_edits import streamed_with_edits
@@ -64,9 +67,12 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         # One-time set-up happens at registration, so the first request costs what later ones do.
         preload_counters()
         prepare_metrics()
+        compression_registered()  # said at start when it is there already (else at its first request)
         self._router = router
         # The proxy's DualCache (Redis when configured), seen in the pre-call hook.
         self._shared_cache: Any = None
+        server = RecallServer(self._memory.recall, lambda: self.settings, lambda: self._shared_cache)
+        self._memory.recall.on_offer = server.register
 
     @property
     def settings(self) -> BudgetSettings:
@@ -231,7 +237,9 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         if shape is None or is_summary_call(kwargs):
             return None
         target = deployment_target(kwargs, settings)
-        return DeploymentPass.reading(kwargs, shape, target, self._context(settings), guard)
+        one = DeploymentPass.reading(kwargs, shape, target, self._context(settings), guard)
+        one.silent = loop_depth(kwargs) > 0  # LiteLLM's follow-up after a recall: the call was reported
+        return one
 
     def _hint(self, one: DeploymentPass) -> bool:
         """The cache hints the settings ask for, in the request this deployment is about to get."""
@@ -246,7 +254,8 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
     def _headers(self, data: MutableMapping[str, Any]) -> dict[str, str] | None:
         served = self._memory.calls.get(call_id_of(data)).served
         report = served.as_dict() if served is not None else report_in(read_metadata(data))
-        return headers_for(report) if report is not None else None
+        recalls = recalls_of(self._memory.recall, call_id_of(data))
+        return headers_for(report, recalls) if report is not None else None
 
     def _with_edits(self, data: MutableMapping[str, Any], response: dict[str, Any]) -> Any:
         return respond_with_edits(response, self._memory.calls.take_edits(call_id_of(data)))

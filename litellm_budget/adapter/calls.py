@@ -37,6 +37,12 @@ def call_id_of(request: MutableMapping[str, Any], *, mint: bool = False) -> str:
     return minted
 
 
+def loop_call_id(logging_obj: object, kwargs: MutableMapping[str, Any]) -> str:
+    """The call id in LiteLLM's agentic loop: its logging object's, which every follow-up keeps, else the kwargs'."""
+    found = getattr(logging_obj, "litellm_call_id", None)
+    return found if isinstance(found, str) and found else call_id_of(kwargs)
+
+
 class FitRecord(NamedTuple):
     """One side of a fit of a request: the window it was for, and what identifies the messages."""
 

@@ -15,7 +15,7 @@ import functools
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
-from litellm_budget.core.api import Fitted, fit_request, new_bytes, passed_through, unsent
+from litellm_budget.core.api import Fitted, RecallScope, fit_request, new_bytes, passed_through, unsent
 from litellm_budget.logs import get_logger
 
 from .calls import FitRecord, call_id_of, record_of, sent_record
@@ -25,6 +25,7 @@ from .failopen import Guard
 from .later_counts import Counting, Where
 from .memory import Memory
 from .publish import DEFERRED_KEY, record_in_metadata
+from .recall_state import RecallStep
 from .shapes import ANTHROPIC_SHAPE, Parts, Shape
 from .shared import shared_store
 from .summarizer import SummaryOutcome, SummarySource
@@ -81,6 +82,8 @@ class HookPass:
     learned: Learned = NOTHING_LEARNED
     #: Nothing is published or remembered: the outcome is handed to a later hook that knows more.
     silent: bool = False
+    #: The fit's recall step, where the request may be offered the recall tool (``recall_state.py``).
+    recall: RecallStep | None = None
 
     @classmethod
     def reading(
@@ -123,8 +126,11 @@ class HookPass:
         return None if fitted is None else self.guard.run("write", lambda: self._write(fitted))
 
     async def after(self) -> None:
-        """Share the conversation edits remembered during the fit."""
-        await self.guard.run_async("after", lambda: self.context.memory.conversations.flush(self.context.cache))
+        """Share the conversation edits remembered during the fit, and what it stored for recall."""
+        memory, cache = self.context.memory, self.context.cache
+        await self.guard.run_async("after", lambda: memory.conversations.flush(cache))
+        if self.recall is not None:
+            await self.guard.run_async("recall_store", lambda: memory.recall.store.flush(cache))
 
     def trial(self, parts: Parts) -> Fitted | None:
         """A silent fit of ``parts`` (``_trial_parts``), for the summary step to see what would drop: nothing kept."""
@@ -142,6 +148,8 @@ class HookPass:
 
     def _write(self, fitted: Fitted) -> Exception | None:
         self.shape.write(self.request, fitted)
+        if self.recall is not None:
+            self.recall.write(self.request)
         return None
 
     def _reread(self) -> None:
@@ -157,6 +165,8 @@ class HookPass:
             await self.guard.run_async(
                 "calibration", lambda: memory.calibration.refresh(cache, model, settings), ends_pass=False
             )
+        if settings.recall_tool:
+            await self.guard.run_async("recall", lambda: memory.recall.prepare(self), ends_pass=False)
         refresh_state = settings.conversation_state and shared_store(cache) is not None
         if not refresh_state and settings.summary_model is None:
             return  # the common case: nothing to read the request for
@@ -229,7 +239,13 @@ class HookPass:
         parts, target, memory = self.parts, self.target, self.context.memory
         previous = memory.conversations.recall(key, parts.messages) if key else None
         known = {"previous": previous, "summaries": self.learned.summaries, "gate": target.settings.size_gate}
-        fitted = fit_request(target.fit_request(parts, self.shape.format, memory.ratio(target), **known))
+        ratio, fmt = memory.ratio(target), self.shape.format
+
+        def make(parts: Parts, scope: RecallScope | None) -> Fitted:
+            return fit_request(target.fit_request(parts, fmt, ratio, recall=scope, **known))
+
+        self.recall = memory.recall.step(self) if target.settings.recall_tool else None
+        fitted = make(parts, None) if self.recall is None else self.recall.fit(make, parts)
         summary = self.learned.summary
         return fitted if summary is None else dataclasses.replace(fitted, report=summary.charged(fitted.report))
 

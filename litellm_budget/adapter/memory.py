@@ -15,6 +15,7 @@ from .conversation_state import Conversations
 from .invalid_settings import InvalidSettings
 from .later_counts import LaterCounts
 from .lending import Lenders
+from .recall_state import RecallState
 from .summarizer import Summarizer
 from .targets import Target
 
@@ -25,7 +26,17 @@ class Memory:
     settings requests showed; every store in it is bounded.
     """
 
-    __slots__ = ("calibration", "calls", "conversations", "invalid", "later", "lenders", "prompts", "summarizer")
+    __slots__ = (
+        "calibration",
+        "calls",
+        "conversations",
+        "invalid",
+        "later",
+        "lenders",
+        "prompts",
+        "recall",
+        "summarizer",
+    )
 
     def __init__(self) -> None:
         self.calls = Calls()
@@ -38,6 +49,8 @@ class Memory:
         self.prompts = PromptHistory()
         self.summarizer = Summarizer()
         self.invalid = InvalidSettings()
+        #: What fits stored for the recall tool, and each call's recalls.
+        self.recall = RecallState()
 
     def ratio(self, target: Target) -> float | None:
         """The learned token ratio to apply for ``target``; ``None``: the configured or prior one."""

@@ -62,6 +62,12 @@ METRICS: dict[str, tuple[str, str, tuple[str, ...], str]] = {
         ("model_group", "reason"),
         "counter",
     ),
+    "recalls": (
+        "litellm_budget_recalls_total",
+        "Calls of the recall tool answered inside LiteLLM, by outcome: served, expired, unknown or limit.",
+        ("model_group", "outcome"),
+        "counter",
+    ),
     "fit_seconds": (
         "litellm_budget_fit_seconds",
         "Time the plugin took to measure and fit a request.",
@@ -107,6 +113,13 @@ def record_cache(report: CacheReport, model_group: str) -> None:
     metrics["cache_predicted"].labels(model_group).inc(report.predicted_tokens)
     if report.cache_miss is not None:
         metrics["cache_misses"].labels(model_group, report.cache_miss).inc()
+
+
+def record_recall(model_group: str, outcome: str) -> None:
+    """Count one answered recall; a no-op without prometheus_client."""
+    metrics = _metrics()
+    if metrics:
+        metrics["recalls"].labels(model_group, outcome).inc()
 
 
 def record_deferred(model_group: str) -> None:

@@ -105,8 +105,9 @@ class DeploymentPass(HookPass):
         if lent is None:
             return False  # nothing was trimmed in place: the common case
         wanted = record_of(target.window, target.settings.policy, parts.messages, parts.max_tokens)
-        summary = lent.report.summary_needed and target.settings.summary_model
-        if lent.caller is self.request["messages"] or not lent.output.fits_in(wanted) or summary:
+        # A trim lent without recall handles, or one whose summary is still wanted, is made again here.
+        again = (lent.report.summary_needed and target.settings.summary_model) or target.settings.recall_tool
+        if lent.caller is self.request["messages"] or not lent.output.fits_in(wanted) or again:
             self.request["messages"] = copy.deepcopy(lent.original)  # as LiteLLM hands this hook a copy
             self._reread()
             return False

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any
 
 from litellm_budget.core.api import BudgetReport
@@ -127,9 +127,11 @@ def report_in(metadata: object) -> Mapping[str, Any] | None:
     return report if isinstance(report, Mapping) else None
 
 
-def headers_for(report: Mapping[str, Any]) -> dict[str, str]:
-    """The ``x-litellm-budget-*`` response headers: counts only, never contents."""
+def headers_for(report: Mapping[str, Any], recalls: Sequence[Any] = ()) -> dict[str, str]:
+    """The ``x-litellm-budget-*`` response headers: counts only, never contents (``recalls``: ``Answered``)."""
+    served = sum(1 for one in recalls if one.outcome == "served")
     return {
+        **({f"{HEADER_PREFIX}recalls": f"{served}/{len(recalls)}"} if recalls else {}),
         f"{HEADER_PREFIX}action": str(report.get("action")),
         f"{HEADER_PREFIX}policy": str(report.get("policy")),
         f"{HEADER_PREFIX}tokens-before": str(report.get("tokens_before")),

@@ -19,6 +19,7 @@ from litellm_budget.core.api import (
 )
 
 from . import request as req
+from .coexistence import REASON, compression_registered
 
 #: Anthropic requires thinking.budget_tokens >= 1024 and below max_tokens.
 MIN_THINKING_BUDGET = 1024
@@ -43,10 +44,10 @@ def _fitted_as_asked(_request: Mapping[str, Any]) -> str | None:
 
 
 def _why_not_fitted_messages(request: Mapping[str, Any]) -> str | None:
-    """Anthropic requests whose history the provider holds (a ``thread``): out of reach."""
+    """Anthropic requests whose history the provider holds (a ``thread``), or LiteLLM's compression owns."""
     if request.get("thread"):
         return "thread: the history is held by the provider, out of reach"
-    return None
+    return REASON if compression_registered() else None
 
 
 def _why_not_fitted(request: Mapping[str, Any]) -> str | None:

@@ -6,7 +6,7 @@ import dataclasses
 import functools
 import operator
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from litellm_budget.core._checks import positive_int
@@ -26,6 +26,7 @@ from litellm_budget.core.policies._registry import POLICIES
 from litellm_budget.core.policies._summary import summaries_wanted, summary_fields
 from litellm_budget.core.state._conversation import continues, kept_as_sent, kept_edits
 from litellm_budget.core.state._rereads import rereads
+from litellm_budget.core.wording._recall import NOTHING_STORED, stored_items
 from litellm_budget.typing import Action, Message, Tools
 
 
@@ -41,6 +42,8 @@ class Fitted:
     report: BudgetReport
     #: Each message's content key, where a count after the request left looks its counts up by them.
     keys: Sequence[int] | None = None
+    #: What the sent messages name by recall handle, by handle (with a ``FitRequest.recall`` scope).
+    stored: Mapping[str, str] = dataclasses.field(default_factory=lambda: NOTHING_STORED)
 
 
 def fit(  # noqa: PLR0913 - the public signature: one keyword per documented argument
@@ -159,6 +162,7 @@ def fit_request(request: FitRequest) -> Fitted:
         format=fmt,
         previous=previous,
         summaries=request.summaries or NO_SUMMARIES,
+        recall=request.recall,
     )
     counts, derived = None, Derived(keys=keys)
     if gate and (bounded := bounded_counts(listed, keys, context)) is not None:
@@ -239,7 +243,8 @@ def _fitted(ledger: Ledger, draft: Draft, max_tokens: int | None, started: float
     )
     if not fits:
         report = unsent(report, "rejected", base["reason"])
-    return Fitted(messages=out, max_tokens=sent, report=report)
+    stored = stored_items(ledger, draft, out) if fits else NOTHING_STORED
+    return Fitted(messages=out, max_tokens=sent, report=report, stored=stored)
 
 
 def _sent_counts(ledger: Ledger, draft: Draft, out: Sequence[Message]) -> Iterator[int]:

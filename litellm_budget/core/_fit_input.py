@@ -10,6 +10,7 @@ from litellm_budget.core.budget._window import WindowLookup, model_map_window
 from litellm_budget.core.formats import MessageFormat
 from litellm_budget.core.formats._chat import CHAT
 from litellm_budget.core.policies._ledger import SentEdits
+from litellm_budget.core.wording._recall import RecallScope
 from litellm_budget.typing import Message, Tools
 
 DEFAULT_SETTINGS = BudgetSettings()
@@ -40,3 +41,5 @@ class FitRequest:
     summaries: Mapping[str, str] | None = None
     #: Whether a request whose size bound is under the budget may pass uncounted (the size gate).
     gate: bool = False
+    #: The scope recall handles are named in; ``None``: nothing is named or stored (``recall.py``).
+    recall: RecallScope | None = None

@@ -43,15 +43,18 @@ from litellm_budget.core.formats._responses import RESPONSES
 from litellm_budget.core.policies._ledger import SentEdits
 from litellm_budget.core.policies._summary import SummaryJob, block_digest, summary_job
 from litellm_budget.core.state._conversation import edits_sent, history_digest
+from litellm_budget.core.wording._recall import HANDLE, TOOL_NAME, RecallScope
 
 __all__ = [
     "ANTHROPIC",
     "CHAT",
     "COMPACT",
     "COMPACTION_BLOCK",
+    "HANDLE",
     "RESPONSES",
     "SETTING_NAMES",
     "SYSTEM",
+    "TOOL_NAME",
     "USER",
     "WINDOW_FIX",
     "BoundedDict",
@@ -66,6 +69,7 @@ __all__ = [
     "GateRead",
     "Memo",
     "MessageFormat",
+    "RecallScope",
     "SentEdits",
     "SentPrompt",
     "SettingProblem",

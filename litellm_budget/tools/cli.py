@@ -69,7 +69,8 @@ def _parser() -> argparse.ArgumentParser:
         "--baseline",
         type=_name_list,
         default=[],
-        help="baselines and peers: trim_messages,sliding,masking,clear_tool_uses,litellm_polyfill,langchain_trim",
+        help="baselines and peers: trim_messages,sliding,masking,clear_tool_uses,litellm_polyfill,langchain_trim,"
+        "litellm_compress,litellm_compress_budget",
     )
     replay.add_argument(
         "--price-per-mtok", type=float, help="fresh input price per million tokens (default: the model map's)"

@@ -225,3 +225,23 @@ def recall_of(evidence: Evidence, sent: Sequence[Any] | None) -> Recall:
 def ratio(part: int, whole: int) -> float | None:
     """A recall rounded like the replay's other ratios; ``None`` when there was nothing to recall."""
     return round(part / whole, 4) if whole else None
+
+
+#: Said wherever the retrievable figures are: they are a ceiling, not a measure of recalls.
+RETRIEVABLE_NOTE = (
+    "retrievable recall counts evidence sent, or stored under a recall handle (or compress() key) the request "
+    "names: what a model could have had back by asking; without a model the replay cannot say how often one would."
+)
+
+
+def retrievable_summary(found: Recall | None) -> dict[str, float | None]:
+    """
+    Evidence recall counting what is stored under a handle or key the request names, as well as what
+    was sent: what a model could have had back, had it asked (without a model, no replay says it would).
+    """
+    if found is None:
+        return {}
+    return {
+        "retrievable_recall": ratio(found.kept, found.learned),
+        "old_retrievable_recall": ratio(found.old_kept, found.old_learned),
+    }

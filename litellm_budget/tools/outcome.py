@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from litellm_budget.core._checks import bare_model
 from litellm_budget.core.formats import MessageFormat
@@ -24,6 +24,15 @@ class Outcome:
     dropped: int = 0
     #: Calls of this request repeating one whose output the last request hid (ours only: the report's).
     rereads: int = 0
+    #: What the sent request names by handle or key, that a tool would serve back (recall, ``compress()``);
+    #: ``None``: nothing is stored.
+    stored: Mapping[str, str] | None = None
+
+    def with_stored(self) -> list[Message] | None:
+        """What was sent, and the stored texts it names (a refusal sends and names nothing)."""
+        if self.messages is None:
+            return None
+        return [*self.messages, *({"content": text} for text in (self.stored or {}).values())]
 
 
 #: A policy of ours, a baseline or a peer, as the replay runs it: a request in, its outcome out.

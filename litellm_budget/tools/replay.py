@@ -15,12 +15,14 @@ from litellm_budget.core.counting._tokens import counter_for
 from litellm_budget.core.formats import MessageFormat
 from litellm_budget.core.formats._chat import CHAT
 from litellm_budget.core.policies._registry import POLICIES
+from litellm_budget.core.wording._recall import RecallScope
 from litellm_budget.typing import Message
 
 from . import table
 from .baselines import BASELINES
 from .cache_model import CacheModel, CacheSetup, cache_cost
-from .evidence import NO_RECALL, Evidence, Recall, ratio, recall_of
+from .compress_peer import COMPRESS_PEERS, compress_peer
+from .evidence import NO_RECALL, Evidence, Recall, ratio, recall_of, retrievable_summary
 from .outcome import Outcome, Strategy, baseline_outcome, newest_dropped, overflows
 from .prefix import anthropic_blocks, shared_prefix, text_heads
 from .pricing import Prices
@@ -57,6 +59,8 @@ class Row:
     #: What a provider's cache (``cache_model.py``) would read of it and write, in counted tokens.
     cache_read: int = 0
     cache_written: int = 0
+    #: The same as ``evidence``, counting what is stored under a handle or key the request names.
+    retrievable: Recall | None = None
 
 
 @dataclasses.dataclass(slots=True)
@@ -86,6 +90,8 @@ class Totals:
     ms: float = 0.0
     #: Evidence of every request; a rejected one sent none of its own.
     evidence: Recall = NO_RECALL
+    #: ... and with what the sent requests name in storage (``None``: the strategy stores nothing).
+    retrievable: Recall | None = None
 
     def add(self, row: Row, window: int, previous: int, *, first: bool = False) -> None:
         """
@@ -96,6 +102,8 @@ class Totals:
         self.ms += row.ms
         # A rejected request sends nothing: none of its evidence reaches the model.
         self.evidence = self.evidence.plus(row.evidence)
+        if row.retrievable is not None:
+            self.retrievable = (self.retrievable or NO_RECALL).plus(row.retrievable)
         if row.action == "rejected":
             self.rejected += 1
             return
@@ -155,6 +163,7 @@ class Totals:
             "evidence_recall": ratio(self.evidence.kept, self.evidence.learned),
             "old_evidence_recall": ratio(self.evidence.old_kept, self.evidence.old_learned),
             "line_recall": ratio(self.evidence.old_lines_kept, self.evidence.old_learned),
+            **retrievable_summary(self.retrievable),
             "evidence_learned": self.evidence.learned,
             "old_evidence_learned": self.evidence.old_learned,
             "input_cost": round(prices.cost(reused=self.shared_tokens, reprefilled=reprefill), 4),
@@ -177,20 +186,22 @@ def strategy_for(
     summarizing = summarizing_strategy(name, model, window, settings, fmt)  # summarize, auto+summaries, ...
     if summarizing is not None:
         return summarizing
+    if name in COMPRESS_PEERS:
+        return compress_peer(name, model, window)
     if name in POLICIES:
         options = (settings or BudgetSettings()).updated({"policy": name})
         remembered = Remembered(options)
+        scope = RecallScope(b"replay") if options.recall_tool else None
 
         def policy(messages: list[Message]) -> Outcome:
-            fitted = fit_request(
-                FitRequest(
-                    messages, model=model, window=window, settings=options, fmt=fmt, previous=remembered.previous
-                )
-            )
+            previous = remembered.previous
+            request = FitRequest(messages, model=model, window=window, settings=options, fmt=fmt, previous=previous)
+            fitted = fit_request(dataclasses.replace(request, recall=scope))
             remembered.sent(messages, fitted)
             report = fitted.report
             sent = None if report.action == "rejected" else fitted.messages
-            return Outcome(sent, report.action, report.elided, report.dropped_messages, report.rereads)
+            stored = dict(fitted.stored) if scope is not None else None
+            return Outcome(sent, report.action, report.elided, report.dropped_messages, report.rereads, stored)
 
         return policy
     if name in BASELINES:
@@ -258,7 +269,8 @@ def replay_session(
                 ms=ms,
                 newest_dropped=outcome.messages is not None and newest_dropped(request, sent),
                 rereads=outcome.rereads,
-                evidence=recall_of(next(learned, Evidence()), outcome.messages),
+                evidence=recall_of(found := next(learned, Evidence()), outcome.messages),
+                retrievable=None if outcome.stored is None else recall_of(found, outcome.with_stored()),
                 cache_read=read,
                 cache_written=written,
             )

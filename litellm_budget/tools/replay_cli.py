@@ -14,8 +14,9 @@ from litellm_budget.core.policies._registry import POLICIES
 
 from . import table
 from .cache_model import CacheSetup
+from .compress_peer import COMPRESS_PEERS, describe_compress
 from .convert import converted
-from .evidence import Evidence, session_evidence
+from .evidence import RETRIEVABLE_NOTE, Evidence, session_evidence
 from .peers import describe
 from .plot import require_matplotlib
 from .pricing import prices_for, unpriced
@@ -117,8 +118,14 @@ def run_replay(args: argparse.Namespace) -> int:
             if isinstance(strategy, SummarizingStrategy):
                 results[-1].update(strategy.totals())
     progress.close()
-    peers = {name: describe(name, args.model, args.window) for name in args.baseline}
+    peers = {
+        name: describe_compress(name, args.window)
+        if name in COMPRESS_PEERS
+        else describe(name, args.model, args.window)
+        for name in args.baseline
+    }
     notes = {"prices": prices.source, "cache": replayer.cache.describe(), "settings": non_defaults(runs[0].base)}
+    notes.update({"retrievable": RETRIEVABLE_NOTE} if any("retrievable_recall" in r for r in results) else {})
     _print(args, results, all_rows, notes, peers)
     if args.plot:
         _plot(args, all_rows)
@@ -226,6 +233,11 @@ def _print(
     changed = ", ".join(f"{key}={value!r}" for key, value in notes["settings"].items())
     settings = f"the defaults, and {changed}" if changed else "the defaults"
     print(f"settings: {settings} (each row's own policy and watermark over them).")
+    retrievable = [
+        (r["window"], r["strategy"], r["old_retrievable_recall"]) for r in results if "retrievable_recall" in r
+    ]
+    if retrievable:
+        print(f"\nold_retrievable_recall (window, strategy, figure): {retrievable};\n  {RETRIEVABLE_NOTE}")
     if peers:
         print("\nbaselines and peers (thresholds per window):")
         for name, text in peers.items():

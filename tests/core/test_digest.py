@@ -17,7 +17,8 @@ from litellm_budget.core._report import parse_ranges
 from litellm_budget.core.counting._tokens import counter_for
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.formats._chat import CHAT
-from litellm_budget.core.wording._digest import call_text, newest_within, outcome_of, outline_of, quoted, step_entries
+from litellm_budget.core.wording._digest import call_text, outcome_of, outline_of, quoted, step_entries
+from litellm_budget.core.wording._marker_digest import newest_within
 from litellm_budget.core.wording._names import NAMES_HEAD
 from litellm_budget.core.wording._notices import CONTINUES, NOTICE_PREFIX, TOOL_ELIDED, TOOL_PLACEHOLDER
 from litellm_budget.tools.convert import converted

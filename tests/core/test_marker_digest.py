@@ -16,8 +16,8 @@ from litellm_budget.core.budget._settings import BudgetSettings
 from litellm_budget.core.counting._tokens import counter_for, reset_counters
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.policies._ledger import Derived, Ledger
-from litellm_budget.core.wording._digest import newest_within, step_entries
-from litellm_budget.core.wording._marker_digest import marker_digest, step_names
+from litellm_budget.core.wording._digest import step_entries
+from litellm_budget.core.wording._marker_digest import marker_digest, newest_within, step_names
 from litellm_budget.core.wording._names import names_line
 from litellm_budget.tools.convert import converted
 from tests.support.builders import agent_session

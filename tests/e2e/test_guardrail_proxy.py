@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from litellm_budget.core.formats import responses
+from litellm_budget.core.formats import _responses as responses
 from tests.support.builders import agent_session
 from tests.support.docs import block
 from tests.support.fake_upstream import FakeUpstream

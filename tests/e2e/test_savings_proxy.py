@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from litellm_budget.core.formats import anthropic_convert, responses
+from litellm_budget.core.formats import _anthropic_convert as anthropic_convert
+from litellm_budget.core.formats import _responses as responses
 from tests.support.builders import agent_session
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.jsonl import wait_for_records

@@ -11,7 +11,14 @@ from typing import Any
 import pytest
 from prometheus_client import REGISTRY
 
-from litellm_budget.adapter.metrics import METRICS, record_cache, record_deferred, record_metrics, record_resent
+from litellm_budget.adapter.metrics import (
+    METRICS,
+    record_cache,
+    record_deferred,
+    record_metrics,
+    record_recall,
+    record_resent,
+)
 from litellm_budget.core._report import BudgetReport
 from litellm_budget.core.cache._cache_truth import CacheReport
 from tests.support.paths import EXAMPLES
@@ -251,7 +258,7 @@ def samples_for(group: str) -> dict[str, tuple[float, set[str]]]:
 
 
 def test_recording_creates_every_series_the_dashboard_queries(dashboard: dict[str, Any]) -> None:
-    """After a trim with a re-read, a rejection, a deferral, a re-sent rejection and a cache miss, every series grew."""
+    """After a trim with a re-read, a rejection, a deferral, a re-sent rejection, a cache miss, a recall: all grew."""
     before = samples_for("g")
     trimmed = BudgetReport(
         model="openai/gpt-4o",
@@ -272,6 +279,7 @@ def test_recording_creates_every_series_the_dashboard_queries(dashboard: dict[st
     record_resent("g")
     miss = CacheReport(input_tokens=4000, cache_read_tokens=1000, cache_write_tokens=500, predicted_tokens=3000)
     record_cache(dataclasses.replace(miss, cache_miss="plugin_drop"), "g")
+    record_recall("g", "served")
 
     after = samples_for("g")
     for metric, labels in used_metrics(dashboard).items():

@@ -70,10 +70,12 @@ if TYPE_CHECKING:
 __all__ = [
     "CWE_MARKER",
     "LOST_TEXT",
+    "RECALL_TOOL",
     "SHELL_TOOLS",
     "STEP_MARK",
     "AgentScript",
     "FakeUpstream",
+    "RecallScript",
     "RecordedRequest",
     "estimate_tokens",
     "main",
@@ -133,6 +135,54 @@ class AgentScript:
         if step > self.steps:
             return self.final_text, None
         return f"Running step {step} of {self.steps}.", (shell, SHELL_TOOLS[shell](self.command_for(step)))
+
+
+#: The gateway's recall tool (litellm_budget/core/recall.py), and a handle as its notices name it.
+RECALL_TOOL = "litellm_budget_recall"
+_RECALL_HANDLE = re.compile(r"recall (r-[0-9a-f]{8})")
+
+
+@dataclass(frozen=True)
+class RecallScript:
+    """A model that recalls: offered the recall tool, it calls it ``times`` times, then answers.
+
+    Its call names ``handle``, else the first handle the request names (a placeholder's, a digest
+    line's); ``lines`` and ``pattern`` are passed along when given. Its final answer is
+    ``FINAL[...]`` around the last recall's answer, so a test sees what the model was given. Stateless:
+    the request says how many recalls it made so far (its recall calls in the history).
+    """
+
+    times: int = 1
+    handle: str | None = None
+    lines: str | None = None
+    pattern: str | None = None
+
+    def turn(self, body: dict[str, Any], api: str) -> tuple[str, tuple[str, dict[str, Any]] | None]:
+        made = _recall_calls_made(body)
+        choice = body.get("tool_choice")
+        if made >= self.times or choice == "none" or (isinstance(choice, dict) and choice.get("type") == "none"):
+            return f"FINAL[{_newest_result(body, api) or ''}]", None
+        handles = _RECALL_HANDLE.findall(json.dumps(body.get("messages") or body.get("input") or []))
+        handle = self.handle or (handles[0] if handles else "r-00000000")
+        arguments: dict[str, Any] = {"handle": handle}
+        arguments.update({key: value for key, value in (("lines", self.lines), ("pattern", self.pattern)) if value})
+        return "Let me recall that.", (RECALL_TOOL, arguments)
+
+
+def _recall_calls_made(body: dict[str, Any]) -> int:
+    """How many recall calls the request's history holds, in any API's shape."""
+    made = 0
+    for item in body.get("messages") or body.get("input") or []:
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "function_call" and item.get("name") == RECALL_TOOL:
+            made += 1
+        for call in item.get("tool_calls") or []:
+            made += (call.get("function") or {}).get("name") == RECALL_TOOL
+        content = item.get("content")
+        for block in content if isinstance(content, list) else []:
+            made += isinstance(block, dict) and block.get("type") == "tool_use" and block.get("name") == RECALL_TOOL
+    return made
 
 
 def _tool_names(body: dict[str, Any]) -> list[str]:
@@ -669,8 +719,10 @@ class FakeUpstream:
         delay: float = 0.0,
         error_status: int | None = None,
         cache: PrefixCache | None = None,
+        recall: RecallScript | None = None,
     ) -> None:
         self.host = host
+        self.recall = recall
         self.cache = cache
         self.delay = delay
         self.error_status = error_status
@@ -801,6 +853,8 @@ class FakeUpstream:
     def _turn(self, body: dict[str, Any], api: str) -> tuple[str, tuple[str, dict[str, Any]] | None]:
         """What the model says next: the plain reply, or the script's next step (see :class:`AgentScript`)."""
         tools = _tool_names(body)
+        if self.recall is not None and RECALL_TOOL in tools:
+            return self.recall.turn(body, api)
         if self.script is None or not any(name in tools for name in SHELL_TOOLS):
             return self.reply, None
         return self.script.turn(tools, _newest_result(body, api))

@@ -43,4 +43,5 @@ def test_each_request_goes_through_every_hook_once(
     for hook in ("async_pre_call_hook", "async_filter_deployments", "async_pre_call_deployment_hook"):
         assert calls[hook] == "4"
     assert calls["async_log_success_event"] == "4"
-    assert re.search(r"all of it, per request: \d+\.\d{4} ms$", out.rstrip())
+    assert re.search(r"^  all of it, per request: \d+\.\d{4} ms$", out, flags=re.MULTILINE)
+    assert out.rstrip().endswith("passed untouched: 4 of 4 requests")

@@ -129,6 +129,10 @@ class BudgetSettings:
     summary_timeout: float = 3.0
     #: The most tokens a summary may take in the window (and the summary call may answer).
     summary_max_tokens: int = 512
+    #: Store what a fit takes out and serve it back through a recall tool (``docs/recall.md``).
+    recall_tool: bool = False
+    #: The most recalls one request serves; a call beyond them is answered that the limit was reached.
+    recall_limit: int = 3
 
     def __post_init__(self) -> None:
         _check = self._check
@@ -166,6 +170,7 @@ class BudgetSettings:
         _check(model is None or (isinstance(model, str) and bool(model)), "summary_model", "a model name or None")
         _check(is_number(self.summary_timeout) and self.summary_timeout > 0, "summary_timeout", "a number > 0")
         _check(positive_int(self.summary_max_tokens) is not None, "summary_max_tokens", "an int > 0")
+        _check(positive_int(self.recall_limit) is not None, "recall_limit", "an int > 0")
         object.__setattr__(self, "token_ratios", MappingProxyType(dict(self.token_ratios)))
         object.__setattr__(self, "cache_lifetimes", MappingProxyType(dict(self.cache_lifetimes)))
         object.__setattr__(self, "cache_min_tokens_by", MappingProxyType(dict(self.cache_min_tokens_by)))

@@ -32,7 +32,7 @@ OUTLINE_MIN_WINDOW = 32_000
 FACT_ENTRIES = 65_536
 _FACTS: Memo[tuple[bool, int]] = Memo(
     "elision_facts",
-    ("counter", "format", "digest_chars", "outline_chars", "kind", "threshold", "message"),
+    ("counter", "format", "digest_chars", "outline_chars", "recall", "kind", "threshold", "message"),
     FACT_ENTRIES,
 )
 
@@ -153,7 +153,12 @@ def _facts(ledger: Ledger, index: int) -> tuple[bool, int]:
             threshold = _threshold(ledger, index)
             read_by = (ledger.counter.name, ledger.format.name, ledger.settings.digest_chars, outline_limit(ledger))
             found = _FACTS.recall(
-                lambda: _read_facts(ledger, index, threshold), *read_by, kind, threshold, ledger.keys[index]
+                lambda: _read_facts(ledger, index, threshold),
+                *read_by,
+                ledger.recall,
+                kind,
+                threshold,
+                ledger.keys[index],
             )
         ledger.derived.facts[index] = found
     return found
@@ -223,14 +228,16 @@ def _opens_calling_step(ledger: Ledger, index: int) -> bool:
 def _placeholder(ledger: Ledger, kind: str, text: str, outline_chars: int) -> str:
     """
     The placeholder of ``text``: with digests on, it says what the text was (size, first and
-    notable line), and within ``outline_chars`` what it defined.
+    notable line), and within ``outline_chars`` what it defined; with recall, where it is stored.
     """
     limit = ledger.settings.digest_chars
     if not limit:
-        return placeholder_for(kind)
-    identified = outcome_of([text], limit)
-    outline = outline_of([text], outline_chars)
-    return placeholder_for(kind, identified if outline is None else f"{identified}, defining {outline}")
+        placeholder = placeholder_for(kind)
+    else:
+        identified = outcome_of([text], limit)
+        outline = outline_of([text], outline_chars)
+        placeholder = placeholder_for(kind, identified if outline is None else f"{identified}, defining {outline}")
+    return placeholder if ledger.recall is None else ledger.recall.named_placeholder(placeholder, text)
 
 
 def outline_limit(ledger: Ledger) -> int:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from litellm_budget.core.budget._limits import Limits
 from litellm_budget.core.budget._settings import BudgetSettings
@@ -18,6 +18,9 @@ from litellm_budget.core.formats._message_keys import message_keys
 from litellm_budget.core.policies._units import Layout, layout_of_kinds
 from litellm_budget.core.wording._names import InText, StepNames
 from litellm_budget.typing import Message
+
+if TYPE_CHECKING:
+    from litellm_budget.core.wording._recall import RecallScope
 
 #: An atom's digest lines read on its own, the ids of the calls it makes and of those it answers,
 #: and the names each of its actions held.
@@ -136,6 +139,8 @@ class Ledger:
     previous: SentEdits | None = None
     #: Summaries of dropped blocks known so far, by the block's digest (``core/policies/_summary.py``).
     summaries: Mapping[str, str] = dataclasses.field(default_factory=lambda: NO_SUMMARIES)
+    #: The scope placeholders and digest lines name recall handles in (``recall.py``); ``None``: none.
+    recall: RecallScope | None = None
     derived: Derived = dataclasses.field(default_factory=Derived, compare=False, repr=False)
 
     @property

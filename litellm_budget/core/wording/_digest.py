@@ -219,16 +219,22 @@ def call_text(name: object, arguments: object, limit: int) -> str:
     return f"{name if isinstance(name, str) else 'tool'}({rendered})"
 
 
-def step_entries(fmt: MessageFormat, messages: Sequence[Message], kinds: Sequence[str], limit: int) -> list[str]:
+#: Names a digest line's handle: the line, the texts it stands for, how many characters of them it quotes.
+LineNamer = Callable[[str, Sequence[str], int], str]
+
+
+def step_entries(
+    fmt: MessageFormat, messages: Sequence[Message], kinds: Sequence[str], limit: int, namer: LineNamer | None = None
+) -> list[str]:
     """
     One line per action of ``messages`` (the dropped ones, in order): each call with what came of
     it, a message from the user, a reply of the assistant that made no call. The same messages
-    give the same lines however they were grouped into units.
+    give the same lines however they were grouped into units. ``namer``: recall handles (``recall.py``).
     """
     outputs = outputs_of(fmt, messages)
     entries: list[str] = []
     for group in steps_of(kinds):
-        entries.extend(_entries_of(fmt, [messages[i] for i in group], kinds[group[0]], outputs, limit))
+        entries.extend(_entries_of(fmt, [messages[i] for i in group], kinds[group[0]], outputs, limit, namer))
     return entries
 
 
@@ -254,32 +260,25 @@ def steps_of(kinds: Sequence[str]) -> Iterator[list[int]]:
 
 
 def _entries_of(
-    fmt: MessageFormat, step: Sequence[Message], opener: str, outputs: dict[str, list[str]], limit: int
+    fmt: MessageFormat,
+    step: Sequence[Message],
+    opener: str,
+    outputs: dict[str, list[str]],
+    limit: int,
+    namer: LineNamer | None,
 ) -> Iterator[str]:
     calls = [call for message in step for call in fmt.calls(message)]
     for call_id, name, arguments in calls:
-        result = outputs.get(call_id)
-        came = outcome_of(result, int(limit * OUTCOME_SHARE)) if result is not None else "no result"
-        yield f"- called {call_text(name, arguments, int(limit * ARGUMENTS_SHARE))} -> {came}"
+        result, shown = outputs.get(call_id), int(limit * OUTCOME_SHARE)
+        came = outcome_of(result, shown) if result is not None else "no result"
+        line = f"- called {call_text(name, arguments, int(limit * ARGUMENTS_SHARE))} -> {came}"
+        yield line if namer is None else namer(line, result or (), shown)
     if calls:
         return
-    text = " ".join(t for message in step for t in fmt.texts(message)).strip()
+    texts = [t for message in step for t in fmt.texts(message)]
+    text = " ".join(texts).strip()
     if not text:
         return
     who = "the user wrote" if opener == USER else "the assistant replied"
-    yield f"- {who} {quoted(text, limit)}"
-
-
-def newest_within(entries: Sequence[str], cost: Callable[[str], int], cap: int) -> tuple[list[str], int]:
-    """
-    The newest ``entries`` whose costs add up to at most ``cap``, in their order, and how many
-    older ones are left out: the newest dropped steps are the ones the conversation builds on.
-    """
-    kept: list[str] = []
-    spent = 0
-    for entry in reversed(entries):
-        spent += cost(entry)
-        if spent > cap:
-            break
-        kept.append(entry)
-    return kept[::-1], len(entries) - len(kept)
+    line = f"- {who} {quoted(text, limit)}"
+    yield line if namer is None else namer(line, texts, limit)

@@ -9,7 +9,7 @@ is remembered whole: a growing history reads only what is new in it.
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
 from litellm_budget.core._memo import Memo
@@ -17,7 +17,7 @@ from litellm_budget.core.formats import ASSISTANT, SYSTEM, USER, MessageFormat
 from litellm_budget.core.formats._tool_calls import decoded_arguments
 from litellm_budget.core.policies._ledger import AtomLines, Ledger
 from litellm_budget.core.policies._units import Unit
-from litellm_budget.core.wording._digest import newest_within, outputs_of, step_entries, steps_of
+from litellm_budget.core.wording._digest import LineNamer, outputs_of, step_entries, steps_of
 from litellm_budget.core.wording._names import InText, StepNames, names_in, names_line
 from litellm_budget.typing import Message
 
@@ -27,10 +27,10 @@ BLOCK_ENTRIES = 256
 ATOM_ENTRIES = 16_384
 _BLOCKS: Memo[tuple[tuple[str, ...], int]] = Memo(
     "block_digests",
-    ("format", "counter", "digest_chars", "cap", "names_cap", "names_per_step", "room", "block", "given"),
+    ("format", "counter", "digest_chars", "cap", "names_cap", "names_per_step", "recall", "room", "block", "given"),
     BLOCK_ENTRIES,
 )
-_ATOMS: Memo[AtomLines] = Memo("atom_lines", ("format", "digest_chars", "atom"), ATOM_ENTRIES)
+_ATOMS: Memo[AtomLines] = Memo("atom_lines", ("format", "digest_chars", "recall", "atom"), ATOM_ENTRIES)
 _T = TypeVar("_T")
 #: Where ``step_entries`` starts a group of its own (a unit opens there).
 _OPENERS = frozenset({USER, ASSISTANT, SYSTEM})
@@ -53,7 +53,7 @@ def marker_digest(ledger: Ledger, gone: Sequence[int], room: int | None = None) 
     names_cap = _room(ledger, settings.names_share)
     seen = (ledger.format.name, ledger.counter.name, settings.digest_chars, cap, names_cap, settings.names_per_step)
     given = _given(ledger)
-    key = (*seen, room, hash((_picked(keys, gone), _picked(kinds, gone))), hash(_picked(keys, given)))
+    key = (*seen, ledger.recall, room, hash((_picked(keys, gone), _picked(kinds, gone))), hash(_picked(keys, given)))
     found = _BLOCKS.get(*key)
     if found is None:
         lines, names = _lines(ledger, gone)
@@ -114,7 +114,8 @@ def _lines(ledger: Ledger, gone: Sequence[int]) -> tuple[list[str], list[StepNam
     facts = None if atoms is None else [_atom_lines(ledger, atom) for atom in atoms]
     if facts is None or not _answered_within(facts):
         fmt, messages, kinds = ledger.format, [ledger.messages[i] for i in gone], [ledger.kinds[i] for i in gone]
-        return step_entries(fmt, messages, kinds, ledger.settings.digest_chars), step_names(fmt, messages, kinds)
+        lines = step_entries(fmt, messages, kinds, ledger.settings.digest_chars, _namer(ledger))
+        return lines, step_names(fmt, messages, kinds)
     return [line for lines, _, _, _ in facts for line in lines], [names for *_, held in facts for names in held]
 
 
@@ -135,18 +136,23 @@ def _atom_lines(ledger: Ledger, atom: Unit) -> AtomLines:
     if found is not None:
         return found
     fmt, keys, kinds, limit = ledger.format, ledger.keys, ledger.kinds, ledger.settings.digest_chars
-    key = (fmt.name, limit, hash((_picked(keys, atom), _picked(kinds, atom))))
+    key = (fmt.name, limit, ledger.recall, hash((_picked(keys, atom), _picked(kinds, atom))))
     found = _ATOMS.get(*key)
     if found is None:
         messages = [ledger.messages[i] for i in atom]
         atom_kinds = [kinds[i] for i in atom]
-        lines = tuple(step_entries(fmt, messages, atom_kinds, limit))
+        lines = tuple(step_entries(fmt, messages, atom_kinds, limit, _namer(ledger)))
         made = frozenset(call_id for message in messages for call_id, _, _ in fmt.calls(message))
         answered = frozenset(answered for message in messages for answered in fmt.answered_ids(message))
         found = (lines, made, answered, tuple(step_names(fmt, messages, atom_kinds)))
         _ATOMS.put(found, *key)
     ledger.derived.atom_lines[atom] = found
     return found
+
+
+def _namer(ledger: Ledger) -> LineNamer | None:
+    """What names a line's recall handle, when the fit names them."""
+    return None if ledger.recall is None else ledger.recall.named_line
 
 
 def _picked(values: Sequence[_T], indices: Sequence[int]) -> tuple[_T, ...]:
@@ -193,3 +199,18 @@ def _strings(value: object) -> Iterator[str]:
     elif isinstance(value, list):
         for item in value:
             yield from _strings(item)
+
+
+def newest_within(entries: Sequence[str], cost: Callable[[str], int], cap: int) -> tuple[list[str], int]:
+    """
+    The newest ``entries`` whose costs add up to at most ``cap``, in their order, and how many
+    older ones are left out: the newest dropped steps are the ones the conversation builds on.
+    """
+    kept: list[str] = []
+    spent = 0
+    for entry in reversed(entries):
+        spent += cost(entry)
+        if spent > cap:
+            break
+        kept.append(entry)
+    return kept[::-1], len(entries) - len(kept)
