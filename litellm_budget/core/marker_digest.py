@@ -49,7 +49,7 @@ def marker_digest(ledger: Ledger, gone: Sequence[int], room: int | None = None) 
     keys, kinds = ledger.keys, ledger.kinds
     names_cap = _room(ledger, settings.names_share)
     seen = (ledger.format.name, ledger.counter.name, settings.digest_chars, cap, names_cap, settings.names_per_step)
-    given = _given(ledger)
+    given = given_messages(ledger)
     key = hash((*seen, room, _picked(keys, gone), _picked(kinds, gone), _picked(keys, given)))
     found = _BLOCKS.get(key)
     if found is None:
@@ -59,14 +59,14 @@ def marker_digest(ledger: Ledger, gone: Sequence[int], room: int | None = None) 
         # Beside the lines, within their own share; where the room is short, only what the lines left of it.
         left = names_cap if room is None else min(names_cap, room - sum(map(cost, listed)))
         # What the model reads anyway (the lines, the system, the task) need not be named again.
-        shown = ("\n".join(listed), _in_given(ledger, given))
+        shown = ("\n".join(listed), in_given(ledger, given))
         line = names_line(names, shown, per_step=settings.names_per_step, cap=left, cost=cost)
         found = ((*listed, line) if line else tuple(listed), unlisted)
         _BLOCKS.put(key, found)
     return found
 
 
-def _in_given(ledger: Ledger, given: Sequence[int]) -> InText:
+def in_given(ledger: Ledger, given: Sequence[int]) -> InText:
     """
     Whether a name is in the system or the task: their text is searched once per name a request
     asks about (a policy prices several markers, each listing names that the others list too).
@@ -76,10 +76,13 @@ def _in_given(ledger: Ledger, given: Sequence[int]) -> InText:
     return ledger.derived.in_given
 
 
-def _given(ledger: Ledger) -> list[int]:
+def given_messages(ledger: Ledger) -> tuple[int, ...]:
     """The messages every fit keeps as they are: the system ones and the task (the first user message)."""
-    task = ledger.layout.first_user
-    return [i for i, kind in enumerate(ledger.kinds) if kind == SYSTEM or i == task]
+    if ledger.derived.given is None:
+        kinds = ledger.kinds
+        task = next((i for i, kind in enumerate(kinds) if kind == USER), None)  # the layout's first_user, unread
+        ledger.derived.given = tuple(i for i, kind in enumerate(kinds) if kind == SYSTEM or i == task)
+    return ledger.derived.given
 
 
 def digest_cap(ledger: Ledger) -> int:

@@ -68,6 +68,11 @@ class BudgetSettings:
     #: functions and classes, with their line numbers, outermost first); ``None``: four times
     #: ``digest_chars`` from a 32,000-token window up, none under it; 0: none.
     outline_chars: int | None = None
+    #: The most names (paths and identifiers) an elided assistant text's placeholder lists of those
+    #: its text held and its quotes, its outline, the system and the task do not show; ``None``: 20
+    #: from a 32,000-token window up, where ``auto`` then elides assistant texts before tool
+    #: outputs, none under it; 0: none.
+    text_names: int | None = None
     #: The most of the budget a marker's digest of dropped steps may take; older steps beyond it
     #: are counted, not listed.
     digest_share: float = 0.10
@@ -151,6 +156,8 @@ class BudgetSettings:
         _check(non_negative_int(self.digest_chars), "digest_chars", "an int >= 0")
         outline = self.outline_chars
         _check(outline is None or non_negative_int(outline), "outline_chars", "an int >= 0 or None")
+        text_names = self.text_names
+        _check(text_names is None or non_negative_int(text_names), "text_names", "an int >= 0 or None")
         _check(0 <= self.digest_share < 0.5, "digest_share", "between 0 and 0.5")
         _check(0 <= self.names_share < 0.5, "names_share", "between 0 and 0.5")
         _check(non_negative_int(self.names_per_step), "names_per_step", "an int >= 0")
@@ -287,6 +294,7 @@ _KINDS_BY_KEY = {
     "response_reserve": "an integer >= 0 or null",
     "elide_min_tokens": "an integer >= 0 or null (null: scaled with the window)",
     "outline_chars": "an integer >= 0 or null (null: 4 x digest_chars from a 32k window up)",
+    "text_names": "an integer >= 0 or null (null: 20 from a 32k window up)",
     "summary_model": "a model group name or null",
     "token_ratios": "a mapping of model names to ratios",
     "cache_lifetimes": "a mapping of providers or models to seconds",

@@ -470,6 +470,43 @@ class TestPlaceholder:
         assert all(", defining " in p for p in placeholders)
         assert f", defining {outline}. " in placeholders[0]
 
+    @staticmethod
+    def reasoning_session() -> list[dict[str, Any]]:
+        """Steps whose assistant text ends on names (past its quoted first line), some the task holds too."""
+        session = agent_session(1, 10, question="Fix the failing test in src/app_main.py.")
+        for step in range(12):
+            read = tool_step(2000, seed=step, command=f"cat src/mod_{step}.py")
+            ending = f"So `parse_args_{step}` in src/mod_{step}.py calls src/app_main.py."
+            read[0]["content"] = f"{text(300, step)}\n{ending}"
+            session += read
+        return session
+
+    def test_from_a_32k_window_an_elided_text_names_what_it_held_and_goes_first(self) -> None:
+        """
+        At 32k an elided assistant text's placeholder lists its names (not those the task holds) and
+        ``auto`` elides such texts before tool outputs; at 16k, or with ``text_names: 0``, neither.
+        """
+        session = self.reasoning_session()
+
+        def elided(window: int, **overrides: Any) -> dict[int, str]:
+            fitted = fit(session, model="gpt-4o", window=window, settings=BudgetSettings(**overrides))
+            assert fitted.report.tokens_after == tokens_of(fitted.messages)
+            return {i: fitted.messages[i]["content"] for i in parse_ranges(fitted.report.elided_at)}
+
+        at_32k = elided(32_000)
+        texts = {i: p for i, p in at_32k.items() if session[i]["role"] == "assistant"}
+        names = {i: f"parse_args_{(i - 4) // 2} src/mod_{(i - 4) // 2}.py" for i in texts}
+
+        assert texts
+        assert all(p.endswith(f", naming {names[i]}.]") for i, p in texts.items())
+        assert all("app_main" not in p for p in texts.values())
+        # A text newer than an output left as it was is elided.
+        assert any(session[i]["role"] == "tool" and i not in at_32k for i in range(min(texts), max(texts)))
+        assert not any("naming" in p for p in elided(16_000).values())
+        assert not any("naming" in p for p in elided(32_000, text_names=0).values())
+        one = elided(32_000, text_names=1)
+        assert all(one[i].endswith(f", naming {names[i].split()[0]}.]") for i in texts if i in one)
+
     def test_without_digests_the_plain_placeholder(self) -> None:
         options = BudgetSettings(policy="elide", digest_chars=0)
         fitted = fit(agent_session(10, 3000), model="gpt-4o", window=25_000, settings=options)

@@ -20,7 +20,7 @@ class TestSettings:
         assert (settings.watermark, settings.safety_margin) == (0.7, 0.02)
         assert (settings.elide_step_text_min_tokens, settings.digest_chars, settings.digest_share) == (150, 160, 0.10)
         assert (settings.names_share, settings.names_per_step, settings.stale_reads) == (0.08, 12, False)
-        assert settings.outline_chars is None
+        assert (settings.outline_chars, settings.text_names) == (None, None)
         assert (settings.reserve_ratio, settings.reserve_floor, settings.reserve_cap) == (0.25, 256, 8192)
         assert settings.fail_closed is False
         assert settings.allow_request_overrides is False
@@ -34,8 +34,9 @@ class TestSettings:
             {"default_window": 0},
             {"token_ratios": {"m": 0}},
             {"outline_chars": -1},
+            {"text_names": -1},
         ],
-        ids=["policy", "watermark", "tail", "window", "ratio", "outline"],
+        ids=["policy", "watermark", "tail", "window", "ratio", "outline", "text_names"],
     )
     def test_invalid_values_name_the_field(self, kwargs: dict[str, Any]) -> None:
         """A bad value raises ValueError naming the field."""
