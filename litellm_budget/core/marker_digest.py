@@ -9,7 +9,8 @@ is remembered whole: a growing history reads only what is new in it.
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from types import MappingProxyType
 from typing import TypeVar
 
 from litellm_budget.typing import Message
@@ -19,6 +20,7 @@ from .formats import ASSISTANT, SYSTEM, USER, MessageFormat
 from .ledger import AtomLines, Ledger
 from .memo import BoundedLRU, remembered
 from .names import InText, StepNames, names_in, names_line
+from .settings import BudgetSettings
 from .tool_calls import decoded_arguments
 from .units import Unit
 
@@ -29,6 +31,14 @@ ATOM_ENTRIES = 16_384
 _BLOCKS: BoundedLRU[tuple[tuple[str, ...], int]] = remembered(BLOCK_ENTRIES)
 _ATOMS: BoundedLRU[AtomLines] = remembered(ATOM_ENTRIES)
 _T = TypeVar("_T")
+#: Each policy's ``digest_share`` and ``names_share`` where the settings leave them ``None``.
+#: ``plan`` drops whole turns, so a marker's every token costs it whole turns: its digest spends
+#: its room on lines, which quote what was run verbatim, and few names. On the shared sessions
+#: (BENCHMARKS §1) ``plan`` with auto's shares lost line recall (8k Anthropic 0.351 to 0.300, 32k
+#: chat 0.931 to 0.908), and ``auto`` with 0.10 of lines lost it at 8k in Anthropic's format.
+POLICY_SHARES: Mapping[str, tuple[float, float]] = MappingProxyType({"plan": (0.15, 0.02)})
+#: ... and every other policy's.
+SHARES = (0.11, 0.08)
 #: Where ``step_entries`` starts a group of its own (a unit opens there).
 _OPENERS = frozenset({USER, ASSISTANT, SYSTEM})
 
@@ -47,7 +57,7 @@ def marker_digest(ledger: Ledger, gone: Sequence[int], room: int | None = None) 
     if cap <= 0:
         return [], 0
     keys, kinds = ledger.keys, ledger.kinds
-    names_cap = _room(ledger, settings.names_share)
+    names_cap = _room(ledger, shares(settings)[1])
     seen = (ledger.format.name, ledger.counter.name, settings.digest_chars, cap, names_cap, settings.names_per_step)
     given = given_messages(ledger)
     key = hash((*seen, room, _picked(keys, gone), _picked(kinds, gone), _picked(keys, given)))
@@ -91,7 +101,16 @@ def digest_cap(ledger: Ledger) -> int:
     budget moves with the learned token ratio, and a digest that moved with it would move the
     cached prefix too.
     """
-    return _room(ledger, ledger.settings.digest_share)
+    return _room(ledger, shares(ledger.settings)[0])
+
+
+def shares(settings: BudgetSettings) -> tuple[float, float]:
+    """``digest_share`` and ``names_share``, each the policy's own (``POLICY_SHARES``) where it is ``None``."""
+    digest, names = POLICY_SHARES.get(settings.policy, SHARES)
+    return (
+        digest if settings.digest_share is None else settings.digest_share,
+        names if settings.names_share is None else settings.names_share,
+    )
 
 
 def _room(ledger: Ledger, share: float) -> int:

@@ -16,6 +16,7 @@ from litellm_budget import BudgetSettings, fit
 from litellm_budget.core.digest import call_text, newest_within, outcome_of, outline_of, quoted, step_entries
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.formats.chat import CHAT
+from litellm_budget.core.marker_digest import shares
 from litellm_budget.core.names import NAMES_HEAD
 from litellm_budget.core.notices import CONTINUES, NOTICE_PREFIX, TOOL_ELIDED, TOOL_PLACEHOLDER
 from litellm_budget.core.report import parse_ranges
@@ -515,16 +516,24 @@ class TestPlaceholder:
 
 
 @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(messages=conversations(), window=st.integers(1500, 40_000), chars=st.sampled_from([20, 160]))
-def test_a_digest_is_a_bounded_record_of_actions(messages: list[dict[str, Any]], window: int, chars: int) -> None:
+@given(
+    messages=conversations(),
+    window=st.integers(1500, 40_000),
+    chars=st.sampled_from([20, 160]),
+    policy=st.sampled_from(["auto", "plan"]),
+)
+def test_a_digest_is_a_bounded_record_of_actions(
+    messages: list[dict[str, Any]], window: int, chars: int, policy: str
+) -> None:
     """
     Whatever was dropped: every digest line is a record of an action, never a role or a turn of
-    its own; each quote stays within digest_chars and all lines within digest_share; no chat
+    its own; each quote stays within digest_chars and all lines within the policy's digest_share; no chat
     template token forms; and the same dropped content reads the same bytes in the next request
     while both have room for a whole digest (where what may not be dropped leaves less, the last
     resort shortens the digest first; tool pairs and the budget: ``test_properties``).
     """
-    options = BudgetSettings(digest_chars=chars)
+    options = BudgetSettings(digest_chars=chars, policy=policy)
+    lines_share, names_share = shares(options)
     try:
         fitted = fit(messages, model="gpt-4o", window=window, settings=options)
     except litellm.ContextWindowExceededError:
@@ -541,9 +550,9 @@ def test_a_digest_is_a_bounded_record_of_actions(messages: list[dict[str, Any]],
     assert all(ENTRY.fullmatch(line) for line in lines)
     assert all(len(json.loads(q)) <= chars for line in lines for q in QUOTE.findall(line))
     count = counter_for("gpt-4o").count_text
-    assert sum(count(line) + 1 for line in lines) <= room * options.digest_share
+    assert sum(count(line) + 1 for line in lines) <= room * lines_share
     assert len(names) <= 1
-    assert all(NAMES.fullmatch(line) and count(line) <= room * options.names_share for line in names)
+    assert all(NAMES.fullmatch(line) and count(line) <= room * names_share for line in names)
     assert all(len(line.split()) - 5 <= 2 * options.names_per_step * report.dropped_messages for line in names)
     assert "<|" not in marker
     assert not any(ROLE_LINE.match(line) for line in marker.splitlines())
@@ -556,7 +565,7 @@ def test_a_digest_is_a_bounded_record_of_actions(messages: list[dict[str, Any]],
         report.dropped_at,
         report.dropped_units,
     )
-    share = int(room * (options.digest_share + options.names_share))
+    share = int(room * (lines_share + names_share))
     # Room for a whole digest beside what was sent, in both: the last resort shortened neither.
     roomy = all(r.budget - r.tokens_after >= share for r in (report, next_fit.report))
     if same_drops and roomy:
