@@ -1,6 +1,6 @@
 """
 The ``litellm_budget_recall`` tool as each API defines it, where a request may be offered it, and
-the scope its handles are made in (``core/recall.py``): one conversation of one API key.
+the scope its handles are made in (``core/wording/_recall.py``): one conversation of one API key.
 
 The definition is one constant per format, appended after the client's own tools, so every request
 that carries it carries the same bytes at the same place and the cached tools prefix stays put.

@@ -18,7 +18,7 @@ from litellm_budget.core.counting._tokens import counter_for
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.formats._chat import CHAT
 from litellm_budget.core.wording._digest import call_text, outcome_of, outline_of, quoted, step_entries
-from litellm_budget.core.wording._marker_digest import newest_within
+from litellm_budget.core.wording._marker_digest import newest_within, shares
 from litellm_budget.core.wording._names import NAMES_HEAD
 from litellm_budget.core.wording._notices import CONTINUES, NOTICE_PREFIX, TOOL_ELIDED, TOOL_PLACEHOLDER
 from litellm_budget.tools.convert import converted
@@ -471,6 +471,43 @@ class TestPlaceholder:
         assert all(", defining " in p for p in placeholders)
         assert f", defining {outline}. " in placeholders[0]
 
+    @staticmethod
+    def reasoning_session() -> list[dict[str, Any]]:
+        """Steps whose assistant text ends on names (past its quoted first line), some the task holds too."""
+        session = agent_session(1, 10, question="Fix the failing test in src/app_main.py.")
+        for step in range(12):
+            read = tool_step(2000, seed=step, command=f"cat src/mod_{step}.py")
+            ending = f"So `parse_args_{step}` in src/mod_{step}.py calls src/app_main.py."
+            read[0]["content"] = f"{text(300, step)}\n{ending}"
+            session += read
+        return session
+
+    def test_from_a_32k_window_an_elided_text_names_what_it_held_and_goes_first(self) -> None:
+        """
+        At 32k an elided assistant text's placeholder lists its names (not those the task holds) and
+        ``auto`` elides such texts before tool outputs; at 16k, or with ``text_names: 0``, neither.
+        """
+        session = self.reasoning_session()
+
+        def elided(window: int, **overrides: Any) -> dict[int, str]:
+            fitted = fit(session, model="gpt-4o", window=window, settings=BudgetSettings(**overrides))
+            assert fitted.report.tokens_after == tokens_of(fitted.messages)
+            return {i: fitted.messages[i]["content"] for i in parse_ranges(fitted.report.elided_at)}
+
+        at_32k = elided(32_000)
+        texts = {i: p for i, p in at_32k.items() if session[i]["role"] == "assistant"}
+        names = {i: f"parse_args_{(i - 4) // 2} src/mod_{(i - 4) // 2}.py" for i in texts}
+
+        assert texts
+        assert all(p.endswith(f", naming {names[i]}.]") for i, p in texts.items())
+        assert all("app_main" not in p for p in texts.values())
+        # A text newer than an output left as it was is elided.
+        assert any(session[i]["role"] == "tool" and i not in at_32k for i in range(min(texts), max(texts)))
+        assert not any("naming" in p for p in elided(16_000).values())
+        assert not any("naming" in p for p in elided(32_000, text_names=0).values())
+        one = elided(32_000, text_names=1)
+        assert all(one[i].endswith(f", naming {names[i].split()[0]}.]") for i in texts if i in one)
+
     def test_without_digests_the_plain_placeholder(self) -> None:
         options = BudgetSettings(policy="elide", digest_chars=0)
         fitted = fit(agent_session(10, 3000), model="gpt-4o", window=25_000, settings=options)
@@ -479,16 +516,24 @@ class TestPlaceholder:
 
 
 @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(messages=conversations(), window=st.integers(1500, 40_000), chars=st.sampled_from([20, 160]))
-def test_a_digest_is_a_bounded_record_of_actions(messages: list[dict[str, Any]], window: int, chars: int) -> None:
+@given(
+    messages=conversations(),
+    window=st.integers(1500, 40_000),
+    chars=st.sampled_from([20, 160]),
+    policy=st.sampled_from(["auto", "plan"]),
+)
+def test_a_digest_is_a_bounded_record_of_actions(
+    messages: list[dict[str, Any]], window: int, chars: int, policy: str
+) -> None:
     """
     Whatever was dropped: every digest line is a record of an action, never a role or a turn of
-    its own; each quote stays within digest_chars and all lines within digest_share; no chat
+    its own; each quote stays within digest_chars and all lines within the policy's digest_share; no chat
     template token forms; and the same dropped content reads the same bytes in the next request
     while both have room for a whole digest (where what may not be dropped leaves less, the last
     resort shortens the digest first; tool pairs and the budget: ``test_properties``).
     """
-    options = BudgetSettings(digest_chars=chars)
+    options = BudgetSettings(digest_chars=chars, policy=policy)
+    lines_share, names_share = shares(options)
     try:
         fitted = fit(messages, model="gpt-4o", window=window, settings=options)
     except litellm.ContextWindowExceededError:
@@ -505,9 +550,9 @@ def test_a_digest_is_a_bounded_record_of_actions(messages: list[dict[str, Any]],
     assert all(ENTRY.fullmatch(line) for line in lines)
     assert all(len(json.loads(q)) <= chars for line in lines for q in QUOTE.findall(line))
     count = counter_for("gpt-4o").count_text
-    assert sum(count(line) + 1 for line in lines) <= room * options.digest_share
+    assert sum(count(line) + 1 for line in lines) <= room * lines_share
     assert len(names) <= 1
-    assert all(NAMES.fullmatch(line) and count(line) <= room * options.names_share for line in names)
+    assert all(NAMES.fullmatch(line) and count(line) <= room * names_share for line in names)
     assert all(len(line.split()) - 5 <= 2 * options.names_per_step * report.dropped_messages for line in names)
     assert "<|" not in marker
     assert not any(ROLE_LINE.match(line) for line in marker.splitlines())
@@ -520,7 +565,7 @@ def test_a_digest_is_a_bounded_record_of_actions(messages: list[dict[str, Any]],
         report.dropped_at,
         report.dropped_units,
     )
-    share = int(room * (options.digest_share + options.names_share))
+    share = int(room * (lines_share + names_share))
     # Room for a whole digest beside what was sent, in both: the last resort shortened neither.
     roomy = all(r.budget - r.tokens_after >= share for r in (report, next_fit.report))
     if same_drops and roomy:

@@ -17,7 +17,7 @@ from litellm_budget.core.counting._tokens import counter_for, reset_counters
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.policies._ledger import Derived, Ledger
 from litellm_budget.core.wording._digest import step_entries
-from litellm_budget.core.wording._marker_digest import marker_digest, newest_within, step_names
+from litellm_budget.core.wording._marker_digest import marker_digest, newest_within, shares, step_names
 from litellm_budget.core.wording._names import names_line
 from litellm_budget.tools.convert import converted
 from tests.support.builders import agent_session
@@ -53,12 +53,13 @@ def read_whole(ledger: Ledger, gone: list[int]) -> tuple[list[str], int]:
     messages, kinds = [ledger.messages[i] for i in gone], [ledger.kinds[i] for i in gone]
     cost = lambda line: ledger.counter.count_text(line) + 1  # noqa: E731
     lines = step_entries(ledger.format, messages, kinds, SETTINGS.digest_chars)
-    listed, unlisted = newest_within(lines, cost, int(room * SETTINGS.digest_share))
+    lines_share, names_share = shares(ledger.settings)
+    listed, unlisted = newest_within(lines, cost, int(room * lines_share))
     task = next((i for i, kind in enumerate(ledger.kinds) if kind == "user"), None)
     given = [i for i, kind in enumerate(ledger.kinds) if kind == "system" or i == task]
     shown = "\n".join([*listed, *(t for i in given for t in ledger.format.texts(ledger.messages[i]))])
     names = step_names(ledger.format, messages, kinds)
-    line = names_line(names, shown, per_step=SETTINGS.names_per_step, cap=int(room * SETTINGS.names_share), cost=cost)
+    line = names_line(names, shown, per_step=SETTINGS.names_per_step, cap=int(room * names_share), cost=cost)
     return [*listed, *([line] if line else [])], unlisted
 
 

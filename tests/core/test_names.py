@@ -17,7 +17,7 @@ from litellm_budget.core.formats._chat import CHAT
 from litellm_budget.core.formats._tool_calls import read_path
 from litellm_budget.core.policies._elide import superseded
 from litellm_budget.core.policies._ledger import Ledger
-from litellm_budget.core.wording._names import NAMES_HEAD, is_name, names_in, names_line
+from litellm_budget.core.wording._names import NAMES_HEAD, InText, is_name, names_beyond, names_in, names_line
 from tests.support.builders import system, tool_step, user
 
 COUNT = counter_for("gpt-4o").count_text
@@ -71,6 +71,32 @@ class TestNames:
         assert ":" not in names
         assert all(is_name(name) for name in names.split(" "))
         assert line == names_line(steps, "", per_step=12, cap=cap, cost=COUNT)
+
+
+class TestNamesBeyond:
+    def test_in_order_none_shown_or_given_at_most_most(self) -> None:
+        text = "See src/app.py: parse_args calls load_config, then QuerySet.filter and src/app.py again."
+        given = InText("the task names load_config")
+
+        assert names_beyond(text, '"See src/app.py:"', given, 10) == "parse_args QuerySet.filter"
+        assert names_beyond(text, "", given, 2) == "src/app.py parse_args"
+        assert names_beyond(text, "", given, 0) is None
+        assert names_beyond("plain words only", "", given, 10) is None
+
+    @given(st.text(alphabet="ab_./-<|: \n1Z", max_size=80), st.integers(0, 20))
+    def test_only_names_each_once_and_the_same_every_time(self, text: str, most: int) -> None:
+        """Names hold no space, colon or bracket: the list cannot read as a turn or form a template token."""
+        listed = names_beyond(text, "", InText(""), most)
+        if listed is None:
+            return
+        names = listed.split(" ")
+
+        assert "\n" not in listed
+        assert "<|" not in listed
+        assert ":" not in listed
+        assert len(names) == len(set(names)) <= most
+        assert all(is_name(name) for name in names)
+        assert listed == names_beyond(text, "", InText(""), most)
 
 
 class TestReads:

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from litellm_budget import BudgetSettings
+from litellm_budget.core.wording._marker_digest import shares
 
 
 class TestSettings:
@@ -18,9 +19,11 @@ class TestSettings:
         assert (settings.policy, settings.protected_tail, settings.elide_min_tokens) == ("auto", 8, None)
         assert settings.marker_placement == "user_note"
         assert (settings.watermark, settings.safety_margin) == (0.7, 0.02)
-        assert (settings.elide_step_text_min_tokens, settings.digest_chars, settings.digest_share) == (150, 160, 0.10)
-        assert (settings.names_share, settings.names_per_step, settings.stale_reads) == (0.08, 12, False)
-        assert settings.outline_chars is None
+        assert (settings.elide_step_text_min_tokens, settings.digest_chars, settings.digest_share) == (150, 160, None)
+        assert (settings.names_share, settings.names_per_step, settings.stale_reads) == (None, 12, False)
+        assert (shares(settings), shares(BudgetSettings(policy="plan"))) == ((0.11, 0.08), (0.15, 0.02))
+        assert shares(BudgetSettings(policy="plan", names_share=0.05)) == (0.15, 0.05)
+        assert (settings.outline_chars, settings.text_names) == (None, None)
         assert (settings.reserve_ratio, settings.reserve_floor, settings.reserve_cap) == (0.25, 256, 8192)
         assert settings.fail_closed is False
         assert settings.allow_request_overrides is False
@@ -34,8 +37,9 @@ class TestSettings:
             {"default_window": 0},
             {"token_ratios": {"m": 0}},
             {"outline_chars": -1},
+            {"text_names": -1},
         ],
-        ids=["policy", "watermark", "tail", "window", "ratio", "outline"],
+        ids=["policy", "watermark", "tail", "window", "ratio", "outline", "text_names"],
     )
     def test_invalid_values_name_the_field(self, kwargs: dict[str, Any]) -> None:
         """A bad value raises ValueError naming the field."""
@@ -63,6 +67,18 @@ class TestSettings:
         assert getattr(BudgetSettings().updated({name: None}), name) is None
         with pytest.raises(ValueError, match=name):
             BudgetSettings().updated({name: "300"})
+
+    @pytest.mark.parametrize("name", ["digest_share", "names_share"])
+    def test_a_share_that_may_be_null_takes_a_number_from_config(self, name: str) -> None:
+        """``None`` is the policy's own share; an int stands in for a float, as for any float setting."""
+        assert getattr(BudgetSettings().updated({name: 0}), name) == 0.0
+        assert isinstance(getattr(BudgetSettings().updated({name: 0}), name), float)
+        assert getattr(BudgetSettings().updated({name: 0.15}), name) == 0.15
+        assert getattr(BudgetSettings().updated({name: None}), name) is None
+        with pytest.raises(ValueError, match=name):
+            BudgetSettings().updated({name: "0.1"})
+        with pytest.raises(ValueError, match=name):
+            BudgetSettings().updated({name: 0.6})
 
     @pytest.mark.parametrize("overrides", [{"nope": 1}, {"protected_tail": "8"}, {"fail_closed": 1}])
     def test_updated_rejects_unknown_keys_and_wrong_types(self, overrides: dict[str, Any]) -> None:

@@ -137,7 +137,7 @@ class AgentScript:
         return f"Running step {step} of {self.steps}.", (shell, SHELL_TOOLS[shell](self.command_for(step)))
 
 
-#: The gateway's recall tool (litellm_budget/core/recall.py), and a handle as its notices name it.
+#: The gateway's recall tool (litellm_budget/core/wording/_recall.py), and a handle as its notices name it.
 RECALL_TOOL = "litellm_budget_recall"
 _RECALL_HANDLE = re.compile(r"recall (r-[0-9a-f]{8})")
 

@@ -67,13 +67,13 @@ class BudgetSettings:
     #: functions and classes, with their line numbers, outermost first); ``None``: four times
     #: ``digest_chars`` from a 32,000-token window up, none under it; 0: none.
     outline_chars: int | None = None
-    #: The most of the budget a marker's digest of dropped steps may take; older steps beyond it
-    #: are counted, not listed.
-    digest_share: float = 0.10
-    #: The most of the prompt's room the marker's line of names may take beside it: the paths and
-    #: identifiers the dropped steps' whole calls and outputs held that its lines, the system and
-    #: the task do not show (measured: BENCHMARKS §1).
-    names_share: float = 0.08
+    #: The most names an elided assistant text's placeholder lists; ``None``: 20 from 32k up (``elide.py``).
+    text_names: int | None = None
+    #: The most of the prompt's room a marker's lines of dropped steps take (older ones counted);
+    #: ``None``: the policy's own (``marker_digest.POLICY_SHARES``).
+    digest_share: float | None = None
+    #: The same for its line of names: those the dropped steps held that nothing else shows.
+    names_share: float | None = None
     #: ... and the most names of one dropped step's call, and again of its output, listed there.
     names_per_step: int = 12
     #: Whether a later read of the same file (``cat``, ``sed -n``, ``nl``, ``head``, a view, any
@@ -146,16 +146,12 @@ class BudgetSettings:
         _check(0 <= self.safety_margin < 0.5, "safety_margin", "between 0 and 0.5")
         _check(0 <= self.approximate_margin < 0.5, "approximate_margin", "between 0 and 0.5")
         _check(0 < self.watermark < 1, "watermark", "between 0 and 1 (exclusive)")
-        _check(non_negative_int(self.protected_tail), "protected_tail", "an int >= 0")
-        elide = self.elide_min_tokens
-        _check(elide is None or non_negative_int(elide), "elide_min_tokens", "an int >= 0 or None")
-        _check(non_negative_int(self.elide_step_text_min_tokens), "elide_step_text_min_tokens", "an int >= 0")
-        _check(non_negative_int(self.image_tokens), "image_tokens", "an int >= 0")
-        _check(non_negative_int(self.digest_chars), "digest_chars", "an int >= 0")
-        outline = self.outline_chars
-        _check(outline is None or non_negative_int(outline), "outline_chars", "an int >= 0 or None")
-        _check(0 <= self.digest_share < 0.5, "digest_share", "between 0 and 0.5")
-        _check(0 <= self.names_share < 0.5, "names_share", "between 0 and 0.5")
+        for count in ("protected_tail", "elide_step_text_min_tokens", "image_tokens", "digest_chars"):
+            _check(non_negative_int(getattr(self, count)), count, "an int >= 0")
+        for count in ("elide_min_tokens", "outline_chars", "text_names"):
+            _check(getattr(self, count) is None or non_negative_int(getattr(self, count)), count, "an int >= 0 or None")
+        for share in ("digest_share", "names_share"):
+            _check(getattr(self, share) is None or 0 <= getattr(self, share) < 0.5, share, "between 0 and 0.5 or None")
         _check(non_negative_int(self.names_per_step), "names_per_step", "an int >= 0")
         _check(self.marker_placement in PLACEMENTS, "marker_placement", f"one of {list(PLACEMENTS)}")
         _check(all(is_number(r) and r > 0 for r in self.token_ratios.values()), "token_ratios", "positive ratios")
@@ -248,6 +244,7 @@ def _by_model(values: Mapping[str, float], model: str, default: float) -> float:
 #: annotations, since a ``None`` default does not show it (``outline_chars`` once refused every int).
 _NULLABLE_INTS = frozenset(f.name for f in dataclasses.fields(BudgetSettings) if f.type == "int | None")
 _NULLABLE_STRS = frozenset(f.name for f in dataclasses.fields(BudgetSettings) if f.type == "str | None")
+_NULLABLE_FLOATS = frozenset(f.name for f in dataclasses.fields(BudgetSettings) if f.type == "float | None")
 
 
 def _coerce(key: str, current: object, value: object) -> object:
@@ -260,6 +257,8 @@ def _coerce(key: str, current: object, value: object) -> object:
         return value
     if key in _NULLABLE_STRS and (value is None or isinstance(value, str)):
         return value
+    if key in _NULLABLE_FLOATS and (value is None or is_number(value)):
+        return value if value is None else float(value)
     if key in {"token_ratios", "cache_lifetimes", "cache_min_tokens_by"} and isinstance(value, Mapping):
         return dict(value)
     if isinstance(current, bool):
@@ -291,6 +290,8 @@ _KINDS_BY_KEY = {
     "response_reserve": "an integer >= 0 or null",
     "elide_min_tokens": "an integer >= 0 or null (null: scaled with the window)",
     "outline_chars": "an integer >= 0 or null (null: 4 x digest_chars from a 32k window up)",
+    "text_names": "an integer >= 0 or null (null: 20 from a 32k window up)",
+    **dict.fromkeys(("digest_share", "names_share"), "a number or null (null: the policy's own)"),
     "summary_model": "a model group name or null",
     "token_ratios": "a mapping of model names to ratios",
     "cache_lifetimes": "a mapping of providers or models to seconds",

@@ -9,8 +9,7 @@ from litellm_budget.core._memo import Memo
 from litellm_budget.core.formats import ASSISTANT, TOOL
 from litellm_budget.core.formats._tool_calls import CallKey, calls_made, read_path
 from litellm_budget.core.policies._ledger import Draft, Entry, Ledger
-from litellm_budget.core.wording._digest import OUTLINE_SHARE, outcome_of, outline_of
-from litellm_budget.core.wording._notices import placeholder_for
+from litellm_budget.core.wording._placeholders import names_read_by, outline_limit, placeholder_of, text_names_limit
 from litellm_budget.typing import Message
 
 _ELIDABLE_KINDS = (ASSISTANT, TOOL)
@@ -22,17 +21,22 @@ ELIDE_MIN_TOKENS = 500
 #: outputs to fit: at 8k it fitted 638 of 785 shared requests where 500 fitted 569, old evidence
 #: 0.439 to 0.546 and line recall 0.434 to 0.528 (150: 0.531; 250: 0.500; BENCHMARKS §1).
 ELIDE_ONLY_MIN_TOKENS = 200
-#: With ``outline_chars: None``, placeholders outline their text from a window of this many tokens
-#: up: under it, an outline's tokens make refits and drops come sooner, and on the shared sessions
-#: at 16k that lost more than the outlines kept (BENCHMARKS §1). The window, not the budget: a
-#: client's ``max_tokens`` and the learned token ratio move the budget, and a placeholder that
-#: gained or lost its outline between two requests would move the cached prefix.
-OUTLINE_MIN_WINDOW = 32_000
 #: Elision facts remembered per message content (two small ints each).
 FACT_ENTRIES = 65_536
 _FACTS: Memo[tuple[bool, int]] = Memo(
     "elision_facts",
-    ("counter", "format", "digest_chars", "outline_chars", "recall", "kind", "threshold", "message"),
+    (
+        "counter",
+        "format",
+        "digest_chars",
+        "outline_chars",
+        "recall",
+        "text_names",
+        "given",
+        "kind",
+        "threshold",
+        "message",
+    ),
     FACT_ENTRIES,
 )
 
@@ -41,7 +45,8 @@ def elide_oldest(draft: Draft, ledger: Ledger, target: int, *, texts_last: bool 
     """
     Elide bulky outputs before the protected tail, stale ones first (``superseded``), then
     oldest first, until ``target`` is saved. With ``texts_last`` an assistant's own text goes
-    only after every tool output (each group oldest first).
+    only after every tool output, else where its placeholder names what it held
+    (``text_names_limit``) before them (each group oldest first).
 
     The message stays, with its tool calls and the id it answers, so every tool pair stays
     valid by construction; only its bulky text is swapped for a placeholder.
@@ -52,8 +57,9 @@ def elide_oldest(draft: Draft, ledger: Ledger, target: int, *, texts_last: bool 
         *sorted(index for index in stale if index < start),
         *(index for index in range(start) if index not in stale),
     ]
-    if texts_last:
-        order.sort(key=lambda index: ledger.kinds[index] == ASSISTANT)  # stable: each group keeps its order
+    if texts_last or text_names_limit(ledger):
+        # Stable: each group keeps its order.
+        order.sort(key=lambda index: (ledger.kinds[index] == ASSISTANT) == texts_last)
     return _elide_in(draft, ledger, order, target)
 
 
@@ -156,6 +162,7 @@ def _facts(ledger: Ledger, index: int) -> tuple[bool, int]:
                 lambda: _read_facts(ledger, index, threshold),
                 *read_by,
                 ledger.recall,
+                *names_read_by(ledger, kind),
                 kind,
                 threshold,
                 ledger.keys[index],
@@ -168,7 +175,9 @@ def _read_facts(ledger: Ledger, index: int, threshold: int) -> tuple[bool, int]:
     count_text, kind = ledger.counter.count_text, ledger.kinds[index]
     bulky = [text for text in ledger.format.texts(ledger.messages[index]) if count_text(text) > threshold]
     outline = outline_limit(ledger)
-    return bool(bulky), sum(count_text(text) - count_text(_placeholder(ledger, kind, text, outline)) for text in bulky)
+    return bool(bulky), sum(
+        count_text(text) - count_text(placeholder_of(ledger, kind, text, outline)) for text in bulky
+    )
 
 
 def elided_entry(ledger: Ledger, index: int) -> Entry:
@@ -186,7 +195,7 @@ def _elided_copy(ledger: Ledger, index: int) -> Message:
     count_text, threshold = ledger.counter.count_text, _threshold(ledger, index)
     return ledger.format.map_texts(
         ledger.messages[index],
-        lambda text: _placeholder(ledger, kind, text, outline) if count_text(text) > threshold else text,
+        lambda text: placeholder_of(ledger, kind, text, outline) if count_text(text) > threshold else text,
     )
 
 
@@ -223,31 +232,3 @@ def _opens_calling_step(ledger: Ledger, index: int) -> bool:
         if step >= len(kinds) or kinds[step] != TOOL:
             return False
     return True
-
-
-def _placeholder(ledger: Ledger, kind: str, text: str, outline_chars: int) -> str:
-    """
-    The placeholder of ``text``: with digests on, it says what the text was (size, first and
-    notable line), and within ``outline_chars`` what it defined; with recall, where it is stored.
-    """
-    limit = ledger.settings.digest_chars
-    if not limit:
-        placeholder = placeholder_for(kind)
-    else:
-        identified = outcome_of([text], limit)
-        outline = outline_of([text], outline_chars)
-        placeholder = placeholder_for(kind, identified if outline is None else f"{identified}, defining {outline}")
-    return placeholder if ledger.recall is None else ledger.recall.named_placeholder(placeholder, text)
-
-
-def outline_limit(ledger: Ledger) -> int:
-    """
-    The most characters a placeholder lists of the definitions its text showed: ``outline_chars``,
-    else ``OUTLINE_SHARE`` times ``digest_chars`` from a window of ``OUTLINE_MIN_WINDOW`` up.
-    """
-    settings = ledger.settings
-    if not settings.digest_chars:
-        return 0
-    if settings.outline_chars is not None:
-        return settings.outline_chars
-    return round(settings.digest_chars * OUTLINE_SHARE) if ledger.limits.window >= OUTLINE_MIN_WINDOW else 0

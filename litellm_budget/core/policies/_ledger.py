@@ -103,6 +103,8 @@ class Derived:
     continues: bool | None = None
     #: The conversation's kept edits applied to this request (``conversation.kept_edits``).
     kept: Draft | None = None
+    #: The system messages and the task (``marker_digest.given_messages``).
+    given: tuple[int, ...] | None = None
     #: Whether a name is in the system or the task, answered once per name (``marker_digest``).
     in_given: InText | None = None
 

@@ -9,10 +9,12 @@ is remembered whole: a growing history reads only what is new in it.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from types import MappingProxyType
 from typing import TypeVar
 
 from litellm_budget.core._memo import Memo
+from litellm_budget.core.budget._settings import BudgetSettings
 from litellm_budget.core.formats import ASSISTANT, SYSTEM, USER, MessageFormat
 from litellm_budget.core.formats._tool_calls import decoded_arguments
 from litellm_budget.core.policies._ledger import AtomLines, Ledger
@@ -32,6 +34,14 @@ _BLOCKS: Memo[tuple[tuple[str, ...], int]] = Memo(
 )
 _ATOMS: Memo[AtomLines] = Memo("atom_lines", ("format", "digest_chars", "recall", "atom"), ATOM_ENTRIES)
 _T = TypeVar("_T")
+#: Each policy's ``digest_share`` and ``names_share`` where the settings leave them ``None``.
+#: ``plan`` drops whole turns, so a marker's every token costs it whole turns: its digest spends
+#: its room on lines, which quote what was run verbatim, and few names. On the shared sessions
+#: (BENCHMARKS §1) ``plan`` with auto's shares lost line recall (8k Anthropic 0.351 to 0.300, 32k
+#: chat 0.931 to 0.908), and ``auto`` with 0.10 of lines lost it at 8k in Anthropic's format.
+POLICY_SHARES: Mapping[str, tuple[float, float]] = MappingProxyType({"plan": (0.15, 0.02)})
+#: ... and every other policy's.
+SHARES = (0.11, 0.08)
 #: Where ``step_entries`` starts a group of its own (a unit opens there).
 _OPENERS = frozenset({USER, ASSISTANT, SYSTEM})
 
@@ -50,9 +60,9 @@ def marker_digest(ledger: Ledger, gone: Sequence[int], room: int | None = None) 
     if cap <= 0:
         return [], 0
     keys, kinds = ledger.keys, ledger.kinds
-    names_cap = _room(ledger, settings.names_share)
+    names_cap = _room(ledger, shares(settings)[1])
     seen = (ledger.format.name, ledger.counter.name, settings.digest_chars, cap, names_cap, settings.names_per_step)
-    given = _given(ledger)
+    given = given_messages(ledger)
     key = (*seen, ledger.recall, room, hash((_picked(keys, gone), _picked(kinds, gone))), hash(_picked(keys, given)))
     found = _BLOCKS.get(*key)
     if found is None:
@@ -62,14 +72,14 @@ def marker_digest(ledger: Ledger, gone: Sequence[int], room: int | None = None) 
         # Beside the lines, within their own share; where the room is short, only what the lines left of it.
         left = names_cap if room is None else min(names_cap, room - sum(map(cost, listed)))
         # What the model reads anyway (the lines, the system, the task) need not be named again.
-        shown = ("\n".join(listed), _in_given(ledger, given))
+        shown = ("\n".join(listed), in_given(ledger, given))
         line = names_line(names, shown, per_step=settings.names_per_step, cap=left, cost=cost)
         found = ((*listed, line) if line else tuple(listed), unlisted)
         _BLOCKS.put(found, *key)
     return found
 
 
-def _in_given(ledger: Ledger, given: Sequence[int]) -> InText:
+def in_given(ledger: Ledger, given: Sequence[int]) -> InText:
     """
     Whether a name is in the system or the task: their text is searched once per name a request
     asks about (a policy prices several markers, each listing names that the others list too).
@@ -79,10 +89,13 @@ def _in_given(ledger: Ledger, given: Sequence[int]) -> InText:
     return ledger.derived.in_given
 
 
-def _given(ledger: Ledger) -> list[int]:
+def given_messages(ledger: Ledger) -> tuple[int, ...]:
     """The messages every fit keeps as they are: the system ones and the task (the first user message)."""
-    task = ledger.layout.first_user
-    return [i for i, kind in enumerate(ledger.kinds) if kind == SYSTEM or i == task]
+    if ledger.derived.given is None:
+        kinds = ledger.kinds
+        task = next((i for i, kind in enumerate(kinds) if kind == USER), None)  # the layout's first_user, unread
+        ledger.derived.given = tuple(i for i, kind in enumerate(kinds) if kind == SYSTEM or i == task)
+    return ledger.derived.given
 
 
 def digest_cap(ledger: Ledger) -> int:
@@ -91,7 +104,16 @@ def digest_cap(ledger: Ledger) -> int:
     budget moves with the learned token ratio, and a digest that moved with it would move the
     cached prefix too.
     """
-    return _room(ledger, ledger.settings.digest_share)
+    return _room(ledger, shares(ledger.settings)[0])
+
+
+def shares(settings: BudgetSettings) -> tuple[float, float]:
+    """``digest_share`` and ``names_share``, each the policy's own (``POLICY_SHARES``) where it is ``None``."""
+    digest, names = POLICY_SHARES.get(settings.policy, SHARES)
+    return (
+        digest if settings.digest_share is None else settings.digest_share,
+        names if settings.names_share is None else settings.names_share,
+    )
 
 
 def _room(ledger: Ledger, share: float) -> int:

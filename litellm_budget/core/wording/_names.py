@@ -98,5 +98,17 @@ def names_line(
     return _rendered(head, picked)
 
 
+def names_beyond(text: str, shown: str, elsewhere: Mapping[str, bool], most: int) -> str | None:
+    """
+    At most ``most`` names of ``text`` in the order they first occur, none that ``shown`` holds or
+    ``elsewhere`` says the model reads anyway, joined by spaces; ``None``: none. A pure function
+    of its arguments, so the same text always reads the same names.
+    """
+    if most <= 0:
+        return None
+    picked = [name for name in names_in((text,)) if name not in shown and not elsewhere[name]][:most]
+    return " ".join(picked) or None
+
+
 def _rendered(head: str, picked: dict[str, None]) -> str | None:
     return head + " ".join(picked) if picked else None

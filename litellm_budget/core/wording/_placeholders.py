@@ -1,0 +1,83 @@
+"""
+What an elided text's placeholder says: its size, first and notable line, the definitions it
+showed (an outline), an assistant text's names, and with recall where it is stored.
+"""
+
+from __future__ import annotations
+
+from litellm_budget.core.formats import ASSISTANT
+from litellm_budget.core.policies._ledger import Ledger
+from litellm_budget.core.wording._digest import OUTLINE_SHARE, outcome_of, outline_of
+from litellm_budget.core.wording._marker_digest import given_messages, in_given
+from litellm_budget.core.wording._names import names_beyond
+from litellm_budget.core.wording._notices import placeholder_for
+
+#: With ``outline_chars: None``, placeholders outline their text from a window of this many tokens
+#: up: under it, an outline's tokens make refits and drops come sooner, and on the shared sessions
+#: at 16k that lost more than the outlines kept (BENCHMARKS §1). The window, not the budget: a
+#: client's ``max_tokens`` and the learned token ratio move the budget, and a placeholder that
+#: gained or lost its outline between two requests would move the cached prefix.
+OUTLINE_MIN_WINDOW = 32_000
+#: With ``text_names: None``, an elided assistant text's placeholder lists this many of its names
+#: from ``OUTLINE_MIN_WINDOW`` up, and ``auto`` elides assistant texts before tool outputs there: a
+#: text's names are most of what the next answers take from it, an output's lines are not. On the
+#: shared sessions at 32k, ``auto`` kept 0.988 of the old evidence where it kept 0.971 (BENCHMARKS §1).
+TEXT_NAMES = 20
+
+
+def placeholder_of(ledger: Ledger, kind: str, text: str, outline_chars: int) -> str:
+    """
+    The placeholder of ``text``: with digests on, it says what the text was (size, first and
+    notable line), an assistant's text the names it held (``text_names_limit``), within
+    ``outline_chars`` what it defined; with recall, where it is stored.
+    """
+    limit = ledger.settings.digest_chars
+    if not limit:
+        placeholder = placeholder_for(kind)
+    else:
+        identified = outcome_of([text], limit)
+        outline = outline_of([text], outline_chars)
+        most = text_names_limit(ledger) if kind == ASSISTANT else 0
+        # What the model reads anyway (the quotes, the outline, the system, the task) is not named again.
+        named = names_beyond(text, f"{identified}\n{outline or ''}", in_given(ledger, given_messages(ledger)), most)
+        identified = identified if named is None else f"{identified}, naming {named}"
+        placeholder = placeholder_for(kind, identified if outline is None else f"{identified}, defining {outline}")
+    return placeholder if ledger.recall is None else ledger.recall.named_placeholder(placeholder, text)
+
+
+def text_names_limit(ledger: Ledger) -> int:
+    """
+    The most names an elided assistant text's placeholder lists: ``text_names``, else
+    ``TEXT_NAMES`` from a window of ``OUTLINE_MIN_WINDOW`` up (as outlines), none under it.
+    """
+    settings = ledger.settings
+    if not settings.digest_chars:
+        return 0
+    if settings.text_names is not None:
+        return settings.text_names
+    return TEXT_NAMES if ledger.limits.window >= OUTLINE_MIN_WINDOW else 0
+
+
+def names_read_by(ledger: Ledger, kind: str) -> tuple[int, int | None]:
+    """
+    What an assistant text's placeholder reads besides the text: the names limit, and the system
+    and the task (their content keys, hashed: what the names leave out).
+    """
+    most = text_names_limit(ledger) if kind == ASSISTANT else 0
+    if not most:
+        return 0, None
+    keys = ledger.keys
+    return most, hash(tuple(keys[index] for index in given_messages(ledger)))
+
+
+def outline_limit(ledger: Ledger) -> int:
+    """
+    The most characters a placeholder lists of the definitions its text showed: ``outline_chars``,
+    else ``OUTLINE_SHARE`` times ``digest_chars`` from a window of ``OUTLINE_MIN_WINDOW`` up.
+    """
+    settings = ledger.settings
+    if not settings.digest_chars:
+        return 0
+    if settings.outline_chars is not None:
+        return settings.outline_chars
+    return round(settings.digest_chars * OUTLINE_SHARE) if ledger.limits.window >= OUTLINE_MIN_WINDOW else 0
