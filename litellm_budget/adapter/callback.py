@@ -11,27 +11,22 @@ from litellm.integrations.custom_logger import CustomLogger
 
 from litellm_budget.core.api import BudgetSettings, preload_counters
 
+from . import observers
 from .cache_hints import hint_cache
-from .cache_observed import observe_success
 from .calls import call_id_of
 from .coexistence import compression_registered
 from .config import ConfiguredSettings
-from .context_management import respond_with_edits
 from .failopen import Guard
 from .hook_pass import DEPLOYMENT_HOOK, FILTER_HOOK, PRE_CALL_HOOK, Context
 from .invalid_settings import check_at_start
 from .memory import Memory
 from .metrics import prepare_metrics
 from .passes import DeploymentPass, FilterPass, GroupPass
-from .publish import headers_for, report_in, warn_resent
-from .recall_server import RecallServer, recalls_of
+from .recall_server import RecallServer
 from .recall_tool import loop_depth
-from .request import read_metadata
 from .shapes import CHAT_SHAPE, shape_for
-from .stream_edits import streamed_with_edits
 from .summarizer import is_summary_call
 from .targets import deployment_target, group_target, pre_call_target
-from .unfitted import report_unfitted
 
 if TYPE_CHECKING:  # LiteLLM's own types of its hooks' arguments (SDK modules: no proxy extras needed)
     from litellm.caching.caching import DualCache
@@ -137,7 +132,10 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         fitted = await one.fit_in_turn()
         refusal = one.write(fitted)
         written = fitted is not None and not one.guard.failed
-        hinted = refusal is None and bool(one.guard.run("cache_hints", functools.partial(self._hint, one)))
+        hinted = False
+        if refusal is None and one.guard.ok:
+            with one.guard.step("cache_hints"):
+                hinted = self._hint(one)
         await one.after()
         if refusal is not None:
             raise refusal
@@ -152,7 +150,7 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         litellm_call_info: dict[str, Any] | None = None,
     ) -> dict[str, str] | None:
         """Proxy: ``x-litellm-budget-*`` headers of what was sent (after a fallback: the fallback's fit)."""
-        return Guard("async_post_call_response_headers_hook").run("headers", lambda: self._headers(data))
+        return observers.headers(self._memory, data)
 
     async def async_post_call_success_hook(
         self, data: dict[str, Any], user_api_key_dict: UserAPIKeyAuth | None, response: LLMResponseTypes
@@ -160,17 +158,13 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         """Proxy: a response to a request whose context_management was served here says so, as Anthropic's does."""
         if not isinstance(response, dict):
             return response  # not the Messages response (a bridged call's inner one): it is not ours to answer
-        guard = Guard("async_post_call_success_hook")
-        answered = guard.run("client_edits", lambda: self._with_edits(data, response))
-        return response if answered is None else answered
+        return observers.with_edits(self._memory, data, response)
 
     async def async_post_call_streaming_iterator_hook(
         self, user_api_key_dict: UserAPIKeyAuth, response: Any, request_data: dict[str, Any]
     ) -> AsyncIterator[ModelResponseStream]:
         """Proxy, streams: the same for a streamed answer, in its events (``stream_edits.py``)."""
-        guard = Guard("async_post_call_streaming_iterator_hook")
-        applied = guard.run("client_edits", lambda: self._memory.calls.take_edits(call_id_of(request_data)))
-        async for chunk in streamed_with_edits(response, applied, lambda work: guard.run("stream_edits", work)):
+        async for chunk in observers.streamed(self._memory, response, request_data):
             yield chunk
 
     async def async_post_call_success_deployment_hook(
@@ -187,34 +181,25 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         from exact counts (a request the size gate passed is counted by now, or here if its turn had
         not come); never raises.
         """
-        settings, memory = self.settings, self._memory
-        memory.later.settle()
-        guard = Guard("async_log_success_event")
-        observe = functools.partial(observe_success, memory.prompts, memory.calls, kwargs, response_obj, settings)
-        guard.run("cache_truth", observe, ends_pass=False)
-        if settings.calibrate:
-            calibration, cache = memory.calibration, self._shared_cache
-            served = memory.calls.get(call_id_of(kwargs)).served
-            await guard.run_async(
-                "calibration", lambda: calibration.learn_from(kwargs, response_obj, settings, cache, served)
-            )
+        await observers.learn(self._memory, self.settings, kwargs, response_obj, self._shared_cache)
 
     async def async_log_failure_event(
         self, kwargs: dict[str, Any], response_obj: Any, start_time: Any, end_time: Any
     ) -> None:
         """A request LiteLLM's own pre-call checks refused before the plugin fitted it: what it would have sent."""
-        settings, router, ratio_of = self.settings, self._router_in_use(), self._memory.ratio
-        Guard("async_log_failure_event").run("unfitted", lambda: report_unfitted(kwargs, settings, router, ratio_of))
+        observers.unfitted(self._memory, self.settings, kwargs, self._router_in_use())
 
     def log_pre_api_call(self, model: Any, messages: Any, kwargs: dict[str, Any]) -> None:
         """Every call, just before it goes out: a request rejected here is being re-sent past the hooks."""
-        Guard("log_pre_api_call").run("resent", lambda: self._warn_if_resent(kwargs))
+        observers.resent(self._memory, kwargs)
 
     def _read(self, hook: str, read: Callable[[BudgetSettings, Guard], _T]) -> _T | None:
         """The hook's pass, read inside its boundary; ``None``: nothing for this hook to do."""
         settings = self.settings
         guard = Guard(hook, fail_closed=settings.fail_closed)
-        return guard.run("read", lambda: read(settings, guard))
+        with guard.step("read"):
+            return read(settings, guard)
+        return None
 
     def _group_pass(
         self, data: dict[str, Any], call_type: Any, settings: BudgetSettings, guard: Guard
@@ -250,21 +235,6 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         router = self._router_in_use()
         self._memory.invalid.check_router(router, settings)
         return Context(self._memory, router, self._shared_cache)
-
-    def _headers(self, data: MutableMapping[str, Any]) -> dict[str, str] | None:
-        served = self._memory.calls.get(call_id_of(data)).served
-        report = served.as_dict() if served is not None else report_in(read_metadata(data))
-        recalls = recalls_of(self._memory.recall, call_id_of(data))
-        return headers_for(report, recalls) if report is not None else None
-
-    def _with_edits(self, data: MutableMapping[str, Any], response: dict[str, Any]) -> Any:
-        return respond_with_edits(response, self._memory.calls.take_edits(call_id_of(data)))
-
-    def _warn_if_resent(self, kwargs: MutableMapping[str, Any]) -> None:
-        call_id = call_id_of(kwargs)
-        resent = self._memory.calls.resent_after_rejection(call_id)
-        if resent is not None:
-            warn_resent(*resent, call_id)
 
     def _router_in_use(self) -> Any:
         return self._router if self._router is not None else _proxy_router()

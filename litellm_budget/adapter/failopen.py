@@ -1,6 +1,6 @@
 """
-The fail-open boundary of every hook: each step of a hook runs through its ``Guard``, so a bug
-of ours is logged as ``hook_failed`` (naming the hook and the step) and the request goes on as it
+The fail-open boundary of every hook: each step of a hook runs in a ``with guard.step(name):``
+block, so a bug of ours is logged as ``hook_failed`` (naming the hook and the step) and the request goes on as it
 is; with ``fail_closed`` it is refused instead, with an error that says so. The plugin's own
 ``ContextWindowExceededError`` is its answer, not a bug: it always passes through. (The package's
 other broad excepts each stand around a foreign call, the model map, Redis or the summary model,
@@ -10,26 +10,28 @@ and say why where they are.)
 from __future__ import annotations
 
 import traceback
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TypeVar
+from types import TracebackType
 
 import litellm
 
 from litellm_budget.logs import get_logger
 
 log = get_logger()
-_T = TypeVar("_T")
 
 
 class HookFailedError(RuntimeError):
     """A bug of ours in a hook, with ``fail_closed``: the request is refused rather than sent unfitted."""
 
 
+#: What a step lets through: the plugin's own refusal, and an inner step's under ``fail_closed``.
+_ANSWERS = (litellm.ContextWindowExceededError, HookFailedError)
+
+
 class Guard:
     """
-    The boundary of one hook call. A failed step ends the pass (later steps do nothing, the
-    request goes on as it is), unless it only learns (``ends_pass=False``: the fit goes on
+    The boundary of one hook call. A failed step ends the pass (later steps are skipped, ``ok``
+    says so, and the request goes on as it is), unless it only learns (``ends_pass=False``: the fit goes on
     without what it would have learned). Hooks that run after the call was answered observe
     only: there a failure is logged, whatever ``fail_closed`` says.
     """
@@ -41,30 +43,18 @@ class Guard:
         self.fail_closed = fail_closed
         self.failed = False
 
-    def run(self, step: str, work: Callable[[], _T], *, ends_pass: bool = True) -> _T | None:
-        """``work()``, or ``None`` when it fails (or an earlier step did)."""
-        if self.failed:
-            return None
-        try:
-            return work()
-        except (litellm.ContextWindowExceededError, HookFailedError):
-            raise  # the plugin's answer, or an inner step's refusal: neither is a new failure
-        # The boundary: the plugin must never be why a request fails, unless the operator asked.
-        except Exception as exc:  # noqa: BLE001
-            self._failed(step, exc, ends_pass=ends_pass)
-        return None
+    @property
+    def ok(self) -> bool:
+        """Whether the pass goes on: no step that ends it has failed."""
+        return not self.failed
 
-    async def run_async(self, step: str, work: Callable[[], Awaitable[_T]], *, ends_pass: bool = True) -> _T | None:
-        """``await work()``, or ``None`` when it fails (or an earlier step did)."""
-        if self.failed:
-            return None
-        try:
-            return await work()
-        except (litellm.ContextWindowExceededError, HookFailedError):
-            raise
-        except Exception as exc:  # noqa: BLE001 - the same boundary, for a step that awaits
-            self._failed(step, exc, ends_pass=ends_pass)
-        return None
+    def step(self, step: str, *, ends_pass: bool = True) -> _Step:
+        """
+        The boundary of one step, as a ``with`` block: the block's exception is logged (and the
+        pass ends, unless ``ends_pass=False``) instead of reaching LiteLLM. A block after a failed
+        step still runs: a pass asks ``ok`` first.
+        """
+        return _Step(self, step, ends_pass=ends_pass)
 
     def _failed(self, step: str, exc: Exception, *, ends_pass: bool) -> None:
         where = log_failure(self.hook, step, exc)
@@ -75,6 +65,25 @@ class Guard:
             )
             raise HookFailedError(msg) from exc
         self.failed = self.failed or ends_pass
+
+
+class _Step:
+    """One step's boundary (``Guard.step``)."""
+
+    __slots__ = ("ends_pass", "guard", "name")
+
+    def __init__(self, guard: Guard, name: str, *, ends_pass: bool) -> None:
+        self.guard, self.name, self.ends_pass = guard, name, ends_pass
+
+    def __enter__(self) -> _Step:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> bool:
+        # The plugin's answer and an inner step's refusal pass, as does what is no error (a cancellation).
+        if exc is None or not isinstance(exc, Exception) or isinstance(exc, _ANSWERS):
+            return False
+        self.guard._failed(self.name, exc, ends_pass=self.ends_pass)
+        return True
 
 
 def log_failure(hook: str, step: str, exc: BaseException) -> str:

@@ -164,10 +164,9 @@ class BudgetGuardrail(CustomGuardrail):  # type: ignore[misc]  # litellm is unty
 
     def _runs(self, hook: str, data: Mapping[str, Any]) -> bool:
         """LiteLLM's own rules for this guardrail on this request; an error in them runs nothing."""
-        asked = Guard(hook).run(
-            "guardrail_rules", lambda: self.should_run_guardrail(data, GuardrailEventHooks.pre_call)
-        )
-        return asked is True
+        with Guard(hook).step("guardrail_rules"):
+            return self.should_run_guardrail(data, GuardrailEventHooks.pre_call) is True
+        return False
 
     async def _recorded(self, hook: str, request: dict[str, Any], fitting: Awaitable[_T]) -> _T:
         """Await the plugin's hook, then record what it did as this guardrail's work, a refusal too."""
@@ -175,7 +174,8 @@ class BudgetGuardrail(CustomGuardrail):  # type: ignore[misc]  # litellm is unty
         try:
             return await fitting
         finally:
-            Guard(hook).run("guardrail_information", lambda: self._record(request, started))
+            with Guard(hook).step("guardrail_information"):
+                self._record(request, started)
 
     def _record(self, request: dict[str, Any], started: float) -> None:
         """

@@ -1,17 +1,15 @@
 """
-One pass per hook: the request read once (shape, parts, target, call id), then the hook's steps, each run by
-name inside the fail-open boundary (``failopen.py``): ``before`` (what other replicas and the summary model
+One pass per hook: the request read once (shape, parts, target, call id), then the hook's steps, each a
+``with guard.step(name):`` block (``failopen.py``): ``before`` (what other replicas and the summary model
 know), ``fit``, ``write`` (the fit back into the request), ``after`` (share what was learned). What differs
-between the three hooks is in ``passes.py`` (``GroupPass``, ``DeploymentPass``, ``FilterPass``). A fit is
-published once, whichever hook, retry or fallback sees it (``calls.py`` remembers it); silent fits (the
-filter's, a ``trial``) publish and remember nothing.
+between the hooks is in ``passes.py``. A fit is published once, whichever hook, retry or fallback sees it
+(``calls.py`` remembers it); silent fits (the filter's, a ``trial``) publish and remember nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import functools
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
@@ -103,11 +101,15 @@ class HookPass:
 
     async def before(self) -> None:
         """Serve a client's compaction, adopt what other replicas learned, get the summary a fit wants."""
-        await self.guard.run_async("before", self._before, ends_pass=False)
+        with self.guard.step("before", ends_pass=False):
+            await self._before()
 
     def fit(self) -> Fitted | None:
         """This hook's fit of the request; ``None``: nothing to send differently."""
-        return self.guard.run("fit", self._fit)
+        if self.guard.ok:
+            with self.guard.step("fit"):
+                return self._fit()
+        return None
 
     async def fit_in_turn(self) -> Fitted | None:
         """
@@ -123,14 +125,20 @@ class HookPass:
 
     def write(self, fitted: Fitted | None) -> Exception | None:
         """Put ``fitted`` into the request; for a fit that cannot be sent, the error that refuses it."""
-        return None if fitted is None else self.guard.run("write", lambda: self._write(fitted))
+        if fitted is not None and self.guard.ok:
+            with self.guard.step("write"):
+                return self._write(fitted)
+        return None
 
     async def after(self) -> None:
         """Share the conversation edits remembered during the fit, and what it stored for recall."""
         memory, cache = self.context.memory, self.context.cache
-        await self.guard.run_async("after", lambda: memory.conversations.flush(cache))
-        if self.recall is not None:
-            await self.guard.run_async("recall_store", lambda: memory.recall.store.flush(cache))
+        if self.guard.ok:
+            with self.guard.step("after"):
+                await memory.conversations.flush(cache)
+        if self.recall is not None and self.guard.ok:
+            with self.guard.step("recall_store"):
+                await memory.recall.store.flush(cache)
 
     def trial(self, parts: Parts) -> Fitted | None:
         """A silent fit of ``parts`` (``_trial_parts``), for the summary step to see what would drop: nothing kept."""
@@ -160,26 +168,26 @@ class HookPass:
         memory, cache = self.context.memory, self.context.cache
         settings, model = self.target.settings, self.target.model
         if self.shape is ANTHROPIC_SHAPE and self.request.get("context_management"):
-            await self.guard.run_async("compaction", self._serve_compaction, ends_pass=False)
+            with self.guard.step("compaction", ends_pass=False):
+                await self._serve_compaction()
         if cache is not None and settings.calibrate and memory.calibration.due_for_refresh(model):
-            await self.guard.run_async(
-                "calibration", lambda: memory.calibration.refresh(cache, model, settings), ends_pass=False
-            )
+            with self.guard.step("calibration", ends_pass=False):
+                await memory.calibration.refresh(cache, model, settings)
         if settings.recall_tool:
-            await self.guard.run_async("recall", lambda: memory.recall.prepare(self), ends_pass=False)
+            with self.guard.step("recall", ends_pass=False):
+                await memory.recall.prepare(self)
         refresh_state = settings.conversation_state and shared_store(cache) is not None
         if not refresh_state and settings.summary_model is None:
             return  # the common case: nothing to read the request for
         parts = self._trial_parts()  # once, for both steps below
         if refresh_state:
-            refresh = functools.partial(self._refresh_state, parts.messages)
-            known = await self.guard.run_async("conversation_state", refresh, ends_pass=False)
-            self.learned = dataclasses.replace(self.learned, conversation=known)
+            with self.guard.step("conversation_state", ends_pass=False):
+                known = await self._refresh_state(parts.messages)
+                self.learned = dataclasses.replace(self.learned, conversation=known)
         if settings.summary_model is not None:
-            step = functools.partial(self._summary_step, parts)
-            found = await self.guard.run_async("summary_step", step, ends_pass=False)
-            summaries, outcome = found or (None, None)
-            self.learned = dataclasses.replace(self.learned, summaries=summaries, summary=outcome)
+            with self.guard.step("summary_step", ends_pass=False):
+                summaries, outcome = await self._summary_step(parts)
+                self.learned = dataclasses.replace(self.learned, summaries=summaries, summary=outcome)
 
     async def _serve_compaction(self) -> None:
         memory, target = self.context.memory, self.target

@@ -117,7 +117,8 @@ class LaterCounts:
 
     def _counted(self, bound: BudgetReport, where: Where, counting: Counting) -> None:
         # After the request left: a failure is logged (``hook_failed``, step ``count``) and changes nothing sent.
-        Guard(where.hook).run("count", lambda: self._publish_counted(bound, where, counting))
+        with Guard(where.hook).step("count"):
+            self._publish_counted(bound, where, counting)
 
     def _publish_counted(self, bound: BudgetReport, where: Where, counting: Counting) -> None:
         exact = counting.count(bound)

@@ -8,7 +8,6 @@ place until the deployment hook gives it back (``FilterPass``).
 from __future__ import annotations
 
 import copy
-import functools
 from collections.abc import MutableMapping
 from typing import Any
 
@@ -50,8 +49,8 @@ class GroupPass(HookPass):
 
     async def refuse(self, error: Exception) -> None:
         """Raise the rejection, after LiteLLM's failure event (the proxy sends none for a pre-call hook's error)."""
-        guard = Guard(self.hook)  # the answer is a refusal already: logging it can only be observed
-        await guard.run_async("failure_event", lambda: log_failure_event(self.request, error))
+        with Guard(self.hook).step("failure_event"):  # the answer is a refusal already: this only observes
+            await log_failure_event(self.request, error)
         raise error
 
 
@@ -63,8 +62,8 @@ class DeploymentPass(HookPass):
 
     async def before(self) -> None:
         """Adopt a list lent under another id of this call; a call fitted before skips Redis and the summarizer."""
-        adopt = functools.partial(self.context.memory.lenders.adopt, self.call_id, self.request, self.parts.messages)
-        self.guard.run("lent", adopt, ends_pass=False)
+        with self.guard.step("lent", ends_pass=False):
+            self.context.memory.lenders.adopt(self.call_id, self.request, self.parts.messages)
         if self.context.memory.calls.get(self.call_id).served is None:
             await super().before()
 

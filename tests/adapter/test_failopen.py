@@ -157,11 +157,11 @@ CASES = [
     Case(DEPLOYMENT, "fit", f"{HOOK_PASS}.fit_request", deployment),
     Case(DEPLOYMENT, "write", WRITE, deployment),
     Case(DEPLOYMENT, "after", FLUSH, deployment, still_fits=True),
-    Case("async_post_call_response_headers_hook", "headers", "litellm_budget.adapter.callback.headers_for", headers),
+    Case("async_post_call_response_headers_hook", "headers", "litellm_budget.adapter.observers.headers_for", headers),
     Case(
         "async_post_call_success_hook",
         "client_edits",
-        "litellm_budget.adapter.callback.respond_with_edits",
+        "litellm_budget.adapter.observers.respond_with_edits",
         success_hook,
     ),
     Case(
