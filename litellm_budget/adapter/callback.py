@@ -109,7 +109,7 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         def lending(settings: BudgetSettings, guard: Guard) -> FilterPass | None:
             if not isinstance(messages, list) or not messages or not self._may_be_chat(kwargs):
                 return None
-            self._memory.lenders.reclaim(messages)  # still lent: its call failed between the hooks
+            self._memory.calls.reclaim(messages)  # still lent: its call failed between the hooks
             target = group_target(model, healthy_deployments, settings)
             context = self._context(settings)
             return None if target is None else FilterPass.lending(kwargs, messages, target, context, guard)

@@ -1,6 +1,7 @@
 """
-What the plugin knows about each call, in one record per call in one bounded store, keyed by
-LiteLLM's call id: the one function here reads it (``call_id_of``).
+A call's life in one place: one record per call in one bounded store, keyed by LiteLLM's call id
+(the one function here reads it: ``call_id_of``), its state named (``CallState``) and moved by
+the transitions of ``Calls``, each named for what a hook did (docs/development.md draws them).
 
 A call's hooks, retries and fallbacks each see their own copy of LiteLLM's kwargs, so nothing is
 kept on the kwargs: the ``litellm_call_id`` LiteLLM makes for each call, and keeps across all of
@@ -10,12 +11,16 @@ them, finds the record again.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import threading
 import uuid
-from collections.abc import Callable, MutableMapping
-from typing import Any, NamedTuple
+from collections.abc import Callable, Mapping, MutableMapping
+from typing import Any
 
-from litellm_budget.core.api import BoundedLRU, BudgetReport, Fitted, is_mapping, texts_of
+from litellm_budget.core.api import BoundedLRU, BudgetReport
+
+from .fit_records import FitRecord
+from .lending import Lent, LentLists
 
 #: The store keeps the calls touched last, at least half this many: a call's record must outlive
 #: the call itself (its response headers are written after the answer, minutes later for a long one).
@@ -43,56 +48,23 @@ def loop_call_id(logging_obj: object, kwargs: MutableMapping[str, Any]) -> str:
     return found if isinstance(found, str) and found else call_id_of(kwargs)
 
 
-class FitRecord(NamedTuple):
-    """One side of a fit of a request: the window it was for, and what identifies the messages."""
+class CallState(enum.Enum):
+    """Where a call is in its life (the transition that put it there: ``Calls``)."""
 
-    window: int
-    policy: str
-    #: ``fingerprint`` of the messages.
-    fingerprint: int
-    #: ``hash()`` of the ``max_tokens`` value, whatever its type.
-    max_tokens_hash: int
-
-    def same_messages(self, other: FitRecord) -> bool:
-        """Same policy, same message fingerprint, same ``max_tokens``."""
-        return (self.policy, self.fingerprint, self.max_tokens_hash) == (
-            other.policy,
-            other.fingerprint,
-            other.max_tokens_hash,
-        )
-
-    def fits_in(self, wanted: FitRecord) -> bool:
-        """These are ``wanted``'s messages, fitted for a window no larger than it wants."""
-        return self.same_messages(wanted) and 0 < self.window <= (wanted.window or self.window)
-
-
-def record_of(window: int | None, policy: str, messages: list[Any], max_tokens: object) -> FitRecord:
-    """The record of ``messages`` sent with ``max_tokens``, for a fit at ``window`` with ``policy``."""
-    return FitRecord(window or 0, policy, fingerprint(messages), hash(max_tokens))
-
-
-def sent_record(fitted_input: FitRecord, fitted: Fitted, asked_max_tokens: object) -> FitRecord:
-    """
-    The record of what a fit sent: its input's own when it went as it came (passed through, with
-    the ``max_tokens`` asked), so an untouched request's fingerprint is taken once, not twice.
-    """
-    report = fitted.report
-    if report.action == "passthrough" and fitted.max_tokens == asked_max_tokens:
-        return fitted_input
-    return record_of(report.window, report.policy, fitted.messages, fitted.max_tokens)
-
-
-def fingerprint(messages: list[Any]) -> int:
-    """A cheap identity of a message list (roles and text sizes), to recognise it again after copies."""
-    return hash(tuple(map(_role_and_size, messages)))
-
-
-def _role_and_size(message: Any) -> tuple[Any, int]:
-    if not is_mapping(message):
-        return (type(message).__name__, 0)
-    content = message.get("content")
-    size = len(content) if isinstance(content, str) else sum(map(len, texts_of(content)))
-    return (message.get("role"), size)
+    #: No hook has done anything with it yet (or its lent list was given back: it is fitted next).
+    FRESH = "fresh"
+    #: The Router's filter hook trimmed the caller's own list in place (``lend``).
+    LENT = "lent"
+    #: What it sends is known and reported (``fitted``, ``sent_as_it_came``).
+    FITTED = "fitted"
+    #: Sent on the size gate's bound; its report's exact count comes after it left (``counted``).
+    COUNTING = "counting"
+    #: Handed, untrimmed, to a fallback with a bigger window (``deferred``).
+    DEFERRED = "deferred"
+    #: Refused here with ``ContextWindowExceededError`` (``refused``).
+    REFUSED = "refused"
+    #: The provider answered (``answered``).
+    ANSWERED = "answered"
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -103,6 +75,9 @@ class CallRecord:
     fitting again, quietly: the result is the same, and it was reported once already.
     """
 
+    state: CallState = CallState.FRESH
+    #: The caller's list the filter hook trimmed in place, until the deployment hook gives it back.
+    lent: Lent | None = None
     #: Each fit of the call: what it was fitted from, and what it sent.
     fits: tuple[tuple[FitRecord, FitRecord], ...] = ()
     #: What the call's latest attempt sent (after a fallback: the fallback's), for its headers.
@@ -133,10 +108,15 @@ NO_RECORD = CallRecord()
 
 
 class Calls:
-    """The one store of call records: bounded (``MAX_CALLS``), the calls touched last kept."""
+    """
+    The one store of call records: bounded (``MAX_CALLS``), the calls touched last kept; the lists
+    lent in place are also indexed (``lending.LentLists``), so that one is found by its trace id or
+    by the list itself, and the bound gives back what it forgets.
+    """
 
     def __init__(self, max_calls: int = MAX_CALLS) -> None:
         self._records: BoundedLRU[CallRecord] = BoundedLRU(max_calls)
+        self._lent = LentLists()
         self._lock = threading.Lock()
 
     def get(self, call_id: str) -> CallRecord:
@@ -149,21 +129,73 @@ class Calls:
             with self._lock:
                 self._records.put(call_id, change(self.get(call_id)))
 
-    def remember_fit(self, call_id: str, fitted_input: FitRecord, output: FitRecord, report: BudgetReport) -> None:
-        """One fit of the call was sent: record it, and its report as what the call sent."""
-        self.update(call_id, lambda r: dataclasses.replace(r, fits=(*r.fits, (fitted_input, output)), served=report))
+    def fitted(self, call_id: str, fitted_input: FitRecord, output: FitRecord, report: BudgetReport) -> None:
+        """A hook sent a fit of the call (FITTED, or COUNTING on the gate's bound): its report is what it sent."""
+        state = CallState.FITTED if report.tokens_exact else CallState.COUNTING
+        fits = (fitted_input, output)
+        self.update(call_id, lambda r: dataclasses.replace(r, fits=(*r.fits, fits), served=report, state=state))
 
-    def serve(self, call_id: str, report: BudgetReport) -> None:
-        """``report`` describes what this call's latest attempt sent."""
-        self.update(call_id, lambda r: dataclasses.replace(r, served=report))
+    def sent_as_it_came(self, call_id: str, report: BudgetReport) -> None:
+        """A hook sent the request untouched, one this plugin will not fit (FITTED): ``report`` says why."""
+        self.update(call_id, lambda r: dataclasses.replace(r, served=report, state=CallState.FITTED))
 
-    def defer(self, call_id: str, report: BudgetReport) -> None:
-        """This call was handed to a fallback: remember why, for the attempt that serves it."""
-        self.update(call_id, lambda r: dataclasses.replace(r, deferred=report))
+    def counted(self, call_id: str, bound: BudgetReport, exact: BudgetReport) -> None:
+        """The count the size gate left for later is done (COUNTING to FITTED): the report is exact."""
 
-    def reject(self, call_id: str, report: BudgetReport, model_group: str) -> None:
-        """This call was refused here; nothing it sent before stands."""
-        self.update(call_id, lambda r: dataclasses.replace(r, rejected=(report, model_group), served=None))
+        def change(record: CallRecord) -> CallRecord:
+            if record.served is not bound:
+                return record  # a later attempt's report stands
+            return dataclasses.replace(record, served=exact, state=CallState.FITTED)
+
+        self.update(call_id, change)
+
+    def deferred(self, call_id: str, report: BudgetReport) -> None:
+        """The call was handed to a fallback (DEFERRED): remember why, for the attempt that serves it."""
+        self.update(call_id, lambda r: dataclasses.replace(r, deferred=report, state=CallState.DEFERRED))
+
+    def refused(self, call_id: str, report: BudgetReport, model_group: str) -> None:
+        """The call was refused here (REFUSED); nothing it sent before stands."""
+        refusal = (report, model_group)
+        self.update(call_id, lambda r: dataclasses.replace(r, rejected=refusal, served=None, state=CallState.REFUSED))
+
+    def answered(self, call_id: str) -> None:
+        """The provider answered the call (ANSWERED)."""
+        if call_id and self.get(call_id) is not NO_RECORD:
+            self.update(call_id, lambda r: dataclasses.replace(r, state=CallState.ANSWERED))
+
+    def lend(self, call_id: str, fitted: list[Any], lent: Lent) -> None:
+        """The filter hook trims the caller's list in place (LENT), until ``give_back``; nothing without an id."""
+        if not call_id:
+            return
+        self.update(call_id, lambda r: dataclasses.replace(r, lent=lent, state=CallState.LENT))
+        self._returned(self._lent.lend(call_id, fitted, lent))
+
+    def lent_of(self, call_id: str) -> Lent | None:
+        """The caller's list lent for ``call_id``, if any."""
+        return self.get(call_id).lent
+
+    def give_back(self, call_id: str) -> Lent | None:
+        """The deployment hook restores the caller's list (FRESH: fitted next) and gets what was lent."""
+        lent = self._lent.give_back(call_id)
+        self._returned(call_id if lent is not None else None)
+        return lent
+
+    def adopt(self, call_id: str, request: Mapping[str, Any], messages: list[Any]) -> None:
+        """A list lent under another id of this call (LiteLLM 1.110 copies the kwargs) becomes this call's."""
+        found = self._lent.adopt(call_id, request, messages)
+        if found is not None:
+            other, lent = found
+            self._returned(other)
+            self.update(call_id, lambda r: dataclasses.replace(r, lent=lent, state=CallState.LENT))
+
+    def reclaim(self, messages: list[Any]) -> None:
+        """A list still lent, seen again by the filter hook: its call failed between the hooks."""
+        self._returned(self._lent.reclaim(messages))
+
+    def _returned(self, call_id: str | None) -> None:
+        """The list lent for ``call_id`` is back with its caller (or forgotten): its call is FRESH."""
+        if call_id and self.get(call_id).lent is not None:
+            self.update(call_id, lambda r: dataclasses.replace(r, lent=None, state=CallState.FRESH))
 
     def resent_after_rejection(self, call_id: str) -> tuple[BudgetReport, str] | None:
         """The rejection of ``call_id`` when nothing was served for it since; asked once, on its way out."""

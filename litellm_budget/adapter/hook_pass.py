@@ -1,9 +1,8 @@
 """
-One pass per hook: the request read once (shape, parts, target, call id), then the hook's steps, each a
-``with guard.step(name):`` block (``failopen.py``): ``before`` (what other replicas and the summary model
-know), ``fit``, ``write`` (the fit back into the request), ``after`` (share what was learned). What differs
-between the hooks is in ``passes.py``. A fit is published once, whichever hook, retry or fallback sees it
-(``calls.py`` remembers it); silent fits (the filter's, a ``trial``) publish and remember nothing.
+One pass per hook: the request read once, then its steps, each a ``with guard.step(name):`` block: ``before``
+(what other replicas and the summary model know), ``fit``, ``write`` (the fit into the request), ``after``
+(share what was learned); what differs per hook is in ``passes.py``. A fit is published once, whichever hook,
+retry or fallback sees it (``calls.py``); silent fits (the filter's, a ``trial``) publish and remember nothing.
 """
 
 from __future__ import annotations
@@ -16,10 +15,11 @@ from typing import Any, ClassVar, TypeVar
 from litellm_budget.core.api import Fitted, RecallScope, fit_request, new_bytes, passed_through, unsent
 from litellm_budget.logs import get_logger
 
-from .calls import FitRecord, call_id_of, record_of, sent_record
+from .calls import call_id_of
 from .context_management import serve_compaction
 from .conversation_state import KnownKey, conversation_key
 from .failopen import Guard
+from .fit_records import FitRecord, record_of, sent_record
 from .later_counts import Counting, Where
 from .memory import Memory
 from .publish import DEFERRED_KEY, record_in_metadata
@@ -146,7 +146,7 @@ class HookPass:
 
     def _trial_parts(self) -> Parts:
         """The parts the summary step reads: the caller's own list where the filter hook lent it a trim."""
-        lent = self.context.memory.lenders.of(self.call_id)
+        lent = self.context.memory.calls.lent_of(self.call_id)
         if lent is None or not self.target.settings.summary_model:
             return self.parts
         return self.shape.read({**self.request, "messages": list(lent.original)})
@@ -275,7 +275,7 @@ class HookPass:
         )
         if not self.silent and not calls.get(self.call_id).served:
             self._publish(untouched.report, self.hook)
-            calls.serve(self.call_id, untouched.report)  # what is sent: the request as it came
+            calls.sent_as_it_came(self.call_id, untouched.report)  # what is sent: the request as it came
 
     def _report_once(self, fitted: Fitted, fitted_input: FitRecord) -> None:
         """Publish a new outcome, and remember what later hooks and attempts of this call must know."""
@@ -285,10 +285,10 @@ class HookPass:
         elif self.metadata is not None:
             record_in_metadata(self.metadata, report)  # a retry's fresh metadata still carries it
         if report.action == "deferred":
-            calls.defer(self.call_id, report)
+            calls.deferred(self.call_id, report)
         elif report.action != "rejected":
             output = sent_record(fitted_input, fitted, self.parts.max_tokens)
-            calls.remember_fit(self.call_id, fitted_input, output, report)
+            calls.fitted(self.call_id, fitted_input, output, report)
             deferred = calls.get(self.call_id).deferred
             if deferred is not None and self.metadata is not None:
                 # The attempt a fallback now serves: its payload tells both outcomes.

@@ -126,9 +126,7 @@ class LaterCounts:
             log.warning("size_bound_exceeded", litellm_call_id=where.call_id or None, hook=where.hook)
         _publish(exact, where)
         if where.call_id:
-            self._calls.update(
-                where.call_id, lambda r: dataclasses.replace(r, served=exact) if r.served is bound else r
-            )
+            self._calls.counted(where.call_id, bound, exact)
 
 
 def _publish(report: BudgetReport, where: Where) -> None:

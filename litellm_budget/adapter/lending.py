@@ -1,6 +1,7 @@
 """
-The callers' lists the Router's filter hook trimmed in place, until the same call's deployment
-hook gives them back (``hook_pass.FilterPass``: the Router checks windows on the caller's own
+The index of the callers' lists the Router's filter hook trimmed in place (each is in its call's
+record too, ``calls.py``, where a call's life is kept), until the same call's deployment hook gives
+them back (``hook_pass.FilterPass``: the Router checks windows on the caller's own
 list right after that hook, before any hook can hand it a new one).
 
 The deployment hook finds its call's list by the call's ``litellm_call_id``, which the filter hook
@@ -25,7 +26,7 @@ from typing import Any
 
 from litellm_budget.core.api import BudgetReport, Fitted
 
-from .calls import FitRecord, fingerprint, record_of
+from .fit_records import FitRecord, fingerprint, record_of
 
 #: A lent list holds a copy of the caller's messages. The deployment hook gives it back right after
 #: the filter hook lent it, but a call that fails in between (the router found no deployment) never
@@ -73,8 +74,11 @@ def trace_id_of(request: Any) -> str:
     return trace_id if isinstance(trace_id, str) else ""
 
 
-class Lenders:
-    """The lent lists, by call id, oldest first (``MAX_LENT`` at most), and by trace id."""
+class LentLists:
+    """
+    The lent lists, by call id, oldest first (``MAX_LENT`` at most), by trace id and by the list
+    itself; each operation returns the call ids whose list it moved, for their records.
+    """
 
     def __init__(self, max_lent: int = MAX_LENT) -> None:
         self._lent: dict[str, Lent] = {}  # dicts keep insertion order: the oldest first
@@ -87,39 +91,48 @@ class Lenders:
         """The list lent for ``call_id``, if any."""
         return self._lent.get(call_id) if call_id else None
 
-    def lend(self, call_id: str, fitted: list[Any], lent: Lent) -> None:
-        """Put ``fitted`` into the caller's list, remembering what it held; nothing is lent without an id."""
+    def lend(self, call_id: str, fitted: list[Any], lent: Lent) -> str | None:
+        """
+        Put ``fitted`` into the caller's list, remembering what it held; nothing is lent without an
+        id. Returns the call whose list the bound forgot (given back, unless its caller changed it).
+        """
         if not call_id:
-            return
+            return None
         with self._lock:
             self._take(call_id)
             self._put(call_id, lent)
-            stale = self._take(next(iter(self._lent))) if len(self._lent) > self._max_lent else None
+            stale_id = next(iter(self._lent)) if len(self._lent) > self._max_lent else None
+            stale = self._take(stale_id) if stale_id is not None else None
         lent.caller[:] = fitted
         if stale is not None and stale.untouched():
             stale.caller[:] = stale.original
+        return stale_id
 
-    def reclaim(self, messages: list[Any]) -> None:
+    def reclaim(self, messages: list[Any]) -> str | None:
         """
         ``messages`` (a caller's list the filter hook sees) is still lent: its call failed between
         the hooks. Give it back if it is as lent, else forget it (the caller made it its own).
+        Returns the call it was lent for.
         """
         if id(messages) not in self._callers:
-            return
+            return None
         with self._lock:
-            lent = self._take(self._callers.get(id(messages), ""))
+            call_id = self._callers.get(id(messages), "")
+            lent = self._take(call_id)
         if lent is not None and lent.caller is messages and lent.untouched():
             messages[:] = lent.original
+        return call_id if lent is not None else None
 
-    def adopt(self, call_id: str, request: Mapping[str, Any], messages: list[Any]) -> None:
+    def adopt(self, call_id: str, request: Mapping[str, Any], messages: list[Any]) -> tuple[str, Lent] | None:
         """
         Move to ``call_id`` the list lent under another id of the same call: the oldest with the
         request's trace id whose trimmed messages have the fingerprint of ``messages`` (those the
-        deployment hook sees). Without a list lent, nothing is read (the common case).
+        deployment hook sees). Without a list lent, nothing is read (the common case). Returns the
+        other id and the list.
         """
         trace_id = trace_id_of(request) if self._lent and call_id and call_id not in self._lent else ""
         if not trace_id or trace_id not in self._traces:
-            return
+            return None
         seen = fingerprint(messages)
         with self._lock:
             for other in self._traces.get(trace_id, ()):
@@ -127,7 +140,8 @@ class Lenders:
                 if lent.output.fingerprint == seen:
                     self._take(other)
                     self._put(call_id, lent)
-                    return
+                    return other, lent
+        return None
 
     def give_back(self, call_id: str) -> Lent | None:
         """Restore the caller's list lent for ``call_id`` and return what was lent; ``None``: none was."""

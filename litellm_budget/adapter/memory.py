@@ -1,6 +1,6 @@
 """
-What the plugin remembers: about each call (``calls.py``), the callers' lists the Router's filter
-hook trimmed in place (``lending.py``), the requests waiting for their count (``later_counts.py``),
+What the plugin remembers: about each call, its life in one record (``calls.py``: a list the
+Router's filter hook lent among it), the requests waiting for their count (``later_counts.py``),
 and between requests each model's learned token ratio, each conversation's last edits and the
 summaries of dropped blocks. The latter are read before a hook's fit (the fit itself is
 synchronous), shared through Redis where the proxy has one, and written after it (``hook_pass.py``).
@@ -14,7 +14,6 @@ from .calls import Calls
 from .conversation_state import Conversations
 from .invalid_settings import InvalidSettings
 from .later_counts import LaterCounts
-from .lending import Lenders
 from .recall_state import RecallState
 from .summarizer import Summarizer
 from .targets import Target
@@ -32,7 +31,6 @@ class Memory:
         "conversations",
         "invalid",
         "later",
-        "lenders",
         "prompts",
         "recall",
         "summarizer",
@@ -40,8 +38,6 @@ class Memory:
 
     def __init__(self) -> None:
         self.calls = Calls()
-        #: The callers' lists the Router's filter hook trimmed in place, until their deployment hook.
-        self.lenders = Lenders()
         #: The requests the size gate passed, waiting for their count.
         self.later = LaterCounts(self.calls)
         self.calibration = Calibration()

@@ -13,10 +13,11 @@ from typing import Any
 
 from litellm_budget.core.api import Fitted, context_window_exceeded
 
-from .calls import call_id_of, record_of
+from .calls import call_id_of
 from .context_management import apply_client_edits, read_compacted
 from .failopen import Guard
 from .fallbacks import fallback_window, has_fallbacks, leads_to_bigger_window
+from .fit_records import record_of
 from .hook_pass import DEPLOYMENT_HOOK, FILTER_HOOK, PRE_CALL_HOOK, Context, HookPass
 from .lending import Lent
 from .publish import log_failure_event, record_for_failure
@@ -63,7 +64,7 @@ class DeploymentPass(HookPass):
     async def before(self) -> None:
         """Adopt a list lent under another id of this call; a call fitted before skips Redis and the summarizer."""
         with self.guard.step("lent", ends_pass=False):
-            self.context.memory.lenders.adopt(self.call_id, self.request, self.parts.messages)
+            self.context.memory.calls.adopt(self.call_id, self.request, self.parts.messages)
         if self.context.memory.calls.get(self.call_id).served is None:
             await super().before()
 
@@ -89,7 +90,7 @@ class DeploymentPass(HookPass):
             # Raised inside LiteLLM's call: its failure event logs it, and the router falls back.
             record_for_failure(self.request, report)
             if report.action == "rejected":
-                self.context.memory.calls.reject(self.call_id, report, self.target.group)
+                self.context.memory.calls.refused(self.call_id, report, self.target.group)
             return context_window_exceeded(report, llm_provider=resolved_provider(self.request))
         return super()._write(fitted)
 
@@ -100,7 +101,7 @@ class DeploymentPass(HookPass):
         again, so that the report says all that changed.
         """
         memory, target, parts = self.context.memory, self.target, self.parts
-        lent = memory.lenders.give_back(self.call_id)
+        lent = memory.calls.give_back(self.call_id)
         if lent is None:
             return False  # nothing was trimmed in place: the common case
         wanted = record_of(target.window, target.settings.policy, parts.messages, parts.max_tokens)
@@ -111,7 +112,7 @@ class DeploymentPass(HookPass):
             self._reread()
             return False
         self._publish(lent.report, FILTER_HOOK)
-        memory.calls.remember_fit(self.call_id, lent.fitted_input, lent.output, lent.report)
+        memory.calls.fitted(self.call_id, lent.fitted_input, lent.output, lent.report)
         memory.conversations.keep(target, CHAT_SHAPE.format, lent.original, lent.report)
         return True
 
@@ -143,5 +144,5 @@ class FilterPass(HookPass):
         """Lend a trimmed fit: the caller's list now holds it, until the deployment hook gives it back."""
         if fitted.report.action == "trimmed":
             lent = Lent.of(self.request, fitted, self.target.settings.policy, self.parts.max_tokens)
-            self.context.memory.lenders.lend(self.call_id, fitted.messages, lent)
+            self.context.memory.calls.lend(self.call_id, fitted.messages, lent)
         return None

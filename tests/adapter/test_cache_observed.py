@@ -90,7 +90,7 @@ def _kwargs(messages: list[dict[str, Any]], call_id: str, usage: dict[str, Any],
 
 def _served(calls: Calls, call_id: str, messages: list[dict[str, Any]]) -> None:
     report = BudgetReport(model="openai/gpt-4o", policy="auto", action="passthrough", messages_before=len(messages))
-    calls.serve(call_id, report)
+    calls.sent_as_it_came(call_id, report)
 
 
 def test_two_requests_of_a_conversation_make_a_report_each() -> None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
-from litellm_budget.adapter.calls import Calls, FitRecord, call_id_of
+from litellm_budget.adapter.calls import Calls, CallState, call_id_of
+from litellm_budget.adapter.fit_records import FitRecord, record_of
+from litellm_budget.adapter.lending import Lent
 from litellm_budget.core._report import BudgetReport
 
 INPUT = FitRecord(8000, "auto", 41, 0)
@@ -14,7 +17,7 @@ REPORT = BudgetReport(model="gpt-4o", policy="auto", action="trimmed", window=40
 
 def _fitted(call_id: str = "call") -> Calls:
     calls = Calls()
-    calls.remember_fit(call_id, INPUT, OUTPUT, REPORT)
+    calls.fitted(call_id, INPUT, OUTPUT, REPORT)
     return calls
 
 
@@ -60,7 +63,7 @@ class TestOutcomes:
         calls = _fitted()
         assert calls.get("call").served == REPORT
 
-        calls.reject("call", REPORT, "group")
+        calls.refused("call", REPORT, "group")
 
         assert calls.get("call").served is None
         assert calls.resent_after_rejection("call") == (REPORT, "group")
@@ -69,8 +72,8 @@ class TestOutcomes:
     def test_a_rejection_served_since_is_not_a_resend(self) -> None:
         """A fallback that served the call after the rejection is no re-send past the hooks."""
         calls = Calls()
-        calls.reject("call", REPORT, "group")
-        calls.serve("call", REPORT)
+        calls.refused("call", REPORT, "group")
+        calls.sent_as_it_came("call", REPORT)
 
         assert calls.resent_after_rejection("call") is None
 
@@ -90,7 +93,7 @@ class TestOutcomes:
         """Every record lives in one store of a fixed size: the calls touched last are kept."""
         calls = Calls(max_calls=8)
         for number in range(20):
-            calls.serve(f"call-{number}", REPORT)
+            calls.sent_as_it_came(f"call-{number}", REPORT)
 
         assert calls.get("call-19").served == REPORT
         assert calls.get("call-0").served is None
@@ -107,3 +110,77 @@ class TestCallId:
         minted = call_id_of(bare, mint=True)
         assert minted
         assert bare["litellm_call_id"] == minted == call_id_of(bare)
+
+
+class TestStates:
+    """Each transition names where the call is; the record holds the list lent in place."""
+
+    def test_a_fitted_call_is_fitted_then_answered(self) -> None:
+        calls = _fitted()
+        assert calls.get("call").state is CallState.FITTED
+        assert calls.get("other").state is CallState.FRESH
+
+        calls.answered("call")
+        calls.answered("never seen")
+
+        assert calls.get("call").state is CallState.ANSWERED
+        assert calls.get("never seen") is calls.get("other")  # no record made for a call never fitted
+
+    def test_a_count_left_for_later_is_counting_until_it_is_done(self) -> None:
+        calls, bound = Calls(), dataclasses.replace(REPORT, tokens_exact=False)
+        calls.fitted("call", INPUT, OUTPUT, bound)
+        assert calls.get("call").state is CallState.COUNTING
+
+        exact = dataclasses.replace(REPORT, tokens_after=1234)
+        calls.counted("call", REPORT, exact)  # not the report it sent: nothing changes
+        assert calls.get("call").state is CallState.COUNTING
+        calls.counted("call", bound, exact)
+
+        assert (calls.get("call").state, calls.get("call").served) == (CallState.FITTED, exact)
+
+    def test_deferred_and_refused(self) -> None:
+        calls = Calls()
+        calls.deferred("a", REPORT)
+        calls.refused("b", REPORT, "group")
+
+        assert (calls.get("a").state, calls.get("a").deferred) == (CallState.DEFERRED, REPORT)
+        assert calls.get("b").state is CallState.REFUSED
+
+    def test_a_lent_list_lives_in_its_calls_record_until_given_back(self) -> None:
+        calls = Calls()
+        caller, original, lent = _lent_list("long")
+
+        calls.lend("call", list(lent.items), lent)
+
+        record = calls.get("call")
+        assert (record.state, record.lent, calls.lent_of("call")) == (CallState.LENT, lent, lent)
+        assert caller == [{"role": "user", "content": "short"}]
+        assert calls.give_back("call") is lent
+        assert caller == original
+        assert (calls.get("call").state, calls.get("call").lent) == (CallState.FRESH, None)
+
+    def test_a_list_reclaimed_or_forgotten_leaves_its_record(self) -> None:
+        calls = Calls()
+        caller, original, lent = _lent_list("long")
+        calls.lend("call", list(lent.items), lent)
+
+        calls.reclaim(caller)
+
+        assert caller == original
+        assert calls.get("call").lent is None
+
+
+def _lent_list(text: str) -> tuple[list[Any], list[Any], Lent]:
+    caller: list[Any] = [{"role": "user", "content": f"{text} " * 50}]
+    original = list(caller)
+    fitted = [{"role": "user", "content": "short"}]
+    output = record_of(4000, "auto", fitted, None)
+    lent = Lent(
+        caller=caller,
+        original=original,
+        fitted_input=record_of(4000, "auto", original, None),
+        output=output,
+        report=REPORT,
+        items=tuple(fitted),
+    )
+    return caller, original, lent

@@ -12,8 +12,9 @@ import pytest
 from structlog.testing import capture_logs
 
 from litellm_budget import ContextBudget
-from litellm_budget.adapter.calls import fingerprint, record_of
-from litellm_budget.adapter.lending import Lenders, Lent
+from litellm_budget.adapter.fit_records import fingerprint, record_of
+from litellm_budget.adapter.lending import Lent
+from litellm_budget.adapter.lending import LentLists as Lenders
 from litellm_budget.core._report import BudgetReport
 from tests.support.builders import agent_session, tokens_of
 

@@ -1,0 +1,62 @@
+"""
+What identifies one fit of a request: the window it was for, and its messages' fingerprint, so a
+later hook, retry or fallback of the same call knows the messages it sees as a fit's input or output.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from litellm_budget.core.api import Fitted, is_mapping, texts_of
+
+
+class FitRecord(NamedTuple):
+    """One side of a fit of a request: the window it was for, and what identifies the messages."""
+
+    window: int
+    policy: str
+    #: ``fingerprint`` of the messages.
+    fingerprint: int
+    #: ``hash()`` of the ``max_tokens`` value, whatever its type.
+    max_tokens_hash: int
+
+    def same_messages(self, other: FitRecord) -> bool:
+        """Same policy, same message fingerprint, same ``max_tokens``."""
+        return (self.policy, self.fingerprint, self.max_tokens_hash) == (
+            other.policy,
+            other.fingerprint,
+            other.max_tokens_hash,
+        )
+
+    def fits_in(self, wanted: FitRecord) -> bool:
+        """These are ``wanted``'s messages, fitted for a window no larger than it wants."""
+        return self.same_messages(wanted) and 0 < self.window <= (wanted.window or self.window)
+
+
+def record_of(window: int | None, policy: str, messages: list[Any], max_tokens: object) -> FitRecord:
+    """The record of ``messages`` sent with ``max_tokens``, for a fit at ``window`` with ``policy``."""
+    return FitRecord(window or 0, policy, fingerprint(messages), hash(max_tokens))
+
+
+def sent_record(fitted_input: FitRecord, fitted: Fitted, asked_max_tokens: object) -> FitRecord:
+    """
+    The record of what a fit sent: its input's own when it went as it came (passed through, with
+    the ``max_tokens`` asked), so an untouched request's fingerprint is taken once, not twice.
+    """
+    report = fitted.report
+    if report.action == "passthrough" and fitted.max_tokens == asked_max_tokens:
+        return fitted_input
+    return record_of(report.window, report.policy, fitted.messages, fitted.max_tokens)
+
+
+def fingerprint(messages: list[Any]) -> int:
+    """A cheap identity of a message list (roles and text sizes), to recognise it again after copies."""
+    return hash(tuple(map(_role_and_size, messages)))
+
+
+def _role_and_size(message: Any) -> tuple[Any, int]:
+    if not is_mapping(message):
+        return (type(message).__name__, 0)
+    content = message.get("content")
+    size = len(content) if isinstance(content, str) else sum(map(len, texts_of(content)))
+    return (message.get("role"), size)
