@@ -102,7 +102,11 @@ class Memo(Generic[_V]):
 
     def get(self, *inputs: Hashable) -> _V | None:
         """What the step derived from ``inputs``, kept as recently used; ``None`` if not remembered."""
-        key = self.key(inputs)
+        # ``key`` written out: hundreds of lookups a request, and a call more each is measurable.
+        arity = self._arity
+        if len(inputs) != arity:
+            self.key(inputs)
+        key = inputs[0] if arity == 1 else inputs
         value = self._young.get(key)
         if value is None:
             value = self._old.get(key)
@@ -118,7 +122,10 @@ class Memo(Generic[_V]):
 
     def recall(self, make: Callable[[], _V], *inputs: Hashable) -> _V:
         """What the step derived from ``inputs``: remembered, else ``make()``, remembered from now."""
-        key = self.key(inputs)
+        arity = self._arity
+        if len(inputs) != arity:
+            self.key(inputs)
+        key = inputs[0] if arity == 1 else inputs
         value = self._young.get(key)
         if value is None:
             value = self._old.get(key)
