@@ -241,7 +241,23 @@ def shell_agent(seed: int = 1, steps: int = 60) -> list[Message]:
                 "content": f"<returncode>0</returncode>\n<output>\n{output}\n</output>",
             }
         )
-    messages.append({"role": "assistant", "content": f"THOUGHT: done, {_words(rng, 10)}.\n\n```bash\nsubmit\n```"})
+    # The submission, as the instructions ask: its output, the diff, ends the session (no request follows it).
+    call_id = f"call_{seed}_{steps}"
+    command = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached"
+    thought = f"THOUGHT: done, {_words(rng, 10)}.\n\n```bash\n{command}\n```"
+    messages.append(
+        {"role": "assistant", "content": thought, "tool_calls": [_call(call_id, "bash", {"command": command})]}
+    )
+    path, line = rng.choice(_MODULES), rng.randint(10, 400)
+    removed, added = _source(rng, path, 3).splitlines(), _source(rng, path, 6).splitlines()
+    diff = "\n".join(
+        [f"diff --git a/{path} b/{path}", f"--- a/{path}", f"+++ b/{path}", f"@@ -{line},3 +{line},6 @@"]
+        + [f"-{text}" for text in removed]
+        + [f"+{text}" for text in added]
+    )
+    messages.append(
+        {"role": "tool", "tool_call_id": call_id, "content": f"<returncode>0</returncode>\n<output>\n{diff}\n</output>"}
+    )
     return messages
 
 
