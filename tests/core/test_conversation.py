@@ -182,11 +182,11 @@ def test_every_session_only_grows_its_edits(session_set: SessionSet, window: int
 
 
 @pytest.mark.sessions
-def test_a_drifting_ratio_does_not_move_the_edits(sessions: dict[str, list[dict[str, Any]]]) -> None:
+def test_a_drifting_ratio_does_not_move_the_edits(replay_set: SessionSet) -> None:
     """The learned ratio wanders by 1% per request: with state, no more cache misses than with a fixed ratio."""
     rng = random.Random(7)
     extra = 0
-    for messages in sessions.values():
+    for messages in replay_set.sessions.values():
         requests = list(requests_of(messages))
         ratios = [1.0]
         for _ in requests[1:]:
