@@ -1,8 +1,9 @@
-"""Shared fixtures: offline LiteLLM, a clean structlog, and the real agent sessions."""
+"""Shared fixtures: offline LiteLLM, a clean structlog, and the agent sessions (made and shared)."""
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -56,11 +57,6 @@ def _reset_structlog() -> Iterator[None]:
     structlog.reset_defaults()
 
 
-def session_files() -> list[Path]:
-    """The real agent sessions, when ../shared/sessions is there."""
-    return sorted(SESSIONS_DIR.glob("*.json")) if SESSIONS_DIR.is_dir() else []
-
-
 @pytest.fixture(name="upstream", scope="module")
 def fixture_upstream() -> Iterator[FakeUpstream]:
     """A recording fake provider on 127.0.0.1, one per module; a module needing another kind defines its own."""
@@ -77,14 +73,6 @@ async def fixture_quiet_logging() -> None:
     await logging_settled()
 
 
-@pytest.fixture(name="sessions", scope="session")
-def fixture_sessions() -> dict[str, list[dict[str, Any]]]:
-    files = session_files()
-    if not files:
-        pytest.skip(f"no sessions in {SESSIONS_DIR}")
-    return {path.stem: load_conversation(path).messages for path in files}
-
-
 @dataclasses.dataclass(frozen=True)
 class SessionSet:
     """A named set of sessions: ``made`` (this repository's, in any clone) or ``shared`` (CI's larger set)."""
@@ -94,14 +82,33 @@ class SessionSet:
     folder: Path
 
 
-@pytest.fixture(name="session_set", scope="session", params=["made", "shared"])
+#: The sets there are: the made sessions in every clone, the shared ones where ../shared/sessions
+#: holds them. A clone without them runs every session test on the made set and skips none.
+SET_NAMES = ("made", "shared") if SESSIONS_DIR.is_dir() and any(SESSIONS_DIR.glob("*.json")) else ("made",)
+
+
+@functools.cache
+def session_set_named(name: str) -> SessionSet:
+    """The set ``name`` (one of ``SET_NAMES``), read once for every fixture that asks for it."""
+    folder = MADE_DIR if name == "made" else SESSIONS_DIR
+    files = sorted(folder.glob("*.json"))
+    assert files, f"no sessions in {folder}"
+    return SessionSet(name, {path.stem: load_conversation(path).messages for path in files}, folder)
+
+
+@pytest.fixture(name="session_set", scope="session", params=SET_NAMES)
 def fixture_session_set(request: pytest.FixtureRequest) -> SessionSet:
     """
     The equivalence and invariant tests' sessions: the ones made for this repository
     (``tests/support/made_sessions.py``), always there, then the shared ones where they are.
     """
-    folder = MADE_DIR if request.param == "made" else SESSIONS_DIR
-    files = sorted(folder.glob("*.json")) if folder.is_dir() else []
-    if not files:
-        pytest.skip(f"no sessions in {folder}")
-    return SessionSet(request.param, {path.stem: load_conversation(path).messages for path in files}, folder)
+    return session_set_named(request.param)
+
+
+@pytest.fixture(name="replay_set", scope="session")
+def fixture_replay_set() -> SessionSet:
+    """
+    One set for the replays that one set is enough for: the shared sessions where they are (the
+    larger set, CI's), else the made ones. A test quoting a figure keeps one per set (``.name``).
+    """
+    return session_set_named(SET_NAMES[-1])

@@ -27,6 +27,7 @@ from litellm_budget.core.wording._notices import NOTICE_PREFIX, TOOL_ELIDED
 from litellm_budget.tools.prefix import text_heads
 from litellm_budget.tools.sessions import requests_of
 from litellm_budget.typing import Message
+from tests.conftest import SessionSet
 from tests.support.builders import text
 
 MODEL = "claude-sonnet-4-5"
@@ -537,14 +538,14 @@ class TestFromChat:
         assert unsupported_reason(join_system(system, messages), None, None) is None
 
     @pytest.mark.sessions
-    def test_every_shared_session_converts_to_a_valid_request(self, sessions: dict[str, list[dict[str, Any]]]) -> None:
-        """from_chat of every real session gives a request the Messages API takes."""
+    def test_every_session_converts_to_a_valid_request(self, replay_set: SessionSet) -> None:
+        """from_chat of every agent session gives a request the Messages API takes."""
         reasons = {
             name: unsupported_reason(join_system(*from_chat(messages)), None, None)
-            for name, messages in sessions.items()
+            for name, messages in replay_set.sessions.items()
         }
 
-        assert reasons == dict.fromkeys(sessions)
+        assert reasons == dict.fromkeys(replay_set.sessions)
 
 
 # A Claude Code-shaped request, from the public API docs
@@ -642,7 +643,7 @@ def test_claude_code_request_fits_32k_with_system_and_tools_untouched() -> None:
     assert set(blocks_of(messages, *UNTOUCHABLE)) <= set(blocks_of(request["messages"], *UNTOUCHABLE))
 
 
-# Every request of the shared sessions, replayed in both formats
+# Every request of the agent sessions (the shared ones, else the made), replayed in both formats
 
 WINDOWS = (8000, 16_000, 32_000)
 
@@ -707,13 +708,13 @@ def _parts(message: Message) -> list[Any]:
 
 @pytest.mark.sessions
 @pytest.mark.parametrize("window", WINDOWS)
-def test_session_replay(sessions: dict[str, list[dict[str, Any]]], window: int) -> None:
+def test_session_replay(replay_set: SessionSet, window: int) -> None:
     """
     0 rejected, 0 overflow, 0 invalid in Anthropic format; reuse block by block within 0.03 of chat's,
     whose cache is credited by text (a note appended to the task keeps the task's tokens cached).
     """
-    chat = replay(sessions, window, anthropic=False)
-    anthropic = replay(sessions, window, anthropic=True)
+    chat = replay(replay_set.sessions, window, anthropic=False)
+    anthropic = replay(replay_set.sessions, window, anthropic=True)
 
     print(f"\n{window}: chat {chat}\n{window}: anthropic {anthropic}")  # the numbers, shown with -s
     assert (anthropic["rejected"], anthropic["overflow"], anthropic["invalid"]) == (0, 0, 0)

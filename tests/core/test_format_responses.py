@@ -23,6 +23,7 @@ from litellm_budget.core.formats._responses import RESPONSES, as_items, from_cha
 from litellm_budget.core.policies._units import layout_of_kinds
 from litellm_budget.core.wording._notices import NOTICE_PREFIX, TOOL_ELIDED
 from litellm_budget.tools.sessions import requests_of
+from tests.conftest import SessionSet
 from tests.support.builders import text
 
 COUNTER = counter_for("gpt-4o")
@@ -529,12 +530,13 @@ def _replay(sessions: dict[str, list[Item]], fmt: MessageFormat, window: int) ->
 
 @pytest.mark.sessions
 @pytest.mark.parametrize("window", [8000, 16_000, 32_000])
-def test_sessions_replayed_as_responses(sessions: dict[str, list[Item]], window: int) -> None:
-    """Every shared session as Responses items under auto: all fitted, none over or invalid, reuse next to chat's."""
+def test_sessions_replayed_as_responses(replay_set: SessionSet, window: int) -> None:
+    """Every agent session as Responses items under auto: all fitted, none over or invalid, reuse next to chat's."""
+    sessions = replay_set.sessions
     requests = sum(1 for messages in sessions.values() for _ in requests_of(messages))
     fitted, trimmed, overflow, invalid, reuse = _replay(sessions, RESPONSES, window)
     chat_reuse = _replay(sessions, CHAT, window)[-1]
-    print(f"window {window}: prefix reuse chat {chat_reuse:.4f}, responses {reuse:.4f}")
+    print(f"{replay_set.name} window {window}: prefix reuse chat {chat_reuse:.4f}, responses {reuse:.4f}")
     assert (fitted, overflow, invalid) == (requests, 0, 0)
     assert trimmed > 0
     assert abs(reuse - chat_reuse) <= 0.02

@@ -276,14 +276,14 @@ def test_an_edited_conversation_keeps_its_edits_uncounted_once_its_history_is_re
 @pytest.mark.parametrize(
     "case",
     [
-        ("chat", 16_000, {}, None, False, 150, 8),
-        ("chat", 8000, {}, None, False, 150, 10),
-        ("chat", 16_000, {"policy": "plan", "marker_placement": "leading_system"}, None, False, 150, 10),
-        ("chat", 16_000, {"policy": "elide"}, None, False, 80, 6),
-        ("chat", 16_000, {}, 4000, True, 150, 6),
+        ("chat", 16_000, {}, None, False, 150, 17),
+        ("chat", 8000, {}, None, False, 150, 15),
+        ("chat", 16_000, {"policy": "plan", "marker_placement": "leading_system"}, None, False, 150, 20),
+        ("chat", 16_000, {"policy": "elide"}, None, False, 80, 19),
+        ("chat", 16_000, {}, 4000, True, 150, 17),
         ("chat", 16_000, {}, 12_000, False, 0, 0),  # lowered to the room left
-        ("anthropic", 16_000, {}, None, True, 150, 6),
-        ("responses", 16_000, {}, 4000, False, 150, 6),
+        ("anthropic", 16_000, {}, None, True, 150, 18),
+        ("responses", 16_000, {}, 4000, False, 150, 20),
         ("chat", 16_000, {"summary_model": "gpt-4o-mini"}, None, False, 0, 0),
     ],
 )
@@ -295,8 +295,9 @@ def test_kept_edits_go_uncounted_as_the_fit_sends_them(
     kept edits with the new messages at their bound) the same messages and ``max_tokens`` as the fit
     that counts them, and once counted the same report; also under a ratio that moves on every
     request (``drift``). At least ``least`` requests keep their edits uncounted (``least_made`` of
-    this repository's made sessions, 133 requests against the shared 785); none where the room
-    left lowers ``max_tokens`` or summaries are wanted (either reads the counts).
+    this repository's made sessions, 151 requests against the shared 785: they measured 21, 18,
+    25, 23, 21, 22 and 24 in the order of the cases); none where the room left lowers
+    ``max_tokens`` or summaries are wanted (either reads the counts).
     """
     fmt, window, knobs, max_tokens, drift, least, least_made = case
     settings_, rng = BudgetSettings(**knobs), random.Random(3)

@@ -16,6 +16,7 @@ from litellm_budget.core._canonical import EXACT_KEY_CHARS
 from litellm_budget.core.counting import _tokens
 from litellm_budget.core.counting._encodings import load_offline
 from litellm_budget.core.counting._tokens import counter_for, encoding_name_for, estimate_tokens, split_chunks
+from tests.conftest import SessionSet
 from tests.support.builders import agent_session, text
 
 
@@ -112,10 +113,10 @@ class TestCounting:
 
         assert large - small == 900
 
-    def test_estimate_over_counts_real_text(self, sessions: dict[str, list[dict[str, Any]]]) -> None:
-        """The fallback estimate is above the real count on every message of the real sessions."""
+    def test_estimate_over_counts_real_text(self, replay_set: SessionSet) -> None:
+        """The fallback estimate is above the real count on every message of the agent sessions."""
         counter = counter_for("gpt-4o")
-        for messages in sessions.values():
+        for messages in replay_set.sessions.values():
             for message in messages:
                 content = message.get("content")
                 if isinstance(content, str) and len(content) > 200:

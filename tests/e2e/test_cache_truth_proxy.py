@@ -25,7 +25,7 @@ from tests.support.builders import system, text, tool_step, user
 from tests.support.fake_cache import PrefixCache
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.jsonl import wait_for_records
-from tests.support.paths import SESSIONS_DIR, SUPPORT
+from tests.support.paths import SUPPORT, session_file
 from tests.support.proxy_process import ProxyProcess, openai_client, start_proxy
 from tests.support.shifted_clock import ENV_VAR, ShiftedClock
 
@@ -35,7 +35,8 @@ LIFETIME = 300.0
 GPT = "openai/gpt-4o"
 #: A window the scripted sessions outgrow, so the plugin elides and drops.
 SMALL_WINDOW = 8000
-SESSION = "mini__astropy__astropy-14508.json"
+#: The replayed session: a short shell agent's, which outgrows the window; made__shell without ../shared/sessions.
+SESSION = session_file("mini__astropy__astropy-14508", "made__shell")
 
 
 @dataclass
@@ -196,10 +197,7 @@ def test_the_plugins_own_edit_is_named(rig: Rig, model: str, reason: str) -> Non
 
 def test_a_replayed_session_reports_the_hit_ratio_the_provider_reported(rig: Rig) -> None:
     """A real agent session, request by request: the reported reads and prompts are the fake's, in sum and each."""
-    path = SESSIONS_DIR / SESSION
-    if not path.exists():
-        pytest.skip(f"no {path}")
-    requests = list(requests_of(load_conversation(path).messages))
+    requests = list(requests_of(load_conversation(SESSION).messages))
     before = len(rig.a.cache.uses)  # type: ignore[union-attr]
     reports = [rig.send(request, model="small") for request in requests]
     uses = rig.a.cache.uses[before:]  # type: ignore[union-attr]

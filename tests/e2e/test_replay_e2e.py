@@ -1,4 +1,4 @@
-"""Every request of the real sessions at 16k, through litellm.acompletion and through the real proxy."""
+"""Every request of the agent sessions (the shared ones, else the made) at 16k, through acompletion and the proxy."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 from litellm_budget import ContextBudget
 from litellm_budget.core.formats._chat_checks import unsupported_reason
 from litellm_budget.tools.sessions import requests_of
+from tests.conftest import SessionSet
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.proxy_process import post_chat, start_proxy
 from tests.support.sdk_support import only_callbacks
@@ -28,11 +29,9 @@ def _verdict(received: list[dict[str, Any]]) -> tuple[int, int]:
 
 
 @pytest.mark.asyncio
-async def test_every_request_through_acompletion(
-    sessions: dict[str, list[dict[str, Any]]], upstream: FakeUpstream
-) -> None:
+async def test_every_request_through_acompletion(replay_set: SessionSet, upstream: FakeUpstream) -> None:
     """0 errors, 0 overflow, 0 invalid tool pairs in what the provider got from acompletion."""
-    requests = [r for messages in sessions.values() for r in requests_of(messages)]
+    requests = [r for messages in replay_set.sessions.values() for r in requests_of(messages)]
     upstream.clear()
     errors = 0
     with only_callbacks(ContextBudget(default_window=WINDOW)):
@@ -50,14 +49,16 @@ async def test_every_request_through_acompletion(
 
 @pytest.mark.proxy
 def test_every_session_through_the_proxy(
-    sessions: dict[str, list[dict[str, Any]]], upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory
+    replay_set: SessionSet, upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """
     The same through the real proxy's /v1/chat/completions: every answer 200, every body fitting.
     Every session, every third request of it and its last (the proxy fits with the same core as
     acompletion above, which sees every request; the proxy's own CPU is what this test spends).
     """
-    requests = [r for messages in sessions.values() for r in _every_third_and_last(list(requests_of(messages)))]
+    requests = [
+        r for messages in replay_set.sessions.values() for r in _every_third_and_last(list(requests_of(messages)))
+    ]
     config = {
         "model_list": [
             {

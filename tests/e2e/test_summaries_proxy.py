@@ -24,17 +24,18 @@ import pytest
 from litellm_budget.core.client_edits._compaction import COMPACT
 from litellm_budget.core.formats._anthropic_convert import from_chat
 from litellm_budget.core.wording._notices import NOTICE_PREFIX
-from litellm_budget.tools.sessions import load_conversation, requests_of, session_files
+from litellm_budget.tools.sessions import load_conversation, requests_of
 from tests.support.builders import agent_session, tool_step
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.jsonl import wait_for_records
-from tests.support.paths import SESSIONS_DIR, SUPPORT
+from tests.support.paths import SUPPORT, session_file
 from tests.support.proxy_process import ProxyProcess, anthropic_client, post_chat, start_proxies, start_proxy
 from tests.support.redis_process import RedisServer, ensure_redis_server
 
 pytestmark = pytest.mark.proxy
-#: The replayed session: 52 messages, 25 requests, about 25k tokens (a block dropped every few steps).
-SESSION = "mini__astropy__astropy-14508.json"
+#: The replayed session: 52 messages, 25 requests, about 25k tokens (a block dropped every few steps);
+#: where ../shared/sessions is absent, the made shell agent's.
+SESSION = session_file("mini__astropy__astropy-14508", "made__shell")
 WINDOW = 8000
 SUMMARY = "Task: fix the failing test. Decisions made: patched parse(). Files and entities touched: app/parse.py."
 MARKER = "omitted from this conversation"  # the plain marker's words (core/wording/_notices.py)
@@ -268,10 +269,7 @@ def test_an_anthropic_messages_request_gets_the_summary_as_a_user_text_block(rig
 
 @pytest.mark.sessions
 def test_a_replayed_session_calls_the_summarizer_once_per_dropped_block(rig: Rig) -> None:
-    if not (SESSIONS_DIR / SESSION).exists():
-        pytest.skip(f"{SESSIONS_DIR} is absent")
-    [path] = session_files([SESSIONS_DIR / SESSION])
-    requests = list(requests_of(load_conversation(path).messages))
+    requests = list(requests_of(load_conversation(SESSION).messages))
     rig.summarizer.clear()
     call_ids = [send(rig.a, "agent-replay", messages) for messages in requests]
     reports = rig.a.reports("agent-replay", call_ids)

@@ -64,16 +64,136 @@ def _call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
 
 
-def shell_agent(seed: int = 1, steps: int = 42) -> list[Message]:
+_SHELL_SYSTEM = (
+    "You are a careful assistant that works with a computer shell, many times over, to solve programming "
+    "tasks. Each of your replies must contain exactly ONE bash code block with ONE command (or commands "
+    "joined with && or ||), after a THOUGHT section in which you explain your reasoning. Format each reply "
+    "as in this example:\n\nTHOUGHT: what you found and what you will do next.\n\n```bash\nyour_command\n```"
+    "\n\nA reply that does not follow these rules is rejected, and you are asked to write it again."
+)
+#: What follows the task in a shell agent's first message, as in mini-SWE-agent's instance template:
+#: a real agent's first request is over the 1,024 tokens a provider's prompt cache starts at.
+_SHELL_INSTRUCTIONS = """
+<instructions>
+# Task Instructions
+
+## Overview
+
+You are a software engineer working in a repository checked out at /testbed, talking to a computer
+that runs one shell command for each of your replies. Your task is to make the change the
+description above asks for in the non-test source files, in a way that is general and consistent
+with the rest of the code base. You cannot ask questions: read the code, try things, and decide.
+
+## Boundaries
+
+- MODIFY: the regular source files under /testbed (the library itself).
+- DO NOT MODIFY: the tests, the configuration files (pyproject.toml, setup.cfg, tox.ini and the
+  like), the continuous integration files, or anything outside /testbed.
+- Do not install packages; everything the repository needs is installed already.
+
+## Recommended workflow
+
+1. Find and read the code the description concerns: list folders, grep for names, print files.
+2. Write a script that reproduces the problem, and run it to see the failure for yourself.
+3. Edit the source code to resolve the problem, in the smallest change that is complete.
+4. Run your script again to check the fix, then think about edge cases and try them too.
+5. Run the tests nearest to the code you changed, and read any failure before you go on.
+
+## Command execution rules
+
+You are operating in an environment where
+
+1. you write a single shell command in each reply,
+2. the system runs that command in a subshell and shows you its output,
+3. you see the result and write your next command.
+
+Each reply must contain a THOUGHT section, where you explain your reasoning and what you are about
+to do, and then exactly ONE bash code block with ONE command (or a few commands joined with && or
+||). A reply with no bash block, or with more than one, is an error and will not run.
+
+Every command runs in a new subshell: a directory change or an environment variable set in one
+command is gone in the next. Prefix a command with `cd /path &&` where it needs one, and write
+environment variables into the command line or into a file you source.
+
+Commands that wait for input (editors such as vim or nano, pagers such as less, interactive
+Python) will hang and be killed after a timeout. Never start one; pipe or redirect instead.
+
+## Formatting your reply
+
+Here is an example of a correct reply:
+
+THOUGHT: I need to see which files define the parser before I change how it reads options, so I
+will list the Python files under the package and grep for the class name.
+
+```bash
+ls -la /testbed/core && grep -rn "class OptionParser" /testbed/core
+```
+
+## Useful command examples
+
+### Create a new file
+
+```bash
+cat <<'PY' > newfile.py
+import numpy as np
+hello = "world"
+print(hello)
+PY
+```
+
+### Edit a file with sed
+
+```bash
+# Replace every occurrence of a word
+sed -i 's/old_string/new_string/g' filename.py
+# Replace only the first occurrence on each line
+sed -i 's/old_string/new_string/' filename.py
+# Replace on line 1 only
+sed -i '1s/old_string/new_string/' filename.py
+# Replace on lines 1 to 10 only
+sed -i '1,10s/old_string/new_string/g' filename.py
+```
+
+### View part of a file
+
+```bash
+# Lines 10 to 40 with their numbers
+nl -ba filename.py | sed -n '10,40p'
+# The first 60 lines
+head -n 60 filename.py
+```
+
+### Search
+
+```bash
+grep -rn "def parse_value" /testbed --include=*.py
+find /testbed -name "*.py" -path "*core*" | head -n 50
+```
+
+## Submission
+
+When you have made the change and checked it, and you cannot make further progress, submit your
+work by replying with a THOUGHT and this command alone:
+
+```bash
+echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached
+```
+
+You cannot continue working on the task after submitting it.
+</instructions>"""
+
+
+def shell_agent(seed: int = 1, steps: int = 60) -> list[Message]:
     """A mini-SWE-agent-like session: one bash call a step, real-looking dumps, heredoc edits, test runs."""
     rng = random.Random(seed)
     task = (
         "<pr_description>\n"
         + "\n".join(f"{_words(rng, 14)} `{_identifier(rng)}` in {rng.choice(_MODULES)}." for _ in range(6))
-        + "\n</pr_description>"
+        + "\n</pr_description>\n"
+        + _SHELL_INSTRUCTIONS
     )
     messages: list[Message] = [
-        {"role": "system", "content": "You are a careful agent with a shell. Reply with THOUGHT and one bash block."},
+        {"role": "system", "content": _SHELL_SYSTEM},
         {"role": "user", "content": task},
     ]
     for step in range(steps):
@@ -121,7 +241,23 @@ def shell_agent(seed: int = 1, steps: int = 42) -> list[Message]:
                 "content": f"<returncode>0</returncode>\n<output>\n{output}\n</output>",
             }
         )
-    messages.append({"role": "assistant", "content": f"THOUGHT: done, {_words(rng, 10)}.\n\n```bash\nsubmit\n```"})
+    # The submission, as the instructions ask: its output, the diff, ends the session (no request follows it).
+    call_id = f"call_{seed}_{steps}"
+    command = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached"
+    thought = f"THOUGHT: done, {_words(rng, 10)}.\n\n```bash\n{command}\n```"
+    messages.append(
+        {"role": "assistant", "content": thought, "tool_calls": [_call(call_id, "bash", {"command": command})]}
+    )
+    path, line = rng.choice(_MODULES), rng.randint(10, 400)
+    removed, added = _source(rng, path, 3).splitlines(), _source(rng, path, 6).splitlines()
+    diff = "\n".join(
+        [f"diff --git a/{path} b/{path}", f"--- a/{path}", f"+++ b/{path}", f"@@ -{line},3 +{line},6 @@"]
+        + [f"-{text}" for text in removed]
+        + [f"+{text}" for text in added]
+    )
+    messages.append(
+        {"role": "tool", "tool_call_id": call_id, "content": f"<returncode>0</returncode>\n<output>\n{diff}\n</output>"}
+    )
     return messages
 
 

@@ -16,4 +16,10 @@ DOCS = REPO_ROOT / "docs"
 #: The sessions made for this repository (``made_sessions.py`` writes them): in every clone.
 MADE_DIR = REPO_ROOT / "tests" / "data" / "sessions"
 SESSIONS_DIR = Path(os.environ.get("LITELLM_BUDGET_SESSIONS", REPO_ROOT.parent / "shared" / "sessions"))
-"""The real agent sessions (``../shared/sessions``); tests that replay them skip when it is absent."""
+"""The real agent sessions (``../shared/sessions``); where it is absent, the tests replay the made ones."""
+
+
+def session_file(shared: str, made: str) -> Path:
+    """The shared session ``shared`` where ../shared/sessions has it, else the made one ``made`` in its part."""
+    path = SESSIONS_DIR / f"{shared}.json"
+    return path if path.is_file() else MADE_DIR / f"{made}.json"

@@ -1,12 +1,11 @@
 """
 No policy keeps less of the evidence than the release before issue 20 did (``dfe976d``), on the
 shared sessions replayed as the plugin runs them (with conversation state): issue 20's "no policy
-loses recall". A change that keeps less has to be measured and this floor moved on purpose.
+loses recall". Without ../shared/sessions, the made sessions keep no less than they keep today.
+A change that keeps less has to be measured and the floor moved on purpose.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import pytest
 
@@ -16,6 +15,7 @@ from litellm_budget.core._fit_input import FitRequest
 from litellm_budget.tools.evidence import recall_of, session_evidence
 from litellm_budget.tools.remembered import Remembered
 from litellm_budget.tools.sessions import requests_of
+from tests.conftest import SessionSet
 
 pytestmark = pytest.mark.sessions
 
@@ -33,14 +33,27 @@ BEFORE_ISSUE_20 = {
     ("elide", 32_000): (2848, 633),
 }
 
+#: The same on this repository's made sessions (151 requests), a little under what they kept when
+#: this floor was set (this test with -s, no ../shared/sessions): auto 275, 113 at 8k; 320, 155 at
+#: 16k; 346, 181 at 32k; plan 273, 110; 323, 158; 340, 175; elide 251, 96; 317, 152; 352, 187.
+MADE = {
+    ("auto", 8000): (270, 110),
+    ("auto", 16_000): (315, 150),
+    ("auto", 32_000): (340, 175),
+    ("plan", 8000): (265, 105),
+    ("plan", 16_000): (315, 155),
+    ("plan", 32_000): (335, 170),
+    ("elide", 8000): (245, 90),
+    ("elide", 16_000): (310, 150),
+    ("elide", 32_000): (345, 180),
+}
+
 
 @pytest.mark.parametrize(("policy", "window"), list(BEFORE_ISSUE_20))
-def test_no_policy_keeps_less_evidence_than_before_issue_20(
-    sessions: dict[str, list[dict[str, Any]]], policy: str, window: int
-) -> None:
+def test_no_policy_keeps_less_evidence_than_before_issue_20(replay_set: SessionSet, policy: str, window: int) -> None:
     settings = BudgetSettings(policy=policy)  # type: ignore[arg-type]
     kept = old_kept = 0
-    for messages in sessions.values():
+    for messages in replay_set.sessions.values():
         remembered = Remembered(settings)
         for request, evidence in zip(requests_of(messages), session_evidence(messages), strict=True):
             previous = remembered.previous
@@ -52,6 +65,7 @@ def test_no_policy_keeps_less_evidence_than_before_issue_20(
             kept += recall.kept
             old_kept += recall.old_kept
 
-    floor_all, floor_old = BEFORE_ISSUE_20[(policy, window)]
+    floor_all, floor_old = (BEFORE_ISSUE_20 if replay_set.name == "shared" else MADE)[(policy, window)]
+    print(f"{replay_set.name} {policy} {window}: kept {kept}, old {old_kept}")  # the figures, shown with -s
     assert kept >= floor_all
     assert old_kept >= floor_old

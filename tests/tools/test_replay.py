@@ -1,4 +1,4 @@
-"""Every request of the real agent sessions, at 8k, 16k and 32k, under every policy."""
+"""Every request of the agent sessions (the shared ones, else the made), at 8k, 16k and 32k, under every policy."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from litellm_budget.core.formats._chat_checks import SYSTEM_ROLES, unsupported_r
 from litellm_budget.core.wording._notices import NOTICE_PREFIX
 from litellm_budget.tools.baselines import BASELINES
 from litellm_budget.tools.sessions import requests_of
+from tests.conftest import SessionSet
 
 pytestmark = pytest.mark.sessions
 COUNTER = counter_for("gpt-4o")
@@ -31,11 +32,11 @@ def _silent_changes(before: list[dict[str, Any]], after: list[dict[str, Any]], d
 
 @pytest.mark.parametrize("window", [8000, 16_000, 32_000])
 @pytest.mark.parametrize("policy", ["auto", "plan", "elide"])
-def test_replay(sessions: dict[str, list[dict[str, Any]]], policy: str, window: int) -> None:
+def test_replay(replay_set: SessionSet, policy: str, window: int) -> None:
     """0 overflow by litellm.token_counter, 0 invalid pairs, 0 silent changes; auto rejects only the unfittable."""
     options = BudgetSettings(policy=policy)  # type: ignore[arg-type]
     overflow = invalid = silent = rejected = fitted = 0
-    for messages in sessions.values():
+    for messages in replay_set.sessions.values():
         for request in requests_of(messages):
             result = fit_request(FitRequest(request, model="gpt-4o", window=window, settings=options))
             report = result.report
@@ -61,9 +62,9 @@ def test_replay(sessions: dict[str, list[dict[str, Any]]], policy: str, window: 
 
 
 @pytest.mark.parametrize("peer", ["masking", "clear_tool_uses", "litellm_polyfill", "langchain_trim"])
-def test_peers_on_the_real_sessions(sessions: dict[str, list[dict[str, Any]]], peer: str) -> None:
+def test_peers_on_the_sessions(replay_set: SessionSet, peer: str) -> None:
     """
-    Each peer does only what its semantics allow on every real request at 16k: the clearing peers
+    Each peer does only what its semantics allow on every request at 16k: the clearing peers
     and masking change tool results' text and nothing else; LangChain keeps the system prompt
     and a suffix that starts on a user turn.
     """
@@ -71,7 +72,7 @@ def test_peers_on_the_real_sessions(sessions: dict[str, list[dict[str, Any]]], p
         pytest.importorskip("langchain_core")
     strategy = BASELINES[peer]("gpt-4o", 16_000)
     changed = 0
-    for messages in sessions.values():
+    for messages in replay_set.sessions.values():
         for request in requests_of(messages):
             sent = strategy(request)
             if peer == "langchain_trim":
