@@ -157,17 +157,23 @@ def _facts(ledger: Ledger, index: int) -> tuple[bool, int]:
         found = (False, 0)
         if kind in _ELIDABLE_KINDS:
             threshold = _threshold(ledger, index)
-            read_by = (ledger.counter.name, ledger.format.name, ledger.settings.digest_chars, outline_limit(ledger))
+            read_by = _facts_read_by(ledger, kind)
             found = _FACTS.recall(
-                lambda: _read_facts(ledger, index, threshold),
-                *read_by,
-                ledger.recall,
-                *names_read_by(ledger, kind),
-                kind,
-                threshold,
-                ledger.keys[index],
+                lambda: _read_facts(ledger, index, threshold), *read_by, threshold, ledger.keys[index]
             )
         ledger.derived.facts[index] = found
+    return found
+
+
+def _facts_read_by(ledger: Ledger, kind: str) -> tuple[object, ...]:
+    """What a message's elision facts read besides its threshold and its content: the same for every
+    message of a kind in a request, so made once per kind."""
+    found = ledger.derived.facts_read_by.get(kind)
+    if found is None:
+        settings = ledger.settings
+        shown = (ledger.counter.name, ledger.format.name, settings.digest_chars, outline_limit(ledger))
+        found = (*shown, ledger.recall, *names_read_by(ledger, kind), kind)
+        ledger.derived.facts_read_by[kind] = found
     return found
 
 
