@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from litellm_budget.core._report import parse_ranges
 from litellm_budget.core.api import HANDLE, BudgetSettings, FitRequest, RecallScope, fit_request
 from litellm_budget.core.formats._anthropic import ANTHROPIC
 from litellm_budget.core.wording._recall import TOOL_NAME
@@ -32,8 +33,14 @@ def agent_session(steps: int = 30, lines: int = 120) -> list[Message]:
     return messages
 
 
-def fitted(messages: list[Message], policy: str = "auto", scope: RecallScope | None = SCOPE, **kw: object) -> object:
-    settings = BudgetSettings(policy=policy)  # type: ignore[arg-type]
+def fitted(
+    messages: list[Message],
+    policy: str = "auto",
+    scope: RecallScope | None = SCOPE,
+    digest_share: float | None = None,
+    **kw: object,
+) -> object:
+    settings = BudgetSettings(policy=policy, digest_share=digest_share)  # type: ignore[arg-type]
     return fit_request(FitRequest(messages, model="gpt-4o", window=16000, settings=settings, recall=scope, **kw))
 
 
@@ -57,9 +64,12 @@ def test_every_named_handle_is_stored_with_its_original_text(policy: str) -> Non
     named = set(HANDLE.findall(sent_text(result)))
     originals = {m["content"] for m in messages if m["role"] == "tool"}
 
+    dropped = parse_ranges(result.report.dropped_at)  # type: ignore[attr-defined]
+    block = "\n".join(m["content"] for i, m in enumerate(messages) if i in dropped and m["content"]).strip()
+
     assert named
     assert set(result.stored) == named  # type: ignore[attr-defined]
-    assert set(result.stored.values()) <= originals  # type: ignore[attr-defined]
+    assert set(result.stored.values()) <= originals | {block}  # type: ignore[attr-defined]
     assert result.report.tokens_after <= result.report.budget  # type: ignore[attr-defined]
 
 
@@ -112,6 +122,40 @@ def test_anthropic_blocks_are_named_too() -> None:
 
     assert result.stored
     assert all(text.startswith("file ") for text in result.stored.values())
+
+
+def test_a_marker_names_its_whole_block_older_steps_its_digest_leaves_out_included() -> None:
+    """Nothing dropped is lost for good: the marker names one handle for every message it stands for."""
+    messages, policy = agent_session(steps=60), "plan"
+    result = fitted(messages, policy, digest_share=0.01)
+    text = sent_text(result)
+    marker = text[text.rindex("[litellm_budget:", 0, text.index("omitted from this conversation")) :]
+    dropped = parse_ranges(result.report.dropped_at)  # type: ignore[attr-defined]
+    handle = HANDLE.search(marker.split("What was done")[0])
+
+    assert "older not listed" in marker
+    assert handle is not None
+    stored = result.stored[handle.group(1)]  # type: ignore[attr-defined]
+    assert stored == "\n".join(m["content"] for i, m in enumerate(messages) if i in dropped and m["content"]).strip()
+    assert fitted(messages, policy, scope=None, digest_share=0.01).messages != result.messages  # type: ignore[attr-defined]
+    assert "stored as recall" not in sent_text(fitted(messages, policy, scope=None, digest_share=0.01))
+
+
+def test_a_kept_draft_never_carries_another_scopes_handles() -> None:
+    """Two API keys in one conversation: each request names only its own scope's handles."""
+    from litellm_budget.core.api import edits_sent
+
+    messages = agent_session()
+    first = fitted(messages)
+    previous = edits_sent(messages, first.report)  # type: ignore[attr-defined]
+    grown = [*messages, {"role": "assistant", "content": "ok"}, {"role": "user", "content": "more"}]
+    other = RecallScope(b"t" * 32)
+    mine, theirs = fitted(grown, previous=previous), fitted(grown, scope=other, previous=previous)
+
+    assert mine.report.edits_kept and theirs.report.edits_kept  # type: ignore[attr-defined]
+
+    assert set(HANDLE.findall(sent_text(theirs))) == set(theirs.stored)  # type: ignore[attr-defined]
+    assert not set(theirs.stored) & set(mine.stored)  # type: ignore[attr-defined]
 
 
 def test_the_tool_name_is_the_one_the_adapter_serves() -> None:

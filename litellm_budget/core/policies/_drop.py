@@ -10,6 +10,7 @@ from litellm_budget.core.policies._summary import summaries_wanted, summary_entr
 from litellm_budget.core.policies._units import Unit
 from litellm_budget.core.wording._marker_digest import marker_digest
 from litellm_budget.core.wording._notices import omitted_note
+from litellm_budget.core.wording._recall import block_handle
 
 
 def drop_oldest(draft: Draft, ledger: Ledger, units: Sequence[Unit], target: int) -> Draft:
@@ -78,7 +79,9 @@ def marker_entry(
     cost; its digest within ``room`` tokens where given.
     """
     listed = marker_digest(ledger, gone, room) if digest else ([], 0)
-    marker = ledger.format.notice(omitted_note(len(gone), units, *listed), ledger.settings.marker_placement)
+    stored = block_handle(ledger, gone)
+    note = omitted_note(len(gone), units, *listed, stored=stored)
+    marker = ledger.format.notice(note, ledger.settings.marker_placement)
     return Entry(None, marker, ledger.count(marker))
 
 

@@ -55,16 +55,20 @@ def placeholder_for(kind: str, identified: str | None = None) -> str:
     return f"{TOOL_ELIDED}; it was {identified}. Call the tool again if you need its content.]"
 
 
-def omitted_note(messages: int, units: int, digest: Sequence[str] = (), unlisted: int = 0) -> str:
+def omitted_note(
+    messages: int, units: int, digest: Sequence[str] = (), unlisted: int = 0, stored: str | None = None
+) -> str:
     """
     The marker's words: how much earlier conversation was dropped, and with a ``digest`` (one
-    line per dropped action, oldest first) what it did; ``unlisted`` older actions are counted.
+    line per dropped action, oldest first) what it did; ``unlisted`` older actions are counted;
+    with recall, the handle their whole text is ``stored`` under.
     """
     noun = "message was" if messages == 1 else "messages were"
     exchanges = "exchange" if units == 1 else "exchanges"
+    where = "" if stored is None else f" Their text is stored as recall {stored}."
     head = (
         f"[litellm_budget: {messages} earlier {noun} omitted from this conversation "
-        f"({units} {exchanges}) by the gateway to fit the context window."
+        f"({units} {exchanges}) by the gateway to fit the context window.{where}"
     )
     if not digest:
         return f"{head}{CONTINUES}"

@@ -84,6 +84,26 @@ def stored_items(ledger: Ledger, draft: Draft, sent: Sequence[Message]) -> Mappi
     return MappingProxyType(found)
 
 
+def block_text(ledger: Ledger, gone: Sequence[int]) -> str:
+    """What a dropped block is stored as: its messages' texts, one per line, oldest first."""
+    fmt, messages = ledger.format, ledger.messages
+    return joined_texts([text for index in gone for text in fmt.texts(messages[index])])
+
+
+def block_handle(ledger: Ledger, gone: Sequence[int]) -> str | None:
+    """
+    The handle a marker names for its whole dropped block (older steps its digest does not list
+    included); ``None`` without a scope. Made once per block a request: a policy prices several.
+    """
+    if ledger.recall is None or not gone:
+        return None
+    key = tuple(gone)
+    found = ledger.derived.block_handles.get(key)
+    if found is None:
+        found = ledger.derived.block_handles[key] = ledger.recall.handle(block_text(ledger, gone))
+    return found
+
+
 def _candidates(ledger: Ledger, draft: Draft) -> Iterator[str]:
     """Every text a placeholder or a digest line of ``draft`` may stand for."""
     fmt, messages = ledger.format, ledger.messages
@@ -91,6 +111,8 @@ def _candidates(ledger: Ledger, draft: Draft) -> Iterator[str]:
         if entry.source in draft.elided:
             before, after = fmt.texts(messages[entry.source]), fmt.texts(entry.message)
             yield from (text for text, placeholder in zip(before, after, strict=False) if text != placeholder)
+    if draft.dropped:
+        yield block_text(ledger, draft.dropped)
     gone = [messages[index] for index in draft.dropped]
     yield from map(joined_texts, outputs_of(fmt, gone).values())
     kinds = [ledger.kinds[index] for index in draft.dropped]
