@@ -235,7 +235,6 @@ def test_off_by_default_it_fits_the_requests_that_ask(
     assert (NAME in headers.get("x-litellm-applied-guardrails", "")) is fitted
 
 
-@pytest.mark.slow  # tests/adapter/test_guardrail.py runs this refusal through LiteLLM's own loader by default
 @pytest.mark.parametrize("asked", [False, True], ids=["not-asked", "asked"])
 def test_off_by_default_it_fits_a_responses_request_that_asks(
     opt_in: ProxyProcess, upstream: FakeUpstream, asked: bool
@@ -258,6 +257,7 @@ def test_off_by_default_it_fits_a_responses_request_that_asks(
     assert bool(row["guardrail_information"]) is asked
 
 
+@pytest.mark.slow  # tests/adapter/test_guardrail.py runs this refusal through LiteLLM's own loader by default
 def test_both_forms_registered_stop_the_proxy_saying_which_line_to_remove(
     upstream: FakeUpstream, tmp_path: Path
 ) -> None:

@@ -28,7 +28,9 @@ from tests.support.paths import SUPPORT
 from tests.support.proxy_process import ProxyProcess, parse_sse, post_chat, post_json, start_proxies, start_proxy
 from tests.support.redis_process import RedisServer, redis_server_or_skip
 
-pytestmark = [pytest.mark.proxy, pytest.mark.redis]
+# Two proxies and a redis-server (about a minute): the slow run. The default run serves recalls
+# through LiteLLM's SDK and Router (tests/e2e/test_recall_sdk.py), the same hooks the proxy runs.
+pytestmark = [pytest.mark.proxy, pytest.mark.redis, pytest.mark.slow]
 WINDOW = 8000
 HANDLE = re.compile(r"recall (r-[0-9a-f]{8})")
 BASH = {"type": "function", "function": {"name": "bash", "parameters": {"type": "object", "properties": {}}}}
