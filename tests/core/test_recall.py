@@ -152,7 +152,8 @@ def test_a_kept_draft_never_carries_another_scopes_handles() -> None:
     other = RecallScope(b"t" * 32)
     mine, theirs = fitted(grown, previous=previous), fitted(grown, scope=other, previous=previous)
 
-    assert mine.report.edits_kept and theirs.report.edits_kept  # type: ignore[attr-defined]
+    assert mine.report.edits_kept  # type: ignore[attr-defined]
+    assert theirs.report.edits_kept  # type: ignore[attr-defined]
 
     assert set(HANDLE.findall(sent_text(theirs))) == set(theirs.stored)  # type: ignore[attr-defined]
     assert not set(theirs.stored) & set(mine.stored)  # type: ignore[attr-defined]
