@@ -110,7 +110,9 @@ async def test_the_tool_and_the_handles_stay_put_as_the_conversation_grows() -> 
     """The second request carries the same tools, bytes and all, and names the same handles for the same outputs."""
     messages = agent_session(30, 900)
     grown = [*messages, *agent_session(2, 900)[2:]]
-    with FakeUpstream() as upstream, plugin_with():
+    # A ratio learned from the first answer would move the second's budget, or not, as LiteLLM's
+    # logging worker gets to it first: this is about the same bytes for the same fit.
+    with FakeUpstream() as upstream, plugin_with(calibrate=False):
         await ask(upstream, messages)
         await ask(upstream, grown)
 
