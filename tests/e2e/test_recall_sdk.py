@@ -17,6 +17,7 @@ from litellm_budget.adapter.coexistence import REASON
 from litellm_budget.adapter.recall_answer import GONE, LAST
 from litellm_budget.adapter.recall_server import RecallServer
 from litellm_budget.adapter.recall_tool import TOOLS
+from litellm_budget.core.wording._notices import NOTICE_PREFIX
 from tests.support.builders import agent_session, chat_session, user
 from tests.support.fake_upstream import RECALL_TOOL, FakeUpstream, RecallScript
 from tests.support.sdk_support import PayloadSpy, only_callbacks
@@ -110,9 +111,7 @@ async def test_the_tool_and_the_handles_stay_put_as_the_conversation_grows() -> 
     """The second request carries the same tools, bytes and all, and names the same handles for the same outputs."""
     messages = agent_session(30, 900)
     grown = [*messages, *agent_session(2, 900)[2:]]
-    # A ratio learned from the first answer would move the second's budget, or not, as LiteLLM's
-    # logging worker gets to it first: this is about the same bytes for the same fit.
-    with FakeUpstream() as upstream, plugin_with(calibrate=False):
+    with FakeUpstream() as upstream, plugin_with():
         await ask(upstream, messages)
         await ask(upstream, grown)
 
@@ -126,7 +125,12 @@ async def test_the_tool_and_the_handles_stay_put_as_the_conversation_grows() -> 
     assert set(handles_in(first)) - block_handles_in(first) <= set(handles_in(second))
     assert block_handles_in(second)
     assert common
-    assert all(outputs[0][call] == outputs[1][call] for call in common)
+    # Edits only grow: an output elided stays elided in the same bytes; one sent whole is sent whole
+    # again, or elided now where the grown request crossed the budget (where it does depends on the
+    # sizes, and the builders' call ids run on across the tests of a process).
+    elided = {call for call in common if outputs[0][call].startswith(NOTICE_PREFIX)}
+    assert all(outputs[1][call] == outputs[0][call] for call in elided)
+    assert all(outputs[1][call] in {outputs[0][call]} or outputs[1][call].startswith(NOTICE_PREFIX) for call in common)
 
 
 @pytest.mark.parametrize("other", ["conversation", "key"])
