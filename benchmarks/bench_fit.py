@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import copy
+import dataclasses
 import json
 import os
 import random
@@ -43,8 +44,10 @@ from litellm.utils import trim_messages
 from litellm_budget import ContextBudget, logs
 from litellm_budget.core._fit import fit_request
 from litellm_budget.core._fit_input import FitRequest
+from litellm_budget.core.budget._settings import BudgetSettings
 from litellm_budget.core.counting import _tokens
 from litellm_budget.tools.sessions import load_conversation, requests_of, session_files
+from litellm_budget.tools.settings_args import settings_from
 
 SIZES = [(10, 50_000), (100, 200_000), (500, 1_000_000)]
 WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho".split()
@@ -52,6 +55,9 @@ SESSIONS = Path(__file__).resolve().parents[2] / "shared" / "sessions"
 LARGE, SMALL = 128_000, 16_000
 #: The last requests of a growing session that are timed.
 LAST = 40
+#: Settings over the defaults every plugin here runs with (``--set``): to compare like work with a
+#: commit whose defaults differ.
+KNOBS: dict[str, Any] = {}
 
 
 def agent_request(messages: int, chars: int, seed: int = 0) -> list[dict[str, Any]]:
@@ -145,10 +151,11 @@ def fit_ms(request: list[dict[str, Any]], window: int, repeat: int) -> float:
     results = []
     for _ in range(repeat):
         _forget_counts()
-        fit_request(FitRequest(fresh(request[:-2]), model="gpt-4o", window=window))
+        settings = BudgetSettings(**KNOBS)
+        fit_request(FitRequest(fresh(request[:-2]), model="gpt-4o", window=window, settings=settings))
         messages = fresh(request)
         started = time.perf_counter()
-        fit_request(FitRequest(messages, model="gpt-4o", window=window))
+        fit_request(FitRequest(messages, model="gpt-4o", window=window, settings=settings))
         results.append((time.perf_counter() - started) * 1000)
     return statistics.median(results)
 
@@ -204,7 +211,7 @@ def gate(quick: bool) -> None:
         request = agent_request(messages, chars, seed=7)
         wire = json.dumps(request)
         for gate_on in (True, False):
-            budget = ContextBudget(size_gate=gate_on)
+            budget = ContextBudget(**{**KNOBS, "size_gate": gate_on})
             hooks, counters, afters, ratios = [], [], [], []
             for run in range(runs):
                 counter = counter_ms(wire) if run % 2 else None
@@ -248,7 +255,7 @@ def growing(
 
     async def one(rep: int) -> list[tuple[float, float]]:
         _forget_counts()
-        budget = ContextBudget(size_gate=gate_on)
+        budget = ContextBudget(**{**KNOBS, "size_gate": gate_on})
         rows = []
         for number, wire in enumerate(wires):
             measured = number >= len(wires) - LAST
@@ -378,16 +385,34 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="fewer sizes and repetitions (a smoke run)")
     parser.add_argument("--only", choices=["synthetic", "gate", "sessions", "logging"], help="run one section")
+    parser.add_argument(
+        "--set",
+        dest="assignments",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a setting over the defaults (repeat it), as the replay's --set: --set digest_share=0.10",
+    )
     args = parser.parse_args()
+    chosen, defaults = settings_from(None, args.assignments), BudgetSettings()
+    KNOBS.update(
+        {
+            f.name: getattr(chosen, f.name)
+            for f in dataclasses.fields(chosen)
+            if getattr(chosen, f.name) != getattr(defaults, f.name)
+        }
+    )
     # Library logging as an operator would run it: JSON lines (rendered, then discarded).
     structlog.configure(
         processors=[structlog.processors.add_log_level, structlog.processors.JSONRenderer()],
         logger_factory=structlog.ReturnLoggerFactory(),
     )
-    budget = ContextBudget()
+    budget = ContextBudget(**KNOBS)
     asyncio.run(_hook(budget, _kwargs(agent_request(4, 1000), LARGE, "x")))
     litellm.token_counter(model="gpt-4o", messages=agent_request(4, 1000))
     print(f"python {sys.version.split()[0]}, litellm {_version()}, model gpt-4o (o200k_base), medians in ms")
+    if KNOBS:
+        print(f"settings over the defaults: {KNOBS}")
     if args.only in (None, "synthetic"):
         synthetic(budget, args.quick)
     if args.only in (None, "gate"):
