@@ -16,11 +16,10 @@ from litellm_budget.core.api import (
     BoundedDict,
     BoundedLRU,
     BudgetReport,
-    Memo,
     MessageFormat,
     SentEdits,
     content_key,
-    digest,
+    digest_known,
     edits_sent,
     history_digest,
 )
@@ -33,8 +32,6 @@ from .targets import Target
 log = get_logger()
 
 CACHE_PREFIX = "litellm_budget:conversation:"
-#: Conversation keys remembered by what names them (a few dozen characters each).
-_KEYS: Memo[str] = Memo("conversation_keys", ("model", "format", "named"), 16_384)
 
 
 def conversation_key(model: str, fmt: MessageFormat, messages: Sequence[Message]) -> str | None:
@@ -53,9 +50,7 @@ def conversation_key(model: str, fmt: MessageFormat, messages: Sequence[Message]
     named = [model, fmt.name, *(m for m, kind in zip(messages, kinds, strict=True) if kind == SYSTEM)]
     named.append(messages[first_user])
     # Every request of a conversation names the same messages: their digest is remembered by content.
-    return _KEYS.recall(
-        lambda: CACHE_PREFIX + digest(named, 32), model, fmt.name, hash(tuple(map(content_key, named[2:])))
-    )
+    return CACHE_PREFIX + digest_known(named, 32, (model, fmt.name, hash(tuple(map(content_key, named[2:])))))
 
 
 class KnownKey(NamedTuple):

@@ -10,6 +10,8 @@ import json
 from collections.abc import Hashable
 from typing import Any
 
+from litellm_budget.core._memo import Memo
+
 #: Texts up to this length are memo keys themselves; longer ones are keyed by length and hash,
 #: so a memo never holds a long text alive: its memory is bounded by its entries times this.
 EXACT_KEY_CHARS = 256
@@ -24,6 +26,17 @@ def as_json(value: object) -> str:
 def digest(value: object, chars: int) -> str:
     """The first ``chars`` hex digits of the sha256 of ``value``'s canonical JSON (safe to log)."""
     return hashlib.sha256(as_json(value).encode()).hexdigest()[:chars]
+
+
+#: Digests remembered by the content they were taken of: what names a conversation, and its
+#: history's last message, are digested again on every request of it; a key costs a tenth as much.
+DIGEST_ENTRIES = 16_384
+_DIGESTS: Memo[str] = Memo("digests", ("content", "chars"), DIGEST_ENTRIES)
+
+
+def digest_known(value: object, chars: int, key: Hashable) -> str:
+    """``digest(value, chars)``, remembered by ``key``: ``value``'s ``content_key``, or a hash of what names it."""
+    return _DIGESTS.recall(lambda: digest(value, chars), key, chars)
 
 
 def text_key(text: str) -> Hashable:

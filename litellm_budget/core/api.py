@@ -9,7 +9,7 @@ the few checks and bounded stores every layer shares. The modules behind it may 
 
 from __future__ import annotations
 
-from litellm_budget.core._canonical import content_key, digest
+from litellm_budget.core._canonical import content_key, digest, digest_known
 from litellm_budget.core._checks import is_int, is_mapping, is_number, positive_int
 from litellm_budget.core._errors import context_window_exceeded, provider_of
 from litellm_budget.core._fit import Fitted, fit_request, passed_through
@@ -87,6 +87,7 @@ __all__ = [
     "counted",
     "counter_for",
     "digest",
+    "digest_known",
     "edits_sent",
     "fit_request",
     "format_named",

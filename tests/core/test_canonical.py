@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from litellm_budget.core._canonical import EXACT_KEY_CHARS, content_key, text_key
+from litellm_budget.core import _canonical
+from litellm_budget.core._canonical import EXACT_KEY_CHARS, content_key, digest, digest_known, text_key
 from tests.support.strategies import conversations
 
 JSON = st.recursive(
@@ -60,3 +62,19 @@ def test_long_texts_are_known_by_length_and_hash() -> None:
 
     assert text_key("short") == "short"
     assert text_key(long_text) == (len(long_text), hash(long_text))
+
+
+def test_a_digest_known_by_its_key_is_hashed_once_per_length(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What names shared state is the digest itself, remembered by the content's key (and its length)."""
+    hashed: list[object] = []
+    monkeypatch.setattr(_canonical, "digest", lambda value, chars: hashed.append(value) or digest(value, chars))
+    value = {"role": "tool", "content": "x" * 5000}
+    key = ("test", content_key(value))
+
+    first = digest_known(value, 24, key)
+    again = digest_known(json.loads(json.dumps(value)), 24, key)
+    longer = digest_known(value, 32, key)
+
+    assert first == again == digest(value, 24)
+    assert longer == digest(value, 32)
+    assert len(hashed) == (2 if _canonical._DIGESTS.on else 3)

@@ -12,6 +12,7 @@ from litellm_budget.core._fit_input import FitRequest
 from litellm_budget.core._report import parse_ranges
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.formats._tool_calls import call_key
+from litellm_budget.core.state import _conversation as conversation
 from litellm_budget.core.state._conversation import edits_sent
 from litellm_budget.tools.convert import converted
 from tests.support.builders import system, text, tool_step, user
@@ -99,6 +100,30 @@ class TestRereads:
         ).report
 
         assert report.rereads == 0
+
+    def test_a_conversation_reads_the_calls_its_edits_hid_once(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """The kept draft carries them: a later request of the conversation finds them without a scan."""
+        first = session()
+        sent = fit_request(FitRequest(first, model="gpt-4o", window=20_000, settings=SETTINGS))
+        previous = edits_sent(first, sent.report)
+        grown = [*first, *step("cat file_50.py", 50)]
+        assert fit_request(FitRequest(grown, model="gpt-4o", window=20_000, settings=SETTINGS, previous=previous))
+        scans: list[int] = []
+        scan = conversation._hidden_calls
+        monkeypatch.setattr(conversation, "_hidden_calls", lambda *args: scans.append(1) or scan(*args))
+
+        report = fit_request(
+            FitRequest(
+                [*grown, *step("cat file_0.py", 50)],
+                model="gpt-4o",
+                window=20_000,
+                settings=SETTINGS,
+                previous=previous,
+            )
+        ).report
+
+        assert report.rereads == 1
+        assert scans == ([] if conversation._KEPT.on else [1])
 
 
 @pytest.mark.parametrize("fmt", ["anthropic", "responses"])

@@ -20,6 +20,7 @@ from litellm_budget.core.wording._names import InText, StepNames
 from litellm_budget.typing import Message
 
 if TYPE_CHECKING:
+    from litellm_budget.core.formats._tool_calls import CallKey
     from litellm_budget.core.wording._recall import RecallScope
 
 #: An atom's digest lines read on its own, the ids of the calls it makes and of those it answers,
@@ -107,6 +108,8 @@ class Derived:
     continues: bool | None = None
     #: The conversation's kept edits applied to this request (``conversation.kept_edits``).
     kept: Draft | None = None
+    #: The calls whose outputs those edits hid (``conversation.hidden_calls``), kept with the kept draft.
+    hidden: frozenset[CallKey] | None = None
     #: The system messages and the task (``marker_digest.given_messages``).
     given: tuple[int, ...] | None = None
     #: Whether a name is in the system or the task, answered once per name (``marker_digest``).

@@ -14,10 +14,11 @@ import dataclasses
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, NamedTuple
 
-from litellm_budget.core._canonical import digest
+from litellm_budget.core._canonical import content_key, digest_known
 from litellm_budget.core._memo import Memo
 from litellm_budget.core._report import BudgetReport, parse_ranges
 from litellm_budget.core.budget._settings import BudgetSettings
+from litellm_budget.core.formats._tool_calls import CallKey, calls_made
 from litellm_budget.core.policies._drop import drop_units
 from litellm_budget.core.policies._elide import elide_indices, threshold_base
 from litellm_budget.core.policies._ledger import Draft, Entry, Ledger, SentEdits
@@ -26,18 +27,21 @@ from litellm_budget.core.policies._units import Unit
 from litellm_budget.typing import Message
 
 
-def history_digest(messages: Sequence[Message], count: int) -> str:
+def history_digest(messages: Sequence[Message], count: int, key: int | None = None) -> str:
     """
-    A digest of a request's first ``count`` messages, read at the last of them.
+    A digest of a request's first ``count`` messages, read at the last of them (``key``: its
+    ``content_key``, where the caller has it).
 
     Cheap on purpose (one message, not the whole history): a client that rewrites its
     history changes its length or its last message, and edits kept for a wrong history are
-    still valid ones (whole units dropped, outputs elided), only not the best. A memo of it
-    showed no gain in the replay: it is read afresh.
+    still valid ones (whole units dropped, outputs elided), only not the best. Each request
+    reads it several times (the state recalled, the gate, the fit, the state it leaves), so it
+    is remembered by the message's key.
     """
     if count <= 0 or count > len(messages):
         return f"{count}:"
-    return f"{count}:{digest(messages[count - 1], 24)}"
+    last = messages[count - 1]
+    return f"{count}:{digest_known(last, 24, content_key(last) if key is None else key)}"
 
 
 def edits_sent(messages: Sequence[Message], report: BudgetReport) -> SentEdits | None:
@@ -58,17 +62,16 @@ def continues(ledger: Ledger) -> bool:
     """Whether the request is the remembered one with messages appended, and that one was edited."""
     derived = ledger.derived
     if derived.continues is None:
-        derived.continues = continues_from(ledger.previous, ledger.messages)
+        derived.continues = continues_from(ledger.previous, ledger.messages, ledger.keys)
     return derived.continues
 
 
-def continues_from(sent: SentEdits | None, messages: Sequence[Message]) -> bool:
-    """``continues`` without a ledger (the size gate has none): ``messages`` extend the edited ``sent``."""
-    return (
-        sent is not None
-        and bool(sent.dropped or sent.elided)
-        and sent.digest == history_digest(messages, sent.messages)
-    )
+def continues_from(sent: SentEdits | None, messages: Sequence[Message], keys: Sequence[int] | None = None) -> bool:
+    """``continues`` without a ledger (the size gate has none): ``messages`` (``keys``: if read) extend ``sent``."""
+    if sent is None or not (sent.dropped or sent.elided):
+        return False
+    key = keys[sent.messages - 1] if keys is not None and 0 < sent.messages <= len(keys) else None
+    return sent.digest == history_digest(messages, sent.messages, key)
 
 
 def kept_as_sent(ledger: Ledger, draft: Draft) -> bool:
@@ -90,14 +93,46 @@ def kept_edits(ledger: Ledger) -> Draft:
     assert sent is not None  # noqa: S101 - callers check ``continues`` first
     if summaries_wanted(ledger):  # their marker depends on the summaries learned since
         return _kept_whole(ledger, sent)
-    if ledger.derived.kept is None:
+    derived = ledger.derived
+    if derived.kept is None:
         memo_key = _kept_key(ledger, sent)
         found = _KEPT.get(*memo_key)
-        ledger.derived.kept = None if found is None else found.extended(ledger)
-        if ledger.derived.kept is None:
-            ledger.derived.kept = _kept_whole(ledger, sent)
-            _KEPT.put(_KeptDraft.of(ledger.derived.kept, ledger), *memo_key)
-    return ledger.derived.kept
+        derived.kept = None if found is None else found.extended(ledger)
+        if derived.kept is not None:
+            derived.hidden = found.hidden  # type: ignore[union-attr]  # extended: found is not None
+        else:
+            derived.kept = _kept_whole(ledger, sent)
+            _KEPT.put(_KeptDraft.of(derived.kept, ledger), *memo_key)
+    return derived.kept
+
+
+def hidden_calls(ledger: Ledger) -> frozenset[CallKey]:
+    """
+    The calls whose outputs the remembered request did not send: those of its dropped messages,
+    and those its elided outputs answer, made before them (``rereads``). All of it lies before
+    its newest edit, so the kept draft carries it: once per conversation and its edits.
+    """
+    derived, sent = ledger.derived, ledger.previous
+    if derived.hidden is None:
+        derived.hidden = frozenset() if sent is None else _hidden_calls(ledger, sent)
+    return derived.hidden
+
+
+def _hidden_calls(ledger: Ledger, sent: SentEdits) -> frozenset[CallKey]:
+    fmt, messages, keys = ledger.format, ledger.messages, ledger.keys
+    bound = min(sent.messages, len(messages))
+    last_edited = max((index for index in (*sent.dropped, *sent.elided) if index < bound), default=None)
+    if last_edited is None:
+        return frozenset()
+    read = range(last_edited + 1)
+    hidden = {
+        key for index in sent.dropped if index in read for _, key in calls_made(fmt, messages[index], keys[index])
+    }
+    answering = {answered for index in sent.elided if index in read for answered in fmt.answered_ids(messages[index])}
+    if answering:
+        for index in read:
+            hidden.update(key for call_id, key in calls_made(fmt, messages[index], keys[index]) if call_id in answering)
+    return frozenset(hidden)
 
 
 def _kept_whole(ledger: Ledger, sent: SentEdits) -> Draft:
@@ -130,6 +165,8 @@ class _KeptDraft(NamedTuple):
     rows: tuple[int | Entry, ...]
     settings: BudgetSettings
     edits: Draft
+    #: The calls the edits hid (``hidden_calls``): they read only messages before the newest edit.
+    hidden: frozenset[CallKey]
 
     @classmethod
     def of(cls, draft: Draft, ledger: Ledger) -> _KeptDraft:
@@ -140,7 +177,8 @@ class _KeptDraft(NamedTuple):
             else entry._replace(message=_fresh(entry.message))  # its own: the draft's copy is sent
             for entry in draft.entries
         )
-        return cls(tuple(ledger.keys), rows, ledger.settings, dataclasses.replace(draft, entries=()))
+        edits = dataclasses.replace(draft, entries=())
+        return cls(tuple(ledger.keys), rows, ledger.settings, edits, hidden_calls(ledger))
 
     def extended(self, ledger: Ledger) -> Draft | None:
         """This draft for ``ledger``'s request, or ``None`` when it does not begin with the same messages."""

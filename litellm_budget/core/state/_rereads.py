@@ -8,11 +8,9 @@ conversation's last request had elided, or whose step it had dropped, that call 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from litellm_budget.core.formats._tool_calls import CallKey, calls_made
+from litellm_budget.core.formats._tool_calls import calls_made
 from litellm_budget.core.policies._ledger import Ledger
-from litellm_budget.core.state._conversation import continues
+from litellm_budget.core.state._conversation import continues, hidden_calls
 
 
 def rereads(ledger: Ledger) -> int:
@@ -29,25 +27,5 @@ def rereads(ledger: Ledger) -> int:
     ]
     if not made:
         return 0
-    hidden = _hidden_calls(ledger, sent.messages, sent.dropped, sent.elided)
+    hidden = hidden_calls(ledger)
     return sum(1 for key in made if key in hidden)
-
-
-def _hidden_calls(ledger: Ledger, count: int, dropped: Sequence[int], elided: Sequence[int]) -> frozenset[CallKey]:
-    """
-    The calls whose outputs the first ``count`` messages did not send: those of dropped messages,
-    and those elided outputs answer, made before them. Read afresh each request: each message's
-    calls are remembered (``calls_made``), and a memo of the whole showed no gain in the replay.
-    """
-    fmt, messages, keys = ledger.format, ledger.messages, ledger.keys
-    bound = min(count, len(messages))
-    last_edited = max((index for index in (*dropped, *elided) if index < bound), default=None)
-    if last_edited is None:
-        return frozenset()
-    read = range(last_edited + 1)
-    hidden = {key for index in dropped if index in read for _, key in calls_made(fmt, messages[index], keys[index])}
-    answering = {answered for index in elided if index in read for answered in fmt.answered_ids(messages[index])}
-    if answering:
-        for index in read:
-            hidden.update(key for call_id, key in calls_made(fmt, messages[index], keys[index]) if call_id in answering)
-    return frozenset(hidden)

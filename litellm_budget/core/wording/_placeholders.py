@@ -38,9 +38,11 @@ def placeholder_of(ledger: Ledger, kind: str, text: str, outline_chars: int) -> 
         identified = outcome_of([text], limit)
         outline = outline_of([text], outline_chars)
         most = text_names_limit(ledger) if kind == ASSISTANT else 0
-        # What the model reads anyway (the quotes, the outline, the system, the task) is not named again.
-        named = names_beyond(text, f"{identified}\n{outline or ''}", in_given(ledger, given_messages(ledger)), most)
-        identified = identified if named is None else f"{identified}, naming {named}"
+        if most:
+            # What the model reads anyway (the quotes, the outline, the system, the task) is not named again.
+            given = in_given(ledger, given_messages(ledger))
+            named = names_beyond(text, f"{identified}\n{outline or ''}", given, most)
+            identified = identified if named is None else f"{identified}, naming {named}"
         placeholder = placeholder_for(kind, identified if outline is None else f"{identified}, defining {outline}")
     return placeholder if ledger.recall is None else ledger.recall.named_placeholder(placeholder, text)
 
