@@ -394,14 +394,7 @@ def main() -> int:
         help="a setting over the defaults (repeat it), as the replay's --set: --set digest_share=0.10",
     )
     args = parser.parse_args()
-    chosen, defaults = settings_from(None, args.assignments), BudgetSettings()
-    KNOBS.update(
-        {
-            f.name: getattr(chosen, f.name)
-            for f in dataclasses.fields(chosen)
-            if getattr(chosen, f.name) != getattr(defaults, f.name)
-        }
-    )
+    KNOBS.update(knobs_from(args.assignments))
     # Library logging as an operator would run it: JSON lines (rendered, then discarded).
     structlog.configure(
         processors=[structlog.processors.add_log_level, structlog.processors.JSONRenderer()],
@@ -422,6 +415,16 @@ def main() -> int:
     if args.only in (None, "logging"):
         rendering(args.quick)
     return 0
+
+
+def knobs_from(assignments: Sequence[str]) -> dict[str, Any]:
+    """The settings ``--set`` changes from the defaults, as ``ContextBudget`` takes them."""
+    chosen, defaults = settings_from(None, assignments), BudgetSettings()
+    return {
+        field.name: getattr(chosen, field.name)
+        for field in dataclasses.fields(chosen)
+        if getattr(chosen, field.name) != getattr(defaults, field.name)
+    }
 
 
 def _version() -> str:
