@@ -97,9 +97,9 @@ def kept_edits(ledger: Ledger) -> Draft:
     if derived.kept is None:
         memo_key = _kept_key(ledger, sent)
         found = _KEPT.get(*memo_key)
-        derived.kept = None if found is None else found.extended(ledger)
-        if derived.kept is not None:
-            derived.hidden = found.hidden  # type: ignore[union-attr]  # extended: found is not None
+        kept = None if found is None else found.extended(ledger)
+        if found is not None and kept is not None:
+            derived.kept, derived.hidden = kept, found.hidden
         else:
             derived.kept = _kept_whole(ledger, sent)
             _KEPT.put(_KeptDraft.of(derived.kept, ledger), *memo_key)
