@@ -41,7 +41,10 @@ CONTROL = shutil.which("callgrind_control") or "/usr/bin/callgrind_control"
 
 
 def requests_for(workload: str) -> list[list[dict[str, Any]]]:
-    """Every request of the workload's session, in order."""
+    """
+    Every request of the workload's session, in order: the sessions ``bench_fit.sessions`` times,
+    built here from the helpers every ``bench_fit.py`` has had, so the file counts older trees too.
+    """
     if workload == "synthetic100":
         steps = [*bench_fit.agent_request(102, 50 * 4000, seed=3), {"role": "assistant", "content": "done"}]
         return list(bench_fit.requests_of(steps))
