@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import typing as _typing
 
-from litellm_budget.core._fit import Fitted, fit
+from litellm_budget.core._fit import fit
+from litellm_budget.core._fit_input import Fitted
 from litellm_budget.core._report import BudgetReport
 from litellm_budget.core.budget._settings import BudgetSettings
 

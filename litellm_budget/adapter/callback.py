@@ -186,8 +186,8 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
     async def async_log_failure_event(
         self, kwargs: dict[str, Any], response_obj: Any, start_time: Any, end_time: Any
     ) -> None:
-        """A request LiteLLM's own pre-call checks refused before the plugin fitted it: what it would have sent."""
-        observers.unfitted(self._memory, self.settings, kwargs, self._router_in_use())
+        """A backend's context-length error teaches its window; LiteLLM's own refusals say what would have gone."""
+        await observers.failed(self._memory, self.settings, kwargs, self._router_in_use(), self._shared_cache)
 
     def log_pre_api_call(self, model: Any, messages: Any, kwargs: dict[str, Any]) -> None:
         """Every call, just before it goes out: a request rejected here is being re-sent past the hooks."""

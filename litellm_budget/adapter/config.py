@@ -8,7 +8,17 @@ from typing import Any
 
 from litellm_budget.core.api import BudgetSettings, SettingProblem, apply_valid
 
-from .invalid_settings import IN_CALLBACK_SETTINGS, IN_KNOBS, SETTINGS_KEY, InvalidSetting, InvalidSettings
+from .invalid_settings import (
+    IN_CALLBACK_SETTINGS,
+    IN_KNOBS,
+    SETTINGS_KEY,
+    InvalidSetting,
+    InvalidSettings,
+    proxy_config_state,
+)
+
+#: The proxy config's section whose ``litellm_budget`` entry LiteLLM hands the plugin.
+CALLBACK_SETTINGS = "callback_settings"
 
 
 class ConfiguredSettings:
@@ -47,6 +57,7 @@ class ConfiguredSettings:
         settings, knob_problems = apply_valid(settings, self._knobs)
         found = [InvalidSetting(source=IN_CALLBACK_SETTINGS, problem=problem) for problem in configured_problems]
         found += [InvalidSetting(source="callback_settings", problem=problem) for problem in _misspelled_sections()]
+        found += [InvalidSetting(source="config", problem=problem) for problem in _misspelled_top_level()]
         return settings, found + [InvalidSetting(source=IN_KNOBS, problem=problem) for problem in knob_problems]
 
 
@@ -76,9 +87,26 @@ def _misspelled_sections() -> list[SettingProblem]:
     ]
 
 
-def _looks_like(name: str) -> bool:
+def _misspelled_top_level() -> list[SettingProblem]:
+    """
+    The proxy config's top-level sections that look like ``callback_settings`` and are not
+    (``callback_setting``), or that are the plugin's own section out of place: the proxy starts
+    with them, and the settings in them would be ignored without a word.
+    """
+    config = proxy_config_state()
+    sections = [name for name in config if isinstance(name, str)]
+    problems = [
+        SettingProblem.of(name, config[name], f"is not a section LiteLLM reads; did you mean {CALLBACK_SETTINGS!r}?")
+        for name in sections
+        if name != CALLBACK_SETTINGS and _looks_like(name, CALLBACK_SETTINGS)
+    ]
+    where = f"belongs under {CALLBACK_SETTINGS!r}: write {CALLBACK_SETTINGS}: {{{SETTINGS_KEY}: {{...}}}}"
+    return problems + [SettingProblem.of(name, config[name], where) for name in sections if _looks_like(name)]
+
+
+def _looks_like(name: str, wanted: str = SETTINGS_KEY) -> bool:
     folded = name.lower().replace("-", "_").replace(" ", "_")
-    return folded == SETTINGS_KEY or difflib.SequenceMatcher(None, folded, SETTINGS_KEY).ratio() >= 0.85
+    return folded == wanted or difflib.SequenceMatcher(None, folded, wanted).ratio() >= 0.85
 
 
 def _copy(configured: object) -> object:

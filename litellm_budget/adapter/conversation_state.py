@@ -36,8 +36,8 @@ CACHE_PREFIX = "litellm_budget:conversation:"
 
 def conversation_key(model: str, fmt: MessageFormat, messages: Sequence[Message]) -> str | None:
     """
-    What names a conversation across its requests: the model, its system messages and its
-    first user message (the task). ``None`` for a request without a user message.
+    What names a conversation across its requests: the model (or a target's ``fit_scope``), its
+    system messages and its first user message (the task). ``None`` for a request without a user message.
     """
     try:
         kinds = fmt.kinds(messages)
@@ -57,12 +57,12 @@ class KnownKey(NamedTuple):
     """The conversation key read for one message list before its fit, handed to the fit."""
 
     messages: object
-    model: str
+    scope: str
     key: str
 
-    def of(self, messages: object, model: str) -> str | None:
+    def of(self, messages: object, scope: str) -> str | None:
         """The key, if ``messages`` is the very list it was read for (a list rebuilt since may differ)."""
-        return self.key if messages is self.messages and model == self.model else None
+        return self.key if messages is self.messages and scope == self.scope else None
 
 
 class Conversations:
@@ -96,7 +96,7 @@ class Conversations:
         """A trimmed request that is sent (``messages``: what it was fitted from) becomes its conversation's state."""
         if not target.settings.conversation_state or report.action != "trimmed" or not isinstance(messages, list):
             return
-        key = key or conversation_key(target.model, fmt, messages)
+        key = key or conversation_key(target.fit_scope, fmt, messages)
         edits = edits_sent(messages, report)
         if key and edits is not None:
             self.remember(key, edits, target.settings.lifetime_for(target.model))
@@ -108,16 +108,16 @@ class Conversations:
         self._pending.put(key, entry)
 
     async def refresh(
-        self, cache: Any, model: str, fmt: MessageFormat, messages: Any, lifetime: float
+        self, cache: Any, scope: str, fmt: MessageFormat, messages: Any, lifetime: float
     ) -> KnownKey | None:
         """
-        Adopt what another replica wrote for this conversation when it continues further than
-        ours; the key read, for the fit to reuse.
+        Adopt what another replica wrote for this conversation (under the same ``Target.fit_scope``)
+        when it continues further than ours; the key read, for the fit to reuse.
         """
-        key = conversation_key(model, fmt, messages) if shared_store(cache) and isinstance(messages, list) else None
+        key = conversation_key(scope, fmt, messages) if shared_store(cache) and isinstance(messages, list) else None
         if key is None:
             return None
-        known = KnownKey(messages, model, key)
+        known = KnownKey(messages, scope, key)
         shared = SentEdits.from_dict(await shared_get(cache, key))
         if shared is None or history_digest(messages, shared.messages) != shared.digest:
             return known

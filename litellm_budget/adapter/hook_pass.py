@@ -114,14 +114,14 @@ class HookPass:
     async def fit_in_turn(self) -> Fitted | None:
         """
         ``fit``, in a worker thread where ``OFF_LOOP_BYTES`` or more of the request are new to this
-        conversation: counting a cold long history takes tens of milliseconds, and tiktoken releases
-        the GIL while it encodes, so the event loop goes on serving the proxy's other requests. A
-        growing conversation's request, whose history is read already, stays on the loop (a thread
-        would cost more than its fit).
+        conversation (tiktoken releases the GIL, so the proxy's event loop goes on); a growing
+        conversation's request stays on the loop. The first look at the messages is in the boundary.
         """
-        if new_bytes(self.parts.messages, self.shape.format, above=OFF_LOOP_BYTES) < OFF_LOOP_BYTES:
-            return self.fit()
-        return await asyncio.to_thread(self.fit)
+        off_loop = False
+        if self.guard.ok:
+            with self.guard.step("fit"):
+                off_loop = new_bytes(self.parts.messages, self.shape.format, above=OFF_LOOP_BYTES) >= OFF_LOOP_BYTES
+        return await asyncio.to_thread(self.fit) if off_loop else self.fit()
 
     def write(self, fitted: Fitted | None) -> Exception | None:
         """Put ``fitted`` into the request; for a fit that cannot be sent, the error that refuses it."""
@@ -201,9 +201,9 @@ class HookPass:
             memory.calls.record_edits(self.call_id, served)
 
     async def _refresh_state(self, messages: Any) -> KnownKey | None:
-        model, conversations = self.target.model, self.context.memory.conversations
-        lifetime = self.target.settings.lifetime_for(model)
-        return await conversations.refresh(self.context.cache, model, self.shape.format, messages, lifetime)
+        target, conversations = self.target, self.context.memory.conversations
+        lifetime = target.settings.lifetime_for(target.model)
+        return await conversations.refresh(self.context.cache, target.fit_scope, self.shape.format, messages, lifetime)
 
     async def _summary_step(self, parts: Parts) -> tuple[Mapping[str, str] | None, SummaryOutcome | None]:
         source = SummarySource.through(self.context.router, self.context.cache, self.target.settings)
@@ -261,9 +261,9 @@ class HookPass:
         """The conversation key of a stateful fit: the one ``before`` read for these messages, else read now."""
         if not self.target.settings.conversation_state:
             return None
-        messages, model, known = self.parts.messages, self.target.model, self.learned.conversation
-        return (known.of(messages, model) if known is not None else None) or conversation_key(
-            model, self.shape.format, messages
+        messages, scope, known = self.parts.messages, self.target.fit_scope, self.learned.conversation
+        return (known.of(messages, scope) if known is not None else None) or conversation_key(
+            scope, self.shape.format, messages
         )
 
     def _pass_unsupported(self, reason: str) -> None:

@@ -177,10 +177,16 @@ def proxy_config_deployments() -> list[Any]:
     read before it creates the ``callbacks``, and builds the Router only after them. Empty
     outside a proxy, or before the proxy read its config.
     """
+    model_list = proxy_config_state().get("model_list")
+    return list(model_list) if isinstance(model_list, list) else []
+
+
+def proxy_config_state() -> Mapping[str, Any]:
+    """The config the proxy read, its top-level sections (``proxy_config_deployments`` says when); else empty."""
     server = sys.modules.get("litellm.proxy.proxy_server")
     state_of = getattr(getattr(server, "proxy_config", None), "get_config_state", None)
-    model_list = (state_of() or {}).get("model_list") if callable(state_of) else None
-    return list(model_list) if isinstance(model_list, list) else []
+    state = state_of() if callable(state_of) else None
+    return state if is_mapping(state) else {}
 
 
 class InvalidSettings:

@@ -15,6 +15,7 @@ from .conversation_state import Conversations
 from .invalid_settings import InvalidSettings
 from .later_counts import LaterCounts
 from .recall_state import RecallState
+from .served_windows import ServedWindows
 from .summarizer import Summarizer
 from .targets import Target
 
@@ -33,6 +34,7 @@ class Memory:
         "later",
         "prompts",
         "recall",
+        "served",
         "summarizer",
     )
 
@@ -45,6 +47,8 @@ class Memory:
         self.prompts = PromptHistory()
         self.summarizer = Summarizer()
         self.invalid = InvalidSettings()
+        #: The windows learned from deployments' backends (``served_windows.py``).
+        self.served = ServedWindows()
         #: What fits stored for the recall tool, and each call's recalls.
         self.recall = RecallState()
 

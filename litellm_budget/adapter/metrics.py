@@ -62,6 +62,12 @@ METRICS: dict[str, tuple[str, str, tuple[str, ...], str]] = {
         ("model_group", "reason"),
         "counter",
     ),
+    "windows_learned": (
+        "litellm_budget_windows_learned_total",
+        "Windows learned from a deployment's backend, by source: context_error or truncation (a silent cut).",
+        ("model_group", "source"),
+        "counter",
+    ),
     "recalls": (
         "litellm_budget_recalls_total",
         "Calls of the recall tool answered inside LiteLLM, by outcome: served, expired, unknown or limit.",
@@ -120,6 +126,13 @@ def record_recall(model_group: str, outcome: str) -> None:
     metrics = _metrics()
     if metrics:
         metrics["recalls"].labels(model_group, outcome).inc()
+
+
+def record_window_learned(model_group: str, source: str) -> None:
+    """Count a window learned from a backend (``served_windows.py``); a no-op without prometheus_client."""
+    metrics = _metrics()
+    if metrics:
+        metrics["windows_learned"].labels(model_group, source).inc()
 
 
 def record_deferred(model_group: str) -> None:

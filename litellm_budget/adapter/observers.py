@@ -13,6 +13,7 @@ from typing import Any
 from litellm_budget.core.api import BudgetSettings
 
 from .cache_observed import observe_success
+from .calibration import reported_prompt_tokens
 from .calls import call_id_of
 from .context_management import respond_with_edits
 from .failopen import Guard
@@ -20,6 +21,7 @@ from .memory import Memory
 from .publish import headers_for, report_in, warn_resent
 from .recall_server import recalls_of
 from .request import read_metadata
+from .served_windows import Where
 from .stream_edits import streamed_with_edits
 from .unfitted import report_unfitted
 
@@ -63,15 +65,26 @@ async def learn(memory: Memory, settings: BudgetSettings, kwargs: dict[str, Any]
     guard = Guard("async_log_success_event")
     with guard.step("cache_truth", ends_pass=False):
         observe_success(memory.prompts, memory.calls, kwargs, response, settings)
-    if settings.calibrate and guard.ok:
-        served = memory.calls.get(call_id_of(kwargs)).served
+    served = memory.calls.get(call_id_of(kwargs)).served
+    truncated = False
+    with guard.step("served_window", ends_pass=False):
+        reported = reported_prompt_tokens(kwargs, response)
+        truncated = await memory.served.from_usage(Where.of(kwargs), reported, served, settings, cache)
+    if settings.calibrate and guard.ok and not truncated:  # a cut prompt says nothing of how the provider counts
         with guard.step("calibration"):
             await memory.calibration.learn_from(kwargs, response, settings, cache, served)
 
 
-def unfitted(memory: Memory, settings: BudgetSettings, kwargs: dict[str, Any], router: Any) -> None:
-    """A request LiteLLM's own pre-call checks refused before the plugin fitted it: what it would have sent."""
-    with Guard("async_log_failure_event").step("unfitted"):
+async def failed(memory: Memory, settings: BudgetSettings, kwargs: dict[str, Any], router: Any, cache: Any) -> None:
+    """
+    A failed call: its backend's context-length error teaches the deployment's window; a request
+    LiteLLM's own pre-call checks refused before the plugin fitted it says what it would have sent.
+    """
+    guard = Guard("async_log_failure_event")
+    with guard.step("served_window", ends_pass=False):
+        served = memory.calls.get(call_id_of(kwargs)).served
+        await memory.served.from_error(Where.of(kwargs), kwargs.get("exception"), served, settings, cache)
+    with guard.step("unfitted"):
         report_unfitted(kwargs, settings, router, memory.ratio)
 
 

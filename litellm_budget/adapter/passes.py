@@ -11,7 +11,7 @@ import copy
 from collections.abc import MutableMapping
 from typing import Any
 
-from litellm_budget.core.api import Fitted, context_window_exceeded
+from litellm_budget.core.api import Fitted, context_window_exceeded, model_map_window
 
 from .calls import call_id_of
 from .context_management import apply_client_edits, read_compacted
@@ -22,6 +22,7 @@ from .hook_pass import DEPLOYMENT_HOOK, FILTER_HOOK, PRE_CALL_HOOK, Context, Hoo
 from .lending import Lent
 from .publish import log_failure_event, record_for_failure
 from .request import metadata_of, resolved_provider
+from .served_windows import deployment_of
 from .shapes import ANTHROPIC_SHAPE, CHAT_SHAPE
 from .targets import Target
 
@@ -66,9 +67,17 @@ class DeploymentPass(HookPass):
         with self.guard.step("lent", ends_pass=False):
             self.context.memory.calls.adopt(self.call_id, self.request, self.parts.messages)
         if self.context.memory.calls.get(self.call_id).served is None:
+            if self.context.cache is not None:
+                with self.guard.step("served_window", ends_pass=False):
+                    await self.context.memory.served.refresh(self.context.cache, deployment_of(self.request))
             await super().before()
 
     def _fit(self) -> Fitted | None:
+        # The window the deployment's backend showed it holds, where that is less than configured.
+        target = self.target
+        self.target = self.context.memory.served.applied(
+            target, deployment_of(self.request), model_map_window(target.model)
+        )
         calls, shape = self.context.memory.calls, self.shape
         self.metadata = metadata_of(self.request, shape.metadata_key)
         served = calls.get(self.call_id).served

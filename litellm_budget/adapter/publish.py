@@ -142,6 +142,7 @@ def headers_for(report: Mapping[str, Any], recalls: Sequence[Any] = ()) -> dict[
         # and dropped say nothing of it.
         f"{HEADER_PREFIX}cut": str(report.get("cut", 0)),
         f"{HEADER_PREFIX}window": str(report.get("window")),
+        f"{HEADER_PREFIX}window-source": str(report.get("window_source")),
         # ``false``: the size gate passed the request and its count was not made yet; the tokens are its bound.
         f"{HEADER_PREFIX}tokens-exact": "true" if report.get("tokens_exact", True) else "false",
     }

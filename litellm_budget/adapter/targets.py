@@ -16,6 +16,7 @@ from litellm_budget.core.api import (
     MessageFormat,
     SettingProblem,
     apply_valid,
+    digest,
     model_map_window,
     positive_int,
 )
@@ -48,9 +49,19 @@ class Target:
     group: str
     window: int | None
     settings: BudgetSettings
+    #: Where ``window`` came from (``BudgetReport.window_source``); ``None``: the model map's, looked up by the fit.
+    window_source: str | None = None
     refused: tuple[str, ...] = ()
     #: Settings left out of ``settings`` because they are invalid (``invalid_settings.py`` logs them once).
     invalid: tuple[InvalidSetting, ...] = ()
+
+    @property
+    def fit_scope(self) -> str:
+        """
+        What decides a fit besides the messages (the model, its window, the settings): a conversation's
+        edits are reused only under the same, never by another model group's fit of the same model.
+        """
+        return f"{self.model}:{self.window}:{digest(repr(self.settings), 16)}"
 
     def fit_request(self, parts: Parts, fmt: MessageFormat, ratio: float | None, **known: Any) -> FitRequest:
         """
@@ -61,6 +72,7 @@ class Target:
             parts.messages,
             model=self.model,
             window=self.window,
+            window_source=self.window_source,
             tools=parts.tools,
             max_tokens=parts.max_tokens,
             settings=self.settings,
@@ -82,12 +94,14 @@ def deployment_target(kwargs: Mapping[str, Any], settings: BudgetSettings) -> Ta
     model = str(kwargs.get("model"))
     group = str(metadata.get("model_group") or model)
     own, invalid = deployment_settings(model_info, settings, group=group)
+    window = positive_int(model_info.get("max_input_tokens"))
     target = Target(
         model=model,
         group=group,
-        window=positive_int(model_info.get("max_input_tokens")),
+        window=window,
         settings=own,
         invalid=invalid,
+        window_source=None if window is None else "deployment",
     )
     return with_request_overrides(with_key_settings(target, metadata), metadata)
 
@@ -106,7 +120,8 @@ def group_target(group: str, deployments: Iterable[Mapping[str, Any]], settings:
         return None
     window, model_info, model = max(known, key=lambda item: item[0])
     own, invalid = deployment_settings(model_info, settings, group=group)
-    return Target(model=model, group=group, window=window, settings=own, invalid=invalid)
+    source = "deployment" if positive_int(model_info.get("max_input_tokens")) == window else "model_map"
+    return Target(model=model, group=group, window=window, settings=own, invalid=invalid, window_source=source)
 
 
 def group_deployments(router: Any, group: str) -> list[Any]:
@@ -204,7 +219,10 @@ def overridden(target: Target, wanted: object, source: str, *, owner: str | None
     requested = positive_int(wanted.get("window"))
     if requested is not None:
         ceiling = target.window or _known_window(target.model) or target.settings.default_window
-        target = dataclasses.replace(target, window=requested if ceiling is None else min(ceiling, requested))
+        if ceiling is None or requested < ceiling:
+            target = dataclasses.replace(target, window=requested, window_source="override")
+        else:
+            target = dataclasses.replace(target, window=ceiling)
     return _with_invalid(target, settings, (*problems, *([window_problem] if window_problem else [])), source, owner)
 
 

@@ -6,19 +6,20 @@ import dataclasses
 import functools
 import operator
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from litellm_budget.core._checks import positive_int
 from litellm_budget.core._errors import context_window_exceeded
-from litellm_budget.core._fit_input import DEFAULT_SETTINGS, FitRequest
+from litellm_budget.core._fit_input import DEFAULT_SETTINGS, FitRequest, Fitted
 from litellm_budget.core._report import BudgetReport, elapsed_ms, format_ranges, unsent
+from litellm_budget.core._untouched import as_it_came, malformed, window_source
 from litellm_budget.core.budget._limits import limits_for, max_tokens_to_send
 from litellm_budget.core.budget._settings import BudgetSettings
 from litellm_budget.core.budget._window import resolve_window
 from litellm_budget.core.counting._size_gate import GateContext, bounded_counts, passed_untouched
 from litellm_budget.core.counting._tokens import counter_for, counts_exactly
-from litellm_budget.core.formats import MessageFormat, format_named, joined, lead_of
+from litellm_budget.core.formats import format_named, joined, lead_of
 from litellm_budget.core.formats._message_keys import Reading
 from litellm_budget.core.formats._verdicts import remember_passed, resume_from
 from litellm_budget.core.policies._ledger import NO_SUMMARIES, Derived, Draft, Ledger
@@ -28,22 +29,6 @@ from litellm_budget.core.state._conversation import continues, kept_as_sent, kep
 from litellm_budget.core.state._rereads import rereads
 from litellm_budget.core.wording._recall import NOTHING_STORED, stored_items
 from litellm_budget.typing import Action, Message, Tools
-
-
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class Fitted:
-    """
-    The request to send: ``messages`` (a new list; unchanged dicts are shared with the
-    caller's), ``max_tokens`` (unchanged, or lowered to the room left) and the ``report``.
-    """
-
-    messages: list[Message]
-    max_tokens: int | None
-    report: BudgetReport
-    #: Each message's content key, where a count after the request left looks its counts up by them.
-    keys: Sequence[int] | None = None
-    #: What the sent messages name by recall handle, by handle (with a ``FitRequest.recall`` scope).
-    stored: Mapping[str, str] = dataclasses.field(default_factory=lambda: NOTHING_STORED)
 
 
 def fit(  # noqa: PLR0913 - the public signature: one keyword per documented argument
@@ -122,15 +107,16 @@ def fit_request(request: FitRequest) -> Fitted:
     resume = resume_from(fmt.name, reading.known_keys())
     verdict = fmt.check(messages, tools, max_tokens, resume)
     if verdict.reason is not None:
-        return _untouched(messages, max_tokens, started, action="unsupported", reason=verdict.reason, **base)
+        return malformed(request, verdict.reason, started, base)
     found, base["reason"] = resolve_window(model, request.window, settings.default_window, request.lookup)
+    base["window_source"] = window_source(request, found, defaulted=base["reason"] is not None)
     if found is None:
         # Sent as it came, but counted: the report says how big what went out unfitted was.
         counter = counter_for(model, image_tokens=settings.image_tokens)
         listed = list(messages)
         tokens = counter.count_tools(tools) + sum(counter.count_messages(fmt, listed, reading.keys()))
         counted = {"tokens_before": tokens, "tokens_after": tokens, "counter": counter.name}
-        return _untouched(messages, max_tokens, started, action="unknown_window", **counted, **base)
+        return as_it_came(messages, max_tokens, started, action="unknown_window", **counted, **base)
     policy, counter = POLICIES[settings.policy], counter_for(model, image_tokens=settings.image_tokens)
     ratio = settings.ratio_for(model) if ratio is None else ratio
     exact = counts_exactly(model)
@@ -257,30 +243,6 @@ def _sent_counts(ledger: Ledger, draft: Draft, out: Sequence[Message]) -> Iterat
     for message in out:
         tokens = known.get(id(message))
         yield ledger.count(message) if tokens is None else tokens
-
-
-def passed_through(
-    messages: Any, *, model: str, settings: BudgetSettings, fmt: MessageFormat, max_tokens: Any, reason: str
-) -> Fitted:
-    """A request this plugin will not fit, forwarded untouched with a report saying why (``unsupported``)."""
-    return _untouched(
-        messages,
-        max_tokens,
-        time.perf_counter(),
-        model=model,
-        policy=settings.policy,
-        format=fmt.name,
-        action="unsupported",
-        reason=reason,
-    )
-
-
-def _untouched(messages: Any, max_tokens: Any, started: float, **fields: Any) -> Fitted:
-    """Forward exactly what came in: a non-list stays the very same object."""
-    count = len(messages) if isinstance(messages, list) else 0
-    report = BudgetReport(**fields, messages_before=count, messages_after=count, duration_ms=elapsed_ms(started))
-    same = list(messages) if isinstance(messages, list) else messages
-    return Fitted(messages=same, max_tokens=max_tokens, report=report)
 
 
 def _first_changed(before: Sequence[Message], after: Sequence[Message]) -> int | None:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 
+from litellm_budget.core._report import BudgetReport
 from litellm_budget.core.budget._settings import BudgetSettings
 from litellm_budget.core.budget._window import WindowLookup, model_map_window
 from litellm_budget.core.formats import MessageFormat
 from litellm_budget.core.formats._chat import CHAT
 from litellm_budget.core.policies._ledger import SentEdits
-from litellm_budget.core.wording._recall import RecallScope
+from litellm_budget.core.wording._recall import NOTHING_STORED, RecallScope
 from litellm_budget.typing import Message, Tools
 
 DEFAULT_SETTINGS = BudgetSettings()
@@ -28,6 +29,8 @@ class FitRequest:
     model: str
     #: The window to fit; ``None``: the model map's (``lookup``), then ``settings.default_window``.
     window: int | None = None
+    #: Where ``window`` came from (``deployment``, ``learned``, ...); ``None``: the caller's own (``given``).
+    window_source: str | None = None
     tools: Tools | None = None
     max_tokens: int | None = None
     settings: BudgetSettings = DEFAULT_SETTINGS
@@ -43,3 +46,19 @@ class FitRequest:
     gate: bool = False
     #: The scope recall handles are named in; ``None``: nothing is named or stored (``recall.py``).
     recall: RecallScope | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Fitted:
+    """
+    The request to send: ``messages`` (a new list; unchanged dicts are shared with the
+    caller's), ``max_tokens`` (unchanged, or lowered to the room left) and the ``report``.
+    """
+
+    messages: list[Message]
+    max_tokens: int | None
+    report: BudgetReport
+    #: Each message's content key, where a count after the request left looks its counts up by them.
+    keys: Sequence[int] | None = None
+    #: What the sent messages name by recall handle, by handle (with a ``FitRequest.recall`` scope).
+    stored: Mapping[str, str] = dataclasses.field(default_factory=lambda: NOTHING_STORED)

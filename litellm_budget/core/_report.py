@@ -37,6 +37,10 @@ class BudgetReport:
     reason: str | None = None
     #: The context window fitted against, in the provider's tokens.
     window: int | None = None
+    #: Where the window came from: ``deployment`` (its ``model_info``), ``model_map`` (LiteLLM's, as
+    #: shipped), ``default_window``, ``override`` (a key's, team's or request's, lowering it),
+    #: ``context_error`` or ``truncation`` (learned from the backend), ``given`` (``fit()``'s caller).
+    window_source: str | None = None
     #: What the prompt may use: window less reserve and margin, in counted tokens.
     budget: int | None = None
     #: Tokens held back for the answer.

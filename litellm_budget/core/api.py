@@ -12,10 +12,12 @@ from __future__ import annotations
 from litellm_budget.core._canonical import content_key, digest, digest_known
 from litellm_budget.core._checks import is_int, is_mapping, is_number, positive_int
 from litellm_budget.core._errors import context_window_exceeded, provider_of
-from litellm_budget.core._fit import Fitted, fit_request, passed_through
-from litellm_budget.core._fit_input import FitRequest
+from litellm_budget.core._fit import fit_request
+from litellm_budget.core._fit_input import FitRequest, Fitted
 from litellm_budget.core._memo import BoundedDict, BoundedLRU, Memo
 from litellm_budget.core._report import BudgetReport, parse_ranges, unsent
+from litellm_budget.core._untouched import passed_through
+from litellm_budget.core.budget._served_limit import is_context_error, served_limit
 from litellm_budget.core.budget._setting_problems import SettingProblem, apply_valid
 from litellm_budget.core.budget._settings import SETTING_NAMES, BudgetSettings
 from litellm_budget.core.budget._window import WINDOW_FIX, model_map_window
@@ -92,6 +94,7 @@ __all__ = [
     "fit_request",
     "format_named",
     "history_digest",
+    "is_context_error",
     "is_int",
     "is_mapping",
     "is_number",
@@ -104,6 +107,7 @@ __all__ = [
     "preload_counters",
     "provider_of",
     "sent_prompt",
+    "served_limit",
     "split_applied",
     "stable_ends",
     "summary_job",

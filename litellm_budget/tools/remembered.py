@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from litellm_budget.core._fit import Fitted
+from litellm_budget.core._fit_input import Fitted
 from litellm_budget.core.budget._settings import BudgetSettings
 from litellm_budget.core.policies._ledger import SentEdits
 from litellm_budget.core.state._conversation import edits_sent

@@ -11,8 +11,8 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
-from litellm_budget.core._fit import Fitted, fit_request
-from litellm_budget.core._fit_input import FitRequest
+from litellm_budget.core._fit import fit_request
+from litellm_budget.core._fit_input import FitRequest, Fitted
 from litellm_budget.core.budget._settings import BudgetSettings
 from litellm_budget.core.formats import MessageFormat
 from litellm_budget.typing import Message, PolicyName

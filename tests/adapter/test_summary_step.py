@@ -11,8 +11,8 @@ import pytest
 from litellm_budget import BudgetSettings
 from litellm_budget.adapter.summarizer import Block, Summarizer, SummarySource
 from litellm_budget.adapter.summary_step import summary_ahead
-from litellm_budget.core._fit import Fitted, fit_request
-from litellm_budget.core._fit_input import FitRequest
+from litellm_budget.core._fit import fit_request
+from litellm_budget.core._fit_input import FitRequest, Fitted
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.policies._summary import block_digest
 from tests.support.builders import agent_session, tool_step

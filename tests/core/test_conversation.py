@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from litellm_budget import BudgetSettings
-from litellm_budget.core._fit import Fitted, fit_request
-from litellm_budget.core._fit_input import FitRequest
+from litellm_budget.core._fit import fit_request
+from litellm_budget.core._fit_input import FitRequest, Fitted
 from litellm_budget.core._report import parse_ranges
 from litellm_budget.core.budget._limits import limits_for
 from litellm_budget.core.counting._tokens import counter_for

@@ -154,12 +154,24 @@ class TestMalformed:
         """Malformed requests are forwarded untouched with action unsupported and the reason."""
         snapshot = copy.deepcopy(messages)
 
-        fitted = fit(messages, model="gpt-4o", window=50)
+        fitted = fit(messages, model="gpt-4o", window=1000)
 
         assert fitted.report.action == "unsupported"
         assert reason in (fitted.report.reason or "")
         assert fitted.messages == snapshot
         assert messages == snapshot
+
+    @pytest.mark.parametrize(
+        ("messages", "reason"), [(m, r) for _, m, r in UNSUPPORTED], ids=[i for i, _, _ in UNSUPPORTED]
+    )
+    def test_over_its_window_is_refused_never_sent_over(self, messages: Any, reason: str) -> None:
+        """What cannot be trimmed safely and is over its window is refused: forwarding it would send it over."""
+        with pytest.raises(litellm.ContextWindowExceededError) as refused:
+            fit(messages, model="gpt-4o", window=5)
+
+        assert refused.value.report.action == "rejected"  # type: ignore[attr-defined]
+        assert reason in str(refused.value)
+        assert "cannot be trimmed safely" in str(refused.value)
 
     @pytest.mark.parametrize("max_tokens", [-1, "100", 2.5])
     def test_bad_max_tokens_passes_through(self, max_tokens: Any) -> None:

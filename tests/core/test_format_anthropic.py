@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from litellm_budget import BudgetSettings
-from litellm_budget.core._fit import Fitted, fit_request
-from litellm_budget.core._fit_input import FitRequest
+from litellm_budget.core._fit import fit_request
+from litellm_budget.core._fit_input import FitRequest, Fitted
 from litellm_budget.core.counting._tokens import counter_for
 from litellm_budget.core.formats import ASSISTANT, SYSTEM, TOOL, USER, format_named
 from litellm_budget.core.formats._anthropic import ANTHROPIC, JOINED_KEY, join_system, split_system

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from litellm_budget import BudgetSettings
-from litellm_budget.core._fit import Fitted, fit_request
-from litellm_budget.core._fit_input import FitRequest
+from litellm_budget.core._fit import fit_request
+from litellm_budget.core._fit_input import FitRequest, Fitted
 from litellm_budget.core._report import parse_ranges
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.formats._tool_calls import call_key

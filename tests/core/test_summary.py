@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from litellm_budget import BudgetSettings
-from litellm_budget.core._fit import Fitted, fit_request
-from litellm_budget.core._fit_input import FitRequest
+from litellm_budget.core._fit import fit_request
+from litellm_budget.core._fit_input import FitRequest, Fitted
 from litellm_budget.core._report import BudgetReport, parse_ranges, unsent
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.policies._summary import DIGEST_CHARS, block_digest, summary_job

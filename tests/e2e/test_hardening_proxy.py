@@ -29,6 +29,11 @@ def _config(upstream: FakeUpstream, *, plugin: bool) -> dict[str, Any]:
         "model_list": [
             {"model_name": "m", "litellm_params": model, "model_info": {"max_input_tokens": WINDOW}},
             {"model_name": "no-window", "litellm_params": {**model, "model": "openai/acme-unmapped"}},
+            {
+                "model_name": "m-plan",  # the same model and window as ``m``, another policy
+                "litellm_params": model,
+                "model_info": {"max_input_tokens": WINDOW, "litellm_budget": {"policy": "plan"}},
+            },
         ],
         "litellm_settings": {"callbacks": (["litellm_budget.handler"] if plugin else []) + callbacks},
         "general_settings": {"master_key": f"sk-{CANARY}-master"},
@@ -142,6 +147,66 @@ def test_bad_input_adds_no_server_errors(proxies: dict[str, ProxyProcess], name:
     assert httpx.get(proxies["on"].base_url + "/health/liveliness", timeout=10).status_code == 200
 
 
+#: Entries of ``messages`` that are no message at all: LiteLLM answers them, never the plugin's exception.
+NOT_MESSAGES: dict[str, list[Any]] = {
+    "a-string": ["hello"],
+    "a-number": [1],
+    "a-null": [None],
+    "a-list": [["a"]],
+    "a-message-then-a-string": [user("x"), "x"],
+}
+
+
+@pytest.mark.slow  # LiteLLM itself fails these slowly (SLOW_INPUTS)
+@pytest.mark.parametrize("name", NOT_MESSAGES)
+def test_entries_that_are_no_message_get_litellms_own_answer(proxies: dict[str, ProxyProcess], name: str) -> None:
+    """The first read of the request is inside the fail-open boundary: LiteLLM's answer, the plugin's report."""
+    body = {"model": "m", "messages": NOT_MESSAGES[name]}
+    on_status, on_headers, on_payload = post_chat(proxies["on"], body, timeout=120)
+    off_status, _, off_payload = post_chat(proxies["off"], body, timeout=120)
+    time.sleep(0.5)  # the structlog line of the request is written after its answer
+    events = [
+        json.loads(line) for line in (proxies["on"].config_path.parent / "structlog.jsonl").read_text().splitlines()
+    ]
+    mine = [e for e in events if e.get("litellm_call_id") == on_headers.get("x-litellm-call-id")]
+
+    assert (on_status, on_payload) == (off_status, off_payload)
+    assert [e["event"] for e in mine] == ["request_unsupported"]
+    assert "not an object" in mine[0]["reason"]
+    assert "litellm_budget/adapter" not in proxies["on"].log_text()
+
+
+def test_an_orphan_tool_result_over_the_window_is_refused(proxies: dict[str, ProxyProcess]) -> None:
+    """A tool result that answers no call cannot be trimmed safely: over its window it is refused, never sent over."""
+    orphan = {"role": "tool", "tool_call_id": "nope", "content": "word " * 8000}
+    status, headers, payload = post_chat(proxies["on"], {"model": "m", "messages": [user("x"), orphan]})
+
+    assert status == 400, headers.get("x-litellm-budget-action")
+    assert "answers no open tool call" in json.dumps(payload)
+    assert "over the 8000-token window" in json.dumps(payload)
+
+
+def test_an_orphan_tool_result_inside_the_window_gets_the_providers_answer(proxies: dict[str, ProxyProcess]) -> None:
+    """Under its window the malformed request goes as it came: the provider's own answer, reported ``unsupported``."""
+    body = {"model": "m", "messages": [user("x"), {"role": "tool", "tool_call_id": "nope", "content": "small"}]}
+    on_status, headers, _ = post_chat(proxies["on"], body)
+    off_status, _, _ = post_chat(proxies["off"], body)
+
+    assert on_status == off_status
+    assert headers.get("x-litellm-budget-action") == "unsupported"
+
+
+def test_a_conversations_edits_stay_in_their_model_group(proxies: dict[str, ProxyProcess]) -> None:
+    """One conversation sent to ``m-plan``, to ``m`` (``auto``), then to ``m-plan`` again: plan's fit both times."""
+    proxy, messages = proxies["on"], agent_session(40, 700)
+    fitted = [post_chat(proxy, {"model": group, "messages": messages})[1] for group in ("m-plan", "m", "m-plan")]
+    counts = [{k: h[f"x-litellm-budget-{k}"] for k in ("policy", "elided", "dropped", "action")} for h in fitted]
+
+    assert counts[0]["action"] == counts[1]["action"] == "trimmed"
+    assert counts[0] != counts[1]  # the two policies fit it differently
+    assert counts[2] == counts[0]
+
+
 class TestPrivacy:
     def test_canary_never_in_logs_reports_headers_or_metrics(self, proxies: dict[str, ProxyProcess]) -> None:
         """Message text and API keys never reach the plugin's events (one per request), reports, headers, metrics."""
@@ -164,7 +229,7 @@ class TestPrivacy:
             proxy.base_url + "/metrics/", headers=proxy.auth_headers, follow_redirects=True, timeout=10
         ).text
 
-        assert {e["action"] for e in ours} >= {"trimmed", "rejected"}
+        assert {e.get("action") for e in ours} >= {"trimmed", "rejected"}
         for sent in headers:
             assert [e["event"] for e in ours if e.get("litellm_call_id") == sent["x-litellm-call-id"]] in (
                 ["request_trimmed"],

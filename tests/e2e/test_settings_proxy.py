@@ -85,6 +85,24 @@ def test_a_misspelled_section_stops_the_proxy(tmp_path: Path) -> None:
     assert "did you mean 'litellm_budget'?" in str(failed.value)
 
 
+@pytest.mark.parametrize(
+    ("section", "said"),
+    [
+        ("callback_setting", "is not a section LiteLLM reads; did you mean 'callback_settings'?"),
+        pytest.param("litellm_budget", "belongs under 'callback_settings'", marks=pytest.mark.slow),
+    ],
+)
+def test_a_misspelled_top_level_section_stops_the_proxy(tmp_path: Path, section: str, said: str) -> None:
+    """``callback_setting: {litellm_budget: ...}`` (no ``s``) at the top level is refused at start, with the fix."""
+    config = _config("http://127.0.0.1:9/v1", {"max_input_tokens": WINDOW})
+    config[section] = {"litellm_budget": {"policy": "plan"}} if section != "litellm_budget" else {"policy": "plan"}
+    with pytest.raises(ProxyStartError) as failed:
+        _start(config, tmp_path)
+
+    assert f"config.{section} = " in str(failed.value)
+    assert said in str(failed.value)
+
+
 @pytest.mark.slow  # the same refusal as the typo's, another message (tests/adapter covers each message)
 def test_a_bad_policy_value_stops_the_proxy(tmp_path: Path) -> None:
     """``policy: planx`` on a deployment without an id: named by its model_name, with the policies there are."""

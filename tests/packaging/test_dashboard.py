@@ -18,6 +18,7 @@ from litellm_budget.adapter.metrics import (
     record_metrics,
     record_recall,
     record_resent,
+    record_window_learned,
 )
 from litellm_budget.core._report import BudgetReport
 from litellm_budget.core.cache._cache_truth import CacheReport
@@ -280,6 +281,7 @@ def test_recording_creates_every_series_the_dashboard_queries(dashboard: dict[st
     miss = CacheReport(input_tokens=4000, cache_read_tokens=1000, cache_write_tokens=500, predicted_tokens=3000)
     record_cache(dataclasses.replace(miss, cache_miss="plugin_drop"), "g")
     record_recall("g", "served")
+    record_window_learned("g", "context_error")
 
     after = samples_for("g")
     for metric, labels in used_metrics(dashboard).items():

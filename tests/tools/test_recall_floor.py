@@ -33,16 +33,19 @@ BEFORE_ISSUE_20 = {
     ("elide", 32_000): (2848, 633),
 }
 
-#: The same on this repository's made sessions (151 requests), a little under what they kept when
-#: this floor was set (this test with -s, no ../shared/sessions): auto 275, 113 at 8k; 320, 155 at
-#: 16k; 346, 181 at 32k; plan 273, 110; 323, 158; 340, 175; elide 251, 96; 317, 152; 352, 187.
+#: The same on this repository's made sessions (151 requests), a little under what they keep (this
+#: test with -s and LITELLM_BUDGET_SESSIONS=/nonexistent): auto 274, 112 at 8k; 320, 155 at 16k;
+#: 346, 181 at 32k; plan 259, 98; 315, 150; 334, 169; elide 251, 96; 317, 152; 352, 187. Plan's
+#: floors moved with its own digest and names shares (0.15 and 0.02; the CHANGELOG says why): with the
+#: shares of the other policies (0.11 and 0.08) it keeps 273, 110; 323, 158; 340, 175 here, as
+#: before, while on the shared sessions those shares gain it 0.12 to 0.16 of the old evidence.
 MADE = {
     ("auto", 8000): (270, 110),
     ("auto", 16_000): (315, 150),
     ("auto", 32_000): (340, 175),
-    ("plan", 8000): (265, 105),
-    ("plan", 16_000): (315, 155),
-    ("plan", 32_000): (335, 170),
+    ("plan", 8000): (255, 95),
+    ("plan", 16_000): (310, 145),
+    ("plan", 32_000): (330, 165),
     ("elide", 8000): (245, 90),
     ("elide", 16_000): (310, 150),
     ("elide", 32_000): (345, 180),

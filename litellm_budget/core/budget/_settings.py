@@ -21,11 +21,9 @@ PRIOR_RATIOS = (("claude", 1.1),)
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class BudgetSettings:
     """
-    How a request is fitted into its window. All defaults are the documented ones.
-
-    The same names are accepted by ``ContextBudget(...)``, by a deployment's
-    ``model_info: {litellm_budget: {...}}`` and, when the operator allows it, by a
-    request's ``metadata: {litellm_budget: {...}}``.
+    How a request is fitted into its window, the documented defaults; the same names are taken by
+    ``ContextBudget(...)``, a deployment's ``model_info: {litellm_budget: {...}}`` and, where the
+    operator allows it, a request's ``metadata: {litellm_budget: {...}}``.
     """
 
     #: ``auto``, ``elide``, ``plan`` or ``summarize`` (see ``core/policies/_registry.py``).
@@ -114,6 +112,8 @@ class BudgetSettings:
     prompt_cache_key: bool = False
     #: Learn each model's ratio of reported ``usage.prompt_tokens`` to our count.
     calibrate: bool = True
+    #: Seconds a window learned from a backend (``served_windows.py``) holds; then the configured one.
+    learned_window_ttl: float = 3600.0
     #: Pass a request whose size bound (its UTF-8 bytes, framing, tools and images) is under the
     #: budget untouched, or keep a conversation's edits while they fit with its new messages at
     #: their bound, with nothing tokenized on its path; its exact count is made right after
@@ -156,6 +156,7 @@ class BudgetSettings:
         _check(self.marker_placement in PLACEMENTS, "marker_placement", f"one of {list(PLACEMENTS)}")
         _check(all(is_number(r) and r > 0 for r in self.token_ratios.values()), "token_ratios", "positive ratios")
         _check(self.cache_lifetime > 0, "cache_lifetime", "a number of seconds > 0")
+        _check(self.learned_window_ttl > 0, "learned_window_ttl", "a number of seconds > 0")
         _check(all(is_number(t) and t > 0 for t in self.cache_lifetimes.values()), "cache_lifetimes", "seconds > 0")
         _check(non_negative_int(self.cache_min_tokens), "cache_min_tokens", "an int >= 0")
         _check(all(map(non_negative_int, self.cache_min_tokens_by.values())), "cache_min_tokens_by", "ints >= 0")

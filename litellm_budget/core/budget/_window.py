@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+import json
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import TypeVar
 
 from litellm_budget.core._checks import candidate_names, is_mapping, positive_int
@@ -42,7 +45,8 @@ def resolve_window(
 
 def model_map_window(model: str) -> int | None:
     """
-    ``max_input_tokens`` of ``model`` in ``litellm.model_cost``; ``None`` when unknown.
+    ``max_input_tokens`` of ``model`` in LiteLLM's model map as shipped (``shipped_windows``), or in
+    ``litellm.model_cost`` for a name registered since; ``None`` when unknown.
 
     The map is read directly: ``litellm.get_model_info`` asks a live server for some
     providers (ollama, lemonade) and ``get_max_tokens`` fetches from Hugging Face. The name is
@@ -50,7 +54,16 @@ def model_map_window(model: str) -> int | None:
     then without its provider prefixes (``openai/gpt-4o`` is ``gpt-4o``). A Router registers
     unknown deployments with ``max_input_tokens: None``, which also reads as unknown.
     """
-    return model_map_value(model, "max_input_tokens", positive_int)
+    import litellm
+
+    shipped = shipped_windows()
+    for name in candidate_names(model):
+        entry = litellm.model_cost.get(name)
+        found = shipped[name] if name in shipped else entry.get(WINDOW) if is_mapping(entry) else None
+        window = positive_int(found)
+        if window is not None:
+            return window
+    return None
 
 
 def model_map_value(model: str, field: str, accept: Callable[[object], _T | None]) -> _T | None:
@@ -65,3 +78,20 @@ def model_map_value(model: str, field: str, accept: Callable[[object], _T | None
             if value is not None:
                 return value
     return None
+
+
+@functools.cache
+def shipped_windows() -> Mapping[str, object]:
+    """
+    ``max_input_tokens`` by name in the model map LiteLLM ships (the file it loads with
+    ``LITELLM_LOCAL_MODEL_COST_MAP``), read once: a Router writes each deployment's ``model_info``
+    over the live map's entry of its backend model, so there one deployment's window becomes every
+    other's; this file no Router writes. A name it lacks (a newer map's, a custom model) is read live.
+    """
+    from importlib.resources import files
+
+    shipped = json.loads(files("litellm").joinpath("model_prices_and_context_window_backup.json").read_bytes())
+    return MappingProxyType({name: entry.get(WINDOW) for name, entry in shipped.items() if is_mapping(entry)})
+
+
+WINDOW = "max_input_tokens"

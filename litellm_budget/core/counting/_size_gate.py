@@ -55,6 +55,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from litellm_budget.core._canonical import as_json
+from litellm_budget.core._checks import is_mapping
 from litellm_budget.core._report import BudgetReport, elapsed_ms
 from litellm_budget.core.budget._limits import Limits, max_tokens_to_send
 from litellm_budget.core.counting._tokens import MESSAGE_OVERHEAD, NAME_OVERHEAD, MemoCounter, TokenCounter, counter_for
@@ -146,7 +147,8 @@ def new_bytes(messages: Sequence[Message], fmt: MessageFormat, *, above: float) 
     known, bound, total = Reading(messages, fmt.name).known, _bound_of(0), 0
     for index, message in enumerate(messages):
         if not known[index]:
-            total += fmt.count_message(bound, message)
+            # A malformed entry is the fit's to report (``unsupported``): here it only has a size.
+            total += fmt.count_message(bound, message) if is_mapping(message) else len(str(message))
             if total > above:
                 break
     return total

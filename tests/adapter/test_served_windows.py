@@ -1,0 +1,120 @@
+"""
+The window a deployment's backend serves: learned from its context-length error (scaled by its own
+count), from a silent truncation, never from other errors; applied to later requests, for a while;
+and a deployment without ``model_info`` never fitted to another deployment's window.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import litellm
+import pytest
+
+from litellm_budget import BudgetReport, BudgetSettings, ContextBudget
+from litellm_budget.adapter.served_windows import ServedWindows, Where
+from litellm_budget.adapter.targets import Target
+from tests.support.builders import agent_session
+
+pytestmark = pytest.mark.asyncio
+WHERE = Where("dep-1", "local")
+SETTINGS = BudgetSettings()
+
+
+def _sent(tokens: int, ratio: float = 1.0) -> BudgetReport:
+    return BudgetReport(model="openai/m", policy="auto", action="passthrough", tokens_after=tokens, token_ratio=ratio)
+
+
+def _target(window: int | None = 8192) -> Target:
+    return Target(model="openai/m", group="local", window=window, settings=SETTINGS, window_source="deployment")
+
+
+VLLM = (
+    "litellm.BadRequestError: OpenAIException - This model's maximum context length is 2048 tokens. "
+    "However, you requested 3000 tokens (2900 in the messages, 100 in the completion)."
+)
+
+
+async def test_a_context_error_teaches_the_served_window_in_the_plugins_units() -> None:
+    """The limit scaled by the plugin's count of what it sent over the backend's count of it."""
+    served = ServedWindows()
+
+    learned = await served.from_error(WHERE, Exception(VLLM), _sent(2320, ratio=1.25), SETTINGS, None)
+    target = served.applied(_target(), "dep-1", None)
+
+    assert learned == 2048 * 2900 // 2900  # 2320 counted at 1.25 is the backend's 2900
+    assert (target.window, target.window_source) == (2048, "context_error")
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        "litellm.RateLimitError: 429 Too Many Requests",
+        "litellm.BadRequestError: messages must be a list",
+        "litellm.InternalServerError: 500 internal error",
+        "litellm.AuthenticationError: Invalid API key",
+    ],
+)
+async def test_other_errors_teach_nothing(error: str) -> None:
+    served = ServedWindows()
+
+    assert await served.from_error(WHERE, Exception(error), _sent(5000), SETTINGS, None) is None
+    assert served.applied(_target(), "dep-1", None).window == 8192
+
+
+async def test_a_learned_window_lives_its_ttl_and_only_lowers() -> None:
+    served = ServedWindows()
+    await served.from_error(WHERE, Exception(VLLM), _sent(2900), BudgetSettings(learned_window_ttl=0.05), None)
+
+    assert served.applied(_target(1000), "dep-1", None).window == 1000  # already lower: kept
+    assert served.applied(_target(), "dep-2", None).window == 8192  # another deployment
+    time.sleep(0.06)
+    assert served.applied(_target(), "dep-1", None).window == 8192  # after its life: the configured one
+
+
+async def test_a_silent_truncation_is_learned_and_a_small_prompt_is_not() -> None:
+    """Ollama's cut reads as its window; a prompt under any window's size (a template's doing) does not."""
+    served = ServedWindows()
+
+    assert await served.from_usage(WHERE, 35, _sent(900), SETTINGS, None) is False
+    assert await served.from_usage(WHERE, 7000, _sent(9000), SETTINGS, None) is False  # within reason
+    assert await served.from_usage(WHERE, 2048, _sent(7000), SETTINGS, None) is True
+    target = served.applied(_target(), "dep-1", None)
+    assert (target.window, target.window_source) == (2048, "truncation")
+
+
+async def test_a_deployment_without_model_info_is_fitted_to_its_own_models_window(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The Router writes ``small``'s 4000 into LiteLLM's map entry of gpt-4o: ``big`` still gets 128000."""
+    # The Router's write is process-wide: the map it writes into is this test's copy.
+    monkeypatch.setattr(litellm, "model_cost", {name: dict(entry) for name, entry in litellm.model_cost.items()})
+    plugin = ContextBudget()
+    router = litellm.Router(
+        model_list=[
+            {
+                "model_name": "small",
+                "litellm_params": {"model": "openai/gpt-4o", "api_key": "sk-x", "mock_response": "ok"},
+                "model_info": {"max_input_tokens": 4000},
+            },
+            {
+                "model_name": "big",
+                "litellm_params": {"model": "openai/gpt-4o", "api_key": "sk-x", "mock_response": "ok"},
+            },
+        ]
+    )
+    assert litellm.model_cost["gpt-4o"]["max_input_tokens"] == 4000  # what LiteLLM did to the shared map
+    kwargs: dict[str, Any] = {
+        "model": "openai/gpt-4o",
+        "messages": agent_session(30, 700),
+        "metadata": {"model_group": "big"},
+        "model_info": {"id": "big-1"},
+        "litellm_call_id": "big-call",
+    }
+
+    await plugin.async_pre_call_deployment_hook(kwargs, "acompletion")
+    report = kwargs["metadata"]["spend_logs_metadata"]["litellm_budget"]
+
+    assert (report["action"], report["window"], report["window_source"]) == ("passthrough", 128000, "model_map")
+    del router
