@@ -32,7 +32,7 @@ test: install
 test-slow: install
 	$(BIN)/python -m pytest -m slow
 
-# The inner loop (under a minute): everything but the real proxy, subprocesses and session replays.
+# The inner loop (about two minutes on two cores): everything but the real proxy, subprocesses and session replays.
 test-fast: install
 	$(BIN)/python -m pytest -m "not proxy and not subprocess and not sessions"
 

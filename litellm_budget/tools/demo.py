@@ -35,7 +35,7 @@ def run_demo(config: Path, *, model: str, steps: int, out: TextIO) -> int:
     requests = list(requests_of(demo_session(steps)))
     with tempfile.TemporaryDirectory() as folder:
         log = Path(folder) / "proxy.log"
-        out.write(f"starting the LiteLLM proxy with {config} (log: {log}) ...\n")
+        out.write(f"starting the LiteLLM proxy with {config} (its log, removed when the demo ends: {log}) ...\n")
         out.flush()
         started = time.perf_counter()
         with (

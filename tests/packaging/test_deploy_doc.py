@@ -116,6 +116,25 @@ def test_the_replicas_share_the_redis_the_config_names() -> None:
     assert proxy["image"] in docs.block("text", "The image", "docker build", page=PAGE)
 
 
+def test_the_replicas_pull_the_image_built_and_pushed_to_a_registry() -> None:
+    """
+    The manifest's image names a registry and a tag (a bare name would be looked up on Docker Hub):
+    the one the page's commands build, tag and push, tagged with the plugin's version.
+    """
+    (proxy,) = of_kind("Deployment", "litellm-proxy")["spec"]["template"]["spec"]["containers"]
+    image = proxy["image"]
+    registry, _, rest = image.partition("/")
+    tag = rest.rpartition(":")[2]
+    commands = [shlex.split(line) for line in docs.block("text", "The image", "docker build", page=PAGE).splitlines()]
+    version = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+
+    assert "." in registry, f"{image}: no registry host"
+    assert tag == version
+    assert ["docker", "build", "-t", image, "."] in commands
+    assert ["docker", "push", image] in commands
+    assert proxy["imagePullPolicy"] == "IfNotPresent"
+
+
 @pytest.mark.subprocess
 def test_the_probe_is_a_route_of_the_proxy() -> None:
     """The readiness probe names a route LiteLLM's proxy serves (read from its health router, not started)."""

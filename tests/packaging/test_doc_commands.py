@@ -7,9 +7,12 @@ of CI (`.ci/run: ` and the line of `.ci/run` that runs it). A command on a page 
 not name fails `test_every_command_is_run_by_a_test`, and so does a name in `RUNS` that no page
 has any more: a new command cannot go in without a test, nor a test stay for a command gone.
 
-The commands run here run in bash, byte for byte, from a folder that holds what they name
-(`request.json`, `sessions/`, `../shared/sessions`) made of small synthetic sessions, with
-`litellm-budget` on PATH running this checkout.
+The commands run here run as written from the repository's root, as a user runs them in a fresh
+clone, on the example files they name (`examples/request.json`, `examples/sessions`: what
+`tests/support/made_sessions.py` writes), with `litellm-budget` on PATH running this checkout. A
+command that writes a file (`--plot replay_16k.png`) runs in a temporary copy of the folders it
+names, at the same relative paths, so it writes nothing into the repository; `litellm-budget demo`
+without `--config` runs from a folder outside the clone, as its page says it may.
 """
 
 from __future__ import annotations
@@ -34,10 +37,10 @@ from litellm_budget.adapter.invalid_settings import deployment_settings, deploym
 from litellm_budget.core.budget._setting_problems import apply_valid
 from litellm_budget.tools.cli import main
 from tests.support import docs
-from tests.support.builders import agent_session
-from tests.support.paths import DOCS, REPO_ROOT, SESSIONS_DIR, session_file
+from tests.support.paths import DOCS, REPO_ROOT
 
-#: Run by this module (``test_cheap_commands_run_as_written``, ``test_demo_commands_run_as_written``).
+#: Run by this module (``test_cheap_commands_run_as_written``, ``test_slow_commands_run_as_written``,
+#: ``test_demo_commands_run_as_written``).
 HERE = "here"
 #: Where `make X` is checked: its recipe runs what the pages say it runs (``make -n``).
 MAKE = "tests/packaging/test_doc_commands.py::test_make_targets_run_what_the_pages_say"
@@ -64,31 +67,32 @@ RUNS: dict[str, str] = {
     # docs/cli.md
     "litellm-budget --help": HERE,
     "litellm-budget replay --help": HERE,
-    "litellm-budget inspect request.json --model gpt-4o --window 16000": HERE,
-    "litellm-budget inspect request.json --model gpt-4o --window 16k --json": HERE,
-    "litellm-budget inspect ../shared/sessions/mini__django__django-14351.json --model gpt-4o --window 16k": HERE,
-    "litellm-budget replay sessions/ --model gpt-4o --window 8000,16000,32000 "
+    "litellm-budget inspect examples/request.json --model gpt-4o --window 16000": HERE,
+    "litellm-budget inspect examples/request.json --model gpt-4o --window 16k --json": HERE,
+    "litellm-budget inspect examples/sessions/made__shell.json --model gpt-4o --window 16k": HERE,
+    "litellm-budget replay examples/sessions --model gpt-4o --window 8000,16000,32000 "
     "--policy auto,plan,elide --baseline trim_messages,sliding --plot tokens.png": HERE,
-    "litellm-budget replay sessions/ --model gpt-4o --window 16000 --policy auto,plan "
+    "litellm-budget replay examples/sessions --model gpt-4o --window 16000 --policy auto,plan "
     "--baseline masking,clear_tool_uses,litellm_polyfill,langchain_trim "
     "--watermarks 0.5,0.6,0.75,0.85 --plot-cost cost.png": HERE,
-    "litellm-budget replay sessions/ --model gpt-4o --window 16k --config examples/config.yaml": HERE,
-    "litellm-budget replay sessions/ --model gpt-4o --window 16k --set watermark=0.8 --set protected_tail=12": HERE,
-    "litellm-budget inspect request.json --model gpt-4o --window 16k --config examples/config.yaml "
+    "litellm-budget replay examples/sessions --model gpt-4o --window 16k --config examples/config.yaml": HERE,
+    "litellm-budget replay examples/sessions --model gpt-4o --window 16k --set watermark=0.8 "
+    "--set protected_tail=12": HERE,
+    "litellm-budget inspect examples/request.json --model gpt-4o --window 16k --config examples/config.yaml "
     "--set policy=plan": HERE,
     "litellm-budget demo": HERE,
     "litellm-budget demo --config examples/config.yaml": HERE,
     # docs/how-it-decides.md, docs/cache.md, docs/summaries.md
-    "litellm-budget replay ../shared/sessions/mini__django__django-14351.json --model gpt-4o --window 16000 "
+    "litellm-budget replay examples/sessions/made__shell.json --model gpt-4o --window 16000 "
     "--policy auto --baseline trim_messages --rows": HERE,
-    "litellm-budget replay ../shared/sessions/mini__django__django-14351.json --model gpt-4o --window 16000 "
+    "litellm-budget replay examples/sessions/made__shell.json --model gpt-4o --window 16000 "
     "--policy auto,plan,elide --baseline trim_messages,sliding --plot replay_16k.png": HERE,
-    "litellm-budget replay ../shared/sessions --model gpt-4o --window 16000 --policy auto --no-progress": HERE,
-    "litellm-budget replay ../shared/sessions --model gpt-4o --window 16000 --policy auto --stateless "
+    "litellm-budget replay examples/sessions --model gpt-4o --window 16000 --policy auto --no-progress": HERE,
+    "litellm-budget replay examples/sessions --model gpt-4o --window 16000 --policy auto --stateless "
     "--no-progress": HERE,
-    "litellm-budget replay ../shared/sessions --model claude-sonnet-4-5 --format anthropic "
+    "litellm-budget replay examples/sessions --model claude-sonnet-4-5 --format anthropic "
     "--window 16000,32000 --policy auto --client-breakpoints last --cache-breakpoints": HERE,
-    "litellm-budget replay ../shared/sessions --model gpt-4o --window 8000,16000 --policy auto,summarize "
+    "litellm-budget replay examples/sessions --model gpt-4o --window 8000,16000 --policy auto,summarize "
     "--no-progress": HERE,
     # docs/development.md
     "make test-slow": ".ci/run: make test-slow",
@@ -112,18 +116,25 @@ MAKE_RECIPES = {
     "wheel": "pip wheel --quiet --no-deps -w dist .",
 }
 
-#: The sessions the shared-session commands find in ``../shared/sessions``: small and synthetic.
-SHARED_NAMES = ("mini__django__django-14351", "tau__airline_task00_trial3")
+#: What makes a command slow: LiteLLM's `trim_messages` recounts the whole history for every message
+#: it drops, tens of seconds on the example sessions on two cores; those run with the `slow` cases.
+SLOW_BASELINE = "trim_messages"
 
 
 def mapped() -> dict[str, str]:
     return {docs.normalized(command): runner for command, runner in RUNS.items()}
 
 
+def kind_of(command: docs.Command) -> str:
+    """``demo`` (it starts the proxy), ``slow`` (a `trim_messages` baseline) or ``cheap``."""
+    if command.key.startswith("litellm-budget demo"):
+        return "demo"
+    return "slow" if SLOW_BASELINE in command.key else "cheap"
+
+
 def run_here(kind: str) -> list[docs.Command]:
-    """The commands this module runs: the demo's (they start the proxy) or the rest."""
-    ours = [c for c in docs.commands() if mapped().get(c.key) == HERE]
-    return [c for c in ours if c.key.startswith("litellm-budget demo") == (kind == "demo")]
+    """The commands this module runs, of one kind: ``demo``, ``slow`` or ``cheap``."""
+    return [c for c in docs.commands() if mapped().get(c.key) == HERE and kind_of(c) == kind]
 
 
 def test_every_command_is_run_by_a_test() -> None:
@@ -154,6 +165,24 @@ def runner_exists(runner: str) -> bool:
     return bool(names) and any(isinstance(n, defined) and n.name == names[-1] for n in scope)
 
 
+def test_the_commands_run_here_name_only_files_of_the_clone() -> None:
+    """A `litellm-budget` command of the pages reads files a clone has, by paths relative to its root: none
+    outside it (a user's clone has no ``../shared``), none it lacks (but the plots a command writes)."""
+    outside, missing = [], []
+    for command in run_here("cheap") + run_here("slow") + run_here("demo"):
+        written = written_files(command.text)
+        for word in shlex.split(command.key):
+            if "/" not in word and not word.endswith(".json"):
+                continue
+            if word.startswith(("/", "..", "~")):
+                outside.append(f"{command.where()}: {word}")
+            elif word not in written and not (REPO_ROOT / word).exists():
+                missing.append(f"{command.where()}: {word}")
+
+    assert outside == []
+    assert missing == []
+
+
 def test_every_block_has_a_language() -> None:
     """A fenced block without a language (or with an unknown one) could hide a command from the test above."""
     unlabelled = [f"{docs.page_name(b.page)} '## {b.section}'" for b in docs.blocks() if b.lang not in docs.LANGUAGES]
@@ -161,23 +190,24 @@ def test_every_block_has_a_language() -> None:
     assert unlabelled == []
 
 
-@pytest.fixture(name="workspace")
-def fixture_workspace(tmp_path: Path) -> Path:
-    """A folder with what the commands name, and ``../shared/sessions`` beside it; small sessions only."""
-    work = tmp_path / "work"
-    (work / "sessions").mkdir(parents=True)
-    for number in range(2):
-        session = {"source": "test", "messages": agent_session(12, 700)}
-        (work / "sessions" / f"s{number}.json").write_text(json.dumps(session), encoding="utf-8")
-    (work / "request.json").write_text(json.dumps({"model": "gpt-4o", "messages": agent_session(30, 700)}))
-    (work / "examples").mkdir()
-    (work / "examples" / "config.yaml").write_text((REPO_ROOT / "examples" / "config.yaml").read_text())
-    shared = tmp_path / "shared" / "sessions"
-    shared.mkdir(parents=True)
-    for number, name in enumerate(SHARED_NAMES):
-        session = {"source": "test", "messages": agent_session(20 + number, 700)}
-        (shared / f"{name}.json").write_text(json.dumps(session), encoding="utf-8")
-    return work
+def named_folders(command: str) -> list[str]:
+    """The top folders of the repository that ``command`` names paths in: ``examples`` for ``examples/sessions``."""
+    words = shlex.split(docs.normalized(command))
+    return sorted({Path(w).parts[0] for w in words if "/" in w and (REPO_ROOT / Path(w).parts[0]).is_dir()})
+
+
+def folder_to_run_in(command: str, tmp_path: Path) -> Path:
+    """
+    The repository's root, where the pages' commands run; for a command that writes a file, a
+    temporary copy of the folders it names, at the same relative paths, so the repository stays as it was.
+    """
+    if not written_files(command):
+        return REPO_ROOT
+    copy = tmp_path / "clone"
+    for folder in named_folders(command):
+        shutil.copytree(REPO_ROOT / folder, copy / folder)
+    copy.mkdir(exist_ok=True)
+    return copy
 
 
 def shell(command: str, cwd: Path, tmp_path: Path, timeout: float) -> subprocess.CompletedProcess[str]:
@@ -236,38 +266,52 @@ def run_plain(command: str, cwd: Path, monkeypatch: pytest.MonkeyPatch) -> subpr
     return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())
 
 
-@pytest.mark.subprocess
-@pytest.mark.parametrize("command", run_here("cheap"), ids=lambda c: c.key)
-def test_cheap_commands_run_as_written(
-    command: docs.Command, workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def run_as_written(command: docs.Command, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """
-    Each `litellm-budget` command of the pages exits 0 on small inputs, and writes what it says it writes:
-    in bash through the console script where it is `--help` or uses shell syntax, else as bash would split it.
+    ``command`` exits 0 from the repository's root (or a copy of what it names, when it writes a
+    file), prints something, and writes what it says it writes: in bash through the console script
+    where it is `--help` or uses shell syntax, else as bash would split it.
     """
+    cwd = folder_to_run_in(command.text, tmp_path)
     plain = "--help" not in command.key.split() and not _SHELL_SYNTAX.search(command.text.strip())
     if plain:
-        done = run_plain(command.text.strip(), workspace, monkeypatch)
+        done = run_plain(command.text.strip(), cwd, monkeypatch)
     else:
-        done = shell(command.text, workspace, tmp_path, timeout=300)
+        done = shell(command.text, cwd, tmp_path, timeout=300)
 
     assert done.returncode == 0, f"{command.where()}: {command.text}\n{done.stderr[-3000:]}"
     assert "Traceback" not in done.stderr
     assert done.stdout.strip()
     for name in written_files(command.text):
-        assert (workspace / name).stat().st_size > 0, name
+        assert cwd != REPO_ROOT
+        assert (cwd / name).stat().st_size > 0, name
     if "--json" in command.key.split():
         json.loads(done.stdout)
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("command", run_here("cheap"), ids=lambda c: c.key)
+def test_cheap_commands_run_as_written(command: docs.Command, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each `litellm-budget` command of the pages, but the demo's and the slow ones, runs as written."""
+    run_as_written(command, tmp_path, monkeypatch)
+
+
+@pytest.mark.slow  # tens of seconds each: `trim_messages` on every request of the example sessions
+@pytest.mark.subprocess
+@pytest.mark.parametrize("command", run_here("slow"), ids=lambda c: c.key)
+def test_slow_commands_run_as_written(command: docs.Command, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each `litellm-budget replay` command of the pages with a `trim_messages` baseline runs as written."""
+    run_as_written(command, tmp_path, monkeypatch)
 
 
 @pytest.mark.slow  # tests/tools/test_cli.py runs the demo through the real proxy in the default run
 @pytest.mark.proxy
 @pytest.mark.subprocess
 @pytest.mark.parametrize("command", run_here("demo"), ids=lambda c: c.key)
-def test_demo_commands_run_as_written(command: docs.Command, workspace: Path, tmp_path: Path) -> None:
-    """The demo commands start the real proxy, replay the built-in session and stop it: from the clone with
-    `--config examples/config.yaml`, from any folder without."""
-    cwd = REPO_ROOT if "examples/" in command.text else workspace
+def test_demo_commands_run_as_written(command: docs.Command, tmp_path: Path) -> None:
+    """The demo commands start the real proxy, replay the built-in session and shut the proxy down: from
+    the clone's root with `--config examples/config.yaml`, from a folder outside the clone without."""
+    cwd = REPO_ROOT if "examples/" in command.text else tmp_path
 
     done = shell(command.text, cwd, tmp_path, timeout=300)
 
@@ -339,40 +383,15 @@ def test_flags_in_the_text_exist() -> None:
     assert unknown == []
 
 
-@pytest.mark.sessions
-def test_the_inspect_example_is_what_inspect_prints() -> None:
-    """
-    docs/cli.md's example output is what its command prints on the real shared session. Without
-    ../shared/sessions, the command runs as written on the made shell agent's session (the longest,
-    as the page's is of the shared ones), and prints the page's layout: its sections, headers, parts
-    and window line, its figures in their places, and a row per role and change in the last table.
-    """
-    session = session_file(SHARED_NAMES[0], "made__shell")
+def test_the_inspect_example_is_what_inspect_prints(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/cli.md's example output is what the first command of its section prints, from the clone's root."""
     shown = docs.block("text", "inspect", "indices  role", page=DOCS / "cli.md")
-    command = next(c for c in docs.commands(DOCS / "cli.md") if SHARED_NAMES[0] in c.text)
-    argv = shlex.split(command.text.replace(f"../shared/sessions/{SHARED_NAMES[0]}.json", str(session)), comments=True)
+    command = next(c for c in docs.commands(DOCS / "cli.md") if c.section == "inspect")
+    monkeypatch.chdir(REPO_ROOT)
     out = io.StringIO()
 
     with contextlib.redirect_stdout(out):
-        assert main(argv[1:]) == 0
+        assert main(shlex.split(command.text, comments=True)[1:]) == 0
 
-    if session.parent == SESSIONS_DIR:
-        assert out.getvalue() == shown
-        return
-    (printed, printed_rows), (page, page_rows) = layout(out.getvalue()), layout(shown)
-    assert printed == page
-    assert printed_rows
-    assert printed_rows <= page_rows
-
-
-def layout(text: str) -> tuple[list[str], set[str]]:
-    """
-    ``inspect``'s lines with every figure a ``#`` and spaces single, but the window line as it is
-    (the model and window make it); and apart, the rows of the last table, as many as the session has.
-    """
-    lines = [
-        line if line.startswith("window ") else re.sub(r"\s+", " ", re.sub(r"\d[\d,.]*(-\d+)?", "#", line))
-        for line in text.strip().splitlines()
-    ]
-    rows = lines.index("indices role messages tokens change") + 2
-    return lines[:rows], set(lines[rows:])
+    assert "examples/request.json" in command.key
+    assert out.getvalue() == shown

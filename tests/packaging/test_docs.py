@@ -157,13 +157,18 @@ def test_the_summaries_table_quotes_benchmarks_section_6() -> None:
 @pytest.mark.sessions
 @pytest.mark.slow  # 20 s: trim_messages on every request of the session
 def test_the_sawtooth_rows_are_what_the_replay_prints() -> None:
-    """docs/how-it-decides.md's requests of one shared session are what its --rows command prints today."""
+    """
+    docs/how-it-decides.md's requests of one shared session are what its --rows command prints today,
+    pointed at that session: the page's command replays the example session a clone has in its place.
+    """
     page = DOCS / "how-it-decides.md"
     command = next(c for c in docs.commands(page) if "--rows" in c.text)
     session = SESSIONS_DIR / "mini__django__django-14351.json"
     if not session.is_file():
         pytest.skip(f"{session} is absent")
-    argv = shlex.split(command.text.replace("../shared/sessions", str(SESSIONS_DIR)))[1:]
+    example = "examples/sessions/made__shell.json"
+    assert example in command.text
+    argv = shlex.split(command.text.replace(example, str(session)))[1:]
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert main([*argv, "--no-progress"]) == 0

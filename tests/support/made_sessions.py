@@ -2,8 +2,9 @@
 Agent sessions made for this repository's tests, in the shapes real agents send: a shell agent
 that reads, greps, edits with heredocs and runs tests; a function-calling agent with short JSON
 results and many turns; an editor-tool agent; a plain chat. Deterministic (seeded), so the files
-in ``tests/data/sessions`` are what ``python -m tests.support.made_sessions`` writes, and the
+in ``examples/sessions`` are what ``python -m tests.support.made_sessions`` writes, and the
 equivalence and invariant tests run in any clone (``../shared/sessions`` is the larger set CI has).
+It writes ``examples/request.json`` too: one request of the shell agent, the docs' ``inspect`` example.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from .paths import MADE_DIR
+from .paths import MADE_DIR, MADE_REQUEST
 
 _WORDS = (
     "value result config parser request handler buffer token window index cache query model field "
@@ -372,8 +373,34 @@ SESSIONS = {
 }
 
 
-def write(folder: Path = MADE_DIR) -> list[Path]:
-    """Write every made session as a session file (``{"source", "messages"}``) into ``folder``."""
+#: How many messages of the shell agent's session the example request sends: its first 40 steps
+#: after the system prompt and the task, about 20,400 tokens, so a 16k window trims it.
+REQUEST_MESSAGES = 82
+_BASH_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "bash",
+        "description": "Run one bash command in the repository and return its output.",
+        "parameters": {
+            "type": "object",
+            "properties": {"command": {"type": "string", "description": "The command to run."}},
+            "required": ["command"],
+        },
+    },
+}
+
+
+def request() -> dict[str, Any]:
+    """One request body in OpenAI's chat format: the shell agent's history before its next reply, with its tool."""
+    messages = shell_agent()[:REQUEST_MESSAGES]
+    return {"model": "gpt-4o", "messages": messages, "tools": [_BASH_TOOL], "max_tokens": 1000}
+
+
+def write(folder: Path = MADE_DIR, request_path: Path = MADE_REQUEST) -> list[Path]:
+    """
+    Write every made session as a session file (``{"source", "messages"}``) into ``folder``, and the
+    example request body to ``request_path``.
+    """
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for name, make in SESSIONS.items():
@@ -381,7 +408,8 @@ def write(folder: Path = MADE_DIR) -> list[Path]:
         body = {"source": "tests/support/made_sessions.py", "license": "MIT (this repository)", "messages": make()}
         path.write_text(json.dumps(body, indent=1) + "\n", encoding="utf-8")
         written.append(path)
-    return written
+    request_path.write_text(json.dumps(request(), indent=1) + "\n", encoding="utf-8")
+    return [*written, request_path]
 
 
 if __name__ == "__main__":

@@ -13,8 +13,11 @@ EXAMPLES = REPO_ROOT / "examples"
 README = REPO_ROOT / "README.md"
 DOCS = REPO_ROOT / "docs"
 """The pages the README links to; ``tests/support/docs.py`` reads them with the README."""
-#: The sessions made for this repository (``made_sessions.py`` writes them): in every clone.
-MADE_DIR = REPO_ROOT / "tests" / "data" / "sessions"
+#: The sessions made for this repository (``made_sessions.py`` writes them): in every clone, beside the
+#: other examples, so the docs' commands replay them from the clone's root (``examples/sessions``).
+MADE_DIR = EXAMPLES / "sessions"
+#: One request body the docs' ``litellm-budget inspect`` commands read (``made_sessions.py`` writes it too).
+MADE_REQUEST = EXAMPLES / "request.json"
 SESSIONS_DIR = Path(os.environ.get("LITELLM_BUDGET_SESSIONS", REPO_ROOT.parent / "shared" / "sessions"))
 """The real agent sessions (``../shared/sessions``); where it is absent, the tests replay the made ones."""
 
