@@ -36,21 +36,28 @@ def proxy_command(config: Path, host: str, port: int) -> list[str]:
     return [sys.executable, "-c", LAUNCH_CODE, "--config", str(config), "--host", host, "--port", str(port)]
 
 
-def wait_until_ready(
-    process: subprocess.Popen[bytes], base_url: str, timeout: float, log_tail: Callable[[], str]
+def wait_until_ready(  # noqa: PLR0913 - what differs between the servers started here
+    process: subprocess.Popen[bytes],
+    base_url: str,
+    timeout: float,
+    log_tail: Callable[[], str],
+    *,
+    path: str = READY_PATH,
+    name: str = "litellm proxy",
+    error: type[Exception] = ProxyStartError,
 ) -> None:
-    """Poll the readiness route; fail fast, with the log, if the process dies first."""
+    """Poll ``path`` (the proxy's readiness route) until a 200; fail fast, with the log, if the process dies first."""
     deadline = time.monotonic() + timeout
     with httpx.Client(timeout=2.0, trust_env=False) as client:
         while True:
             code = process.poll()
             if code is not None:
-                raise ProxyStartError(f"litellm proxy exited with {code} during start-up:\n{log_tail()}")
+                raise error(f"{name} exited with {code} during start-up:\n{log_tail()}")
             with contextlib.suppress(httpx.HTTPError):
-                if client.get(base_url + READY_PATH).status_code == 200:
+                if client.get(base_url + path).status_code == 200:
                     return
             if time.monotonic() >= deadline:
-                raise ProxyStartError(f"litellm proxy not ready after {timeout:.0f}s:\n{log_tail()}")
+                raise error(f"{name} not ready after {timeout:.0f}s:\n{log_tail()}")
             time.sleep(0.25)
 
 

@@ -21,13 +21,10 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
-
-from litellm_budget.tools.proxy_runner import free_port, stop_process
+from litellm_budget.tools.proxy_runner import free_port, stop_process, wait_until_ready
 from tests.support.llama_model import vocab_file
 
 __all__ = ["LlamaStartError", "llama_available", "llama_python", "llama_server", "log_tail"]
@@ -82,26 +79,18 @@ def llama_server(model: Path, n_ctx: int, *, log_path: Path | None = None, timeo
     with log_path.open("ab") as log:
         process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env)
         try:
-            _wait_until_ready(process, base_url, timeout, log_path)
+            wait_until_ready(
+                process,
+                base_url,
+                timeout,
+                lambda: log_tail(log_path),
+                path="/models",
+                name="llama.cpp server",
+                error=LlamaStartError,
+            )
             yield base_url
         except BaseException:
             print(f"--- llama.cpp server log ({log_path}):\n{log_tail(log_path)}", file=sys.stderr)
             raise
         finally:
             stop_process(process, grace=5.0)
-
-
-def _wait_until_ready(process: subprocess.Popen[bytes], base_url: str, timeout: float, log_path: Path) -> None:
-    """Poll ``GET /v1/models`` until it answers 200; fail fast, with the log, if the server dies first."""
-    deadline = time.monotonic() + timeout
-    with httpx.Client(timeout=2.0, trust_env=False) as client:
-        while True:
-            code = process.poll()
-            if code is not None:
-                raise LlamaStartError(f"llama.cpp server exited with {code} during start-up:\n{log_tail(log_path)}")
-            with contextlib.suppress(httpx.HTTPError):
-                if client.get(f"{base_url}/models").status_code == 200:
-                    return
-            if time.monotonic() >= deadline:
-                raise LlamaStartError(f"llama.cpp server not ready after {timeout:.0f}s:\n{log_tail(log_path)}")
-            time.sleep(0.1)
