@@ -11,7 +11,7 @@ import copy
 from collections.abc import MutableMapping
 from typing import Any
 
-from litellm_budget.core.api import Fitted, context_window_exceeded, model_map_window
+from litellm_budget.core.api import Fitted, context_window_exceeded
 
 from .calls import call_id_of
 from .context_management import apply_client_edits, read_compacted
@@ -74,10 +74,7 @@ class DeploymentPass(HookPass):
 
     def _fit(self) -> Fitted | None:
         # The window the deployment's backend showed it holds, where that is less than configured.
-        target = self.target
-        self.target = self.context.memory.served.applied(
-            target, deployment_of(self.request), model_map_window(target.model)
-        )
+        self.target = self.context.memory.served.applied(self.target, deployment_of(self.request))
         calls, shape = self.context.memory.calls, self.shape
         self.metadata = metadata_of(self.request, shape.metadata_key)
         served = calls.get(self.call_id).served

@@ -14,7 +14,15 @@ import time
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from litellm_budget.core.api import BoundedLRU, BudgetReport, BudgetSettings, is_int, is_mapping, served_limit
+from litellm_budget.core.api import (
+    BoundedLRU,
+    BudgetReport,
+    BudgetSettings,
+    is_int,
+    is_mapping,
+    model_map_window,
+    served_limit,
+)
 from litellm_budget.logs import get_logger
 
 from .metrics import record_window_learned
@@ -85,12 +93,12 @@ class ServedWindows:
         self._learned: BoundedLRU[ServedWindow] = BoundedLRU(max_deployments)
         self._read: BoundedLRU[float] = BoundedLRU(max_deployments)
 
-    def applied(self, target: Target, deployment: str, model_window: int | None) -> Target:
+    def applied(self, target: Target, deployment: str) -> Target:
         """``target`` with its window lowered to the learned one, where one is learned and lower."""
-        learned = self._learned.get(deployment)
-        if learned is None or time.monotonic() > learned.expires:
-            return target
-        current = target.window or model_window
+        learned = self.learned(deployment)
+        if learned is None:
+            return target  # the common case: nothing learned, nothing looked up
+        current = target.window or model_map_window(target.model)
         if current is not None and current <= learned.window:
             return target
         return dataclasses.replace(target, window=learned.window, window_source=learned.source)

@@ -29,7 +29,7 @@ class FitRequest:
     model: str
     #: The window to fit; ``None``: the model map's (``lookup``), then ``settings.default_window``.
     window: int | None = None
-    #: Where ``window`` came from (``deployment``, ``learned``, ...); ``None``: the caller's own (``given``).
+    #: Where ``window`` came from (``BudgetReport.window_source``); ``None``: the caller's own (``given``).
     window_source: str | None = None
     tools: Tools | None = None
     max_tokens: int | None = None

@@ -41,7 +41,7 @@ async def test_a_context_error_teaches_the_served_window_in_the_plugins_units() 
     served = ServedWindows()
 
     learned = await served.from_error(WHERE, Exception(VLLM), _sent(2320, ratio=1.25), SETTINGS, None)
-    target = served.applied(_target(), "dep-1", None)
+    target = served.applied(_target(), "dep-1")
 
     assert learned == 2048 * 2900 // 2900  # 2320 counted at 1.25 is the backend's 2900
     assert (target.window, target.window_source) == (2048, "context_error")
@@ -60,17 +60,19 @@ async def test_other_errors_teach_nothing(error: str) -> None:
     served = ServedWindows()
 
     assert await served.from_error(WHERE, Exception(error), _sent(5000), SETTINGS, None) is None
-    assert served.applied(_target(), "dep-1", None).window == 8192
+    assert served.applied(_target(), "dep-1").window == 8192
 
 
 async def test_a_learned_window_lives_its_ttl_and_only_lowers() -> None:
     served = ServedWindows()
     await served.from_error(WHERE, Exception(VLLM), _sent(2900), BudgetSettings(learned_window_ttl=0.05), None)
 
-    assert served.applied(_target(1000), "dep-1", None).window == 1000  # already lower: kept
-    assert served.applied(_target(), "dep-2", None).window == 8192  # another deployment
+    assert served.applied(_target(1000), "dep-1").window == 1000  # already lower: kept
+    assert served.applied(_target(), "dep-2").window == 8192  # another deployment
+    mapped = Target(model="openai/gpt-4o", group="local", window=None, settings=SETTINGS)
+    assert served.applied(mapped, "dep-1").window == 2048  # under the model map's 128000
     time.sleep(0.06)
-    assert served.applied(_target(), "dep-1", None).window == 8192  # after its life: the configured one
+    assert served.applied(_target(), "dep-1").window == 8192  # after its life: the configured one
 
 
 async def test_a_silent_truncation_is_learned_and_a_small_prompt_is_not() -> None:
@@ -80,7 +82,7 @@ async def test_a_silent_truncation_is_learned_and_a_small_prompt_is_not() -> Non
     assert await served.from_usage(WHERE, 35, _sent(900), SETTINGS, None) is False
     assert await served.from_usage(WHERE, 7000, _sent(9000), SETTINGS, None) is False  # within reason
     assert await served.from_usage(WHERE, 2048, _sent(7000), SETTINGS, None) is True
-    target = served.applied(_target(), "dep-1", None)
+    target = served.applied(_target(), "dep-1")
     assert (target.window, target.window_source) == (2048, "truncation")
 
 
