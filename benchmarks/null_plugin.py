@@ -67,6 +67,11 @@ class NullPlugin(CustomLogger):  # type: ignore[misc]  # litellm is untyped to m
     ) -> None:
         return None
 
+    async def async_post_call_failure_deployment_hook(
+        self, request_data: Any, exception: Exception, call_type: Any, fallback_depth: int | None = None
+    ) -> None:
+        return None
+
     async def async_log_failure_event(
         self, kwargs: dict[str, Any], response_obj: Any, start_time: Any, end_time: Any
     ) -> None:

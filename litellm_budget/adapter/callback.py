@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import AsyncIterator, Callable, MutableMapping
+from collections.abc import AsyncIterator, Callable, Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any, TypeVar, final
 
 from litellm.integrations.custom_logger import CustomLogger
@@ -17,6 +17,7 @@ from .calls import call_id_of
 from .coexistence import compression_registered
 from .config import ConfiguredSettings
 from .failopen import Guard
+from .fallbacks import FALLBACK_KEYS, is_refit_of, refit_refused, with_refit
 from .hook_pass import DEPLOYMENT_HOOK, FILTER_HOOK, PRE_CALL_HOOK, Context
 from .invalid_settings import check_at_start
 from .memory import Memory
@@ -24,6 +25,8 @@ from .metrics import prepare_metrics
 from .passes import DeploymentPass, FilterPass, GroupPass
 from .recall_server import RecallServer
 from .recall_tool import loop_depth
+from .request import read_metadata
+from .served_windows import deployment_of
 from .shapes import CHAT_SHAPE, shape_for
 from .summarizer import is_summary_call
 from .targets import deployment_target, group_target, pre_call_target
@@ -86,6 +89,9 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
     ) -> dict[str, Any]:
         """Proxy, before routing: fit the group's largest window (what any deployment needs)."""
         self._shared_cache = cache if cache is not None else self._shared_cache
+        with Guard(PRE_CALL_HOOK, fail_closed=self.settings.fail_closed).step("refit_fallback"):
+            if shape_for(call_type, data) is not None and isinstance(data.get("model"), str):
+                data[FALLBACK_KEYS[0]] = with_refit(data["model"], data, self._router_in_use())
         one = self._read(PRE_CALL_HOOK, functools.partial(self._group_pass, data, call_type))
         if one is not None:
             await one.before()
@@ -123,6 +129,9 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         self, kwargs: dict[str, Any], call_type: CallTypes | None
     ) -> dict[str, Any] | None:
         """SDK, Router and proxy, after a deployment is chosen: fit its window, or raise for fallbacks."""
+        group = read_metadata(kwargs).get("model_group")
+        if is_refit_of(kwargs, str(group)) and self._memory.served.learned(deployment_of(kwargs)) is None:
+            raise refit_refused(kwargs)  # the error taught no window: on to the operator's fallbacks
         one = self._read(
             DEPLOYMENT_HOOK, lambda settings, guard: self._deployment_pass(kwargs, call_type, settings, guard)
         )
@@ -183,11 +192,24 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         """
         await observers.learn(self._memory, self.settings, kwargs, response_obj, self._shared_cache)
 
+    async def async_post_call_failure_deployment_hook(
+        self,
+        request_data: Mapping[str, Any],
+        exception: Exception,
+        call_type: CallTypes | None,
+        fallback_depth: int | None = None,
+    ) -> None:
+        """
+        Every failed attempt, before LiteLLM's Router decides on its fallbacks: a backend's
+        context-length error teaches the deployment's window, so the refit (``with_refit``) has it.
+        """
+        await observers.failed_attempt(self._memory, self.settings, request_data, exception, self._shared_cache)
+
     async def async_log_failure_event(
         self, kwargs: dict[str, Any], response_obj: Any, start_time: Any, end_time: Any
     ) -> None:
-        """A backend's context-length error teaches its window; LiteLLM's own refusals say what would have gone."""
-        await observers.failed(self._memory, self.settings, kwargs, self._router_in_use(), self._shared_cache)
+        """A request LiteLLM's own pre-call checks refused before the plugin fitted it: what it would have sent."""
+        observers.unfitted(self._memory, self.settings, kwargs, self._router_in_use())
 
     def log_pre_api_call(self, model: Any, messages: Any, kwargs: dict[str, Any]) -> None:
         """Every call, just before it goes out: a request rejected here is being re-sent past the hooks."""

@@ -2,13 +2,78 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
 from .targets import Target, deployment_windows, group_deployments
 
 #: Where LiteLLM looks for fallbacks after a context-window error, in its order.
 FALLBACK_KEYS = ("context_window_fallbacks", "fallbacks")
+#: The key of the plugin's own fallback target: the same group again, fitted to the window its
+#: backend's error taught (``served_windows.py``). The Router copies a target's keys into the
+#: request and keeps them for later hops: its value names the group it is for, and the deployment
+#: hook takes it out of the request.
+REFIT_KEY = "litellm_budget_refit"
+
+
+def with_refit(group: str, request: Mapping[str, Any], router: Any) -> list[Any]:
+    """
+    The request's ``context_window_fallbacks`` with the group itself first, as a target LiteLLM's
+    Router tries once (a ``{"model": group}`` alone would count as attempted already): a backend's
+    context-length error is then answered within the same client call, by the request refitted to
+    the window the error stated, before any fallback the operator configured.
+    """
+    entries = _entries(FALLBACK_KEYS[0], request, router)
+    if _configured(FALLBACK_KEYS[0], request, router) is None:
+        # With no context-window fallbacks configured at all, LiteLLM sends a context error to the
+        # group's ``fallbacks`` (or the ``*`` ones): those come after the refit, as they would have.
+        theirs = _targets(_entries(FALLBACK_KEYS[1], request, router), (group, "*"))
+    else:
+        theirs = _targets(entries, (group,))
+    refit = {group: [{"model": group, REFIT_KEY: group}, *theirs]}
+    return [refit, *(entry for entry in entries if group not in entry)]
+
+
+def _configured(key: str, request: Mapping[str, Any], router: Any) -> Any:
+    """The request's fallbacks of ``key``, else the router's (``None``: neither has any), as LiteLLM reads them."""
+    configured = request.get(key)
+    return getattr(router, key, None) if configured is None else configured
+
+
+def _entries(key: str, request: Mapping[str, Any], router: Any) -> list[Mapping[str, Any]]:
+    """The mappings of group to targets of ``_configured``."""
+    return [entry for entry in _configured(key, request, router) or () if isinstance(entry, Mapping)]
+
+
+def _targets(entries: list[Mapping[str, Any]], names: tuple[str, ...]) -> list[Any]:
+    """The targets of the first of ``names`` that ``entries`` have, as a list."""
+    for name in names:
+        found = next((entry[name] for entry in entries if name in entry), None)
+        if found:
+            return list(found) if isinstance(found, list) else [found]
+    return []
+
+
+def refit_refused(request: Mapping[str, Any]) -> Exception:
+    """
+    The refit's answer where the backend's error taught no window (LiteLLM mapped it to a context
+    error in words ``served_limit`` does not read): the Router goes on to the operator's fallbacks.
+    """
+    import litellm
+
+    msg = "litellm_budget: the backend refused the request as over its context, and said no limit to refit it to"
+    error: Exception = litellm.ContextWindowExceededError(msg, str(request.get("model")), "litellm_budget")
+    return error
+
+
+def is_refit_of(request: Mapping[str, Any], group: str) -> bool:
+    """Whether ``request`` is the refit attempt of ``group``; the key is taken out of it either way."""
+    return isinstance(request, MutableMapping) and request.pop(REFIT_KEY, None) == group
+
+
+def is_refit(target: object) -> bool:
+    """Whether a fallback target is the plugin's own refit of the group (``with_refit``)."""
+    return isinstance(target, Mapping) and bool(target.get(REFIT_KEY))
 
 
 def has_fallbacks(group: str, request: Mapping[str, Any], router: Any) -> bool:
@@ -55,13 +120,8 @@ def largest_fallback_window(group: str, request: Mapping[str, Any], router: Any)
 
 def _fallback_groups(group: str, request: Mapping[str, Any], router: Any) -> Iterator[str]:
     for key in FALLBACK_KEYS:
-        configured = request.get(key)
-        if configured is None:
-            configured = getattr(router, key, None)
-        for entry in configured or ():
-            if isinstance(entry, Mapping):
-                for name in (group, "*"):
-                    targets = entry.get(name)
-                    yield from (
-                        str(t) for t in (targets if isinstance(targets, list) else [targets] if targets else [])
-                    )
+        for entry in _entries(key, request, router):
+            for name in (group, "*"):
+                targets = entry.get(name)
+                listed = targets if isinstance(targets, list) else [targets] if targets else []
+                yield from (str(t) for t in listed if not is_refit(t))

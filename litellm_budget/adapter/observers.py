@@ -7,7 +7,7 @@ defines them) and hands each its work here.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, MutableMapping
+from collections.abc import AsyncIterator, Callable, Mapping, MutableMapping
 from typing import Any
 
 from litellm_budget.core.api import BudgetSettings
@@ -75,16 +75,18 @@ async def learn(memory: Memory, settings: BudgetSettings, kwargs: dict[str, Any]
             await memory.calibration.learn_from(kwargs, response, settings, cache, served)
 
 
-async def failed(memory: Memory, settings: BudgetSettings, kwargs: dict[str, Any], router: Any, cache: Any) -> None:
-    """
-    A failed call: its backend's context-length error teaches the deployment's window; a request
-    LiteLLM's own pre-call checks refused before the plugin fitted it says what it would have sent.
-    """
-    guard = Guard("async_log_failure_event")
-    with guard.step("served_window", ends_pass=False):
-        served = memory.calls.get(call_id_of(kwargs)).served
-        await memory.served.from_error(Where.of(kwargs), kwargs.get("exception"), served, settings, cache)
-    with guard.step("unfitted"):
+async def failed_attempt(
+    memory: Memory, settings: BudgetSettings, request: Mapping[str, Any], error: Exception, cache: Any
+) -> None:
+    """A failed attempt: its backend's context-length error teaches the deployment's window."""
+    with Guard("async_post_call_failure_deployment_hook").step("served_window"):
+        served = memory.calls.get(call_id_of(request)).served  # type: ignore[arg-type]  # read only
+        await memory.served.from_error(Where.of(request), error, served, settings, cache)
+
+
+def unfitted(memory: Memory, settings: BudgetSettings, kwargs: dict[str, Any], router: Any) -> None:
+    """A request LiteLLM's own pre-call checks refused before the plugin fitted it: what it would have sent."""
+    with Guard("async_log_failure_event").step("unfitted"):
         report_unfitted(kwargs, settings, router, memory.ratio)
 
 

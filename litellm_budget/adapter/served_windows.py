@@ -18,6 +18,7 @@ from litellm_budget.core.api import (
     BoundedLRU,
     BudgetReport,
     BudgetSettings,
+    is_context_error,
     is_int,
     is_mapping,
     model_map_window,
@@ -116,11 +117,15 @@ class ServedWindows:
         window. The limit is in the backend's tokens: scaled by the plugin's count of what it sent over
         the backend's count of the same request, it is right in the plugin's units.
         """
-        said = served_limit(str(error)) if error is not None else None
+        text = str(error) if error is not None else ""
+        said, sent_tokens = served_limit(text), _sent_tokens(sent)
         if said is None:
-            return None
+            if not sent_tokens or not is_context_error(text):
+                return None
+            # A context-length error without a number (Bedrock's, Ollama's): a quarter less than what
+            # was sent, and a quarter less again at its next such error.
+            return await self._learn(where, sent_tokens * 3 // 4, "context_error", settings, cache, backend="unnamed")
         window = said.limit
-        sent_tokens = _sent_tokens(sent)
         if said.counted and sent_tokens:
             window = said.limit * sent_tokens // said.counted
         return await self._learn(where, window, "context_error", settings, cache, backend=said.backend)

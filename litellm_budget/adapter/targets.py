@@ -60,8 +60,10 @@ class Target:
         """
         What decides a fit besides the messages (the model, its window, the settings): a conversation's
         edits are reused only under the same, never by another model group's fit of the same model.
+        The window as the fit resolves it, so a hook that names it and one that looks it up agree.
         """
-        return f"{self.model}:{self.window}:{digest(repr(self.settings), 16)}"
+        window = self.window or _known_window(self.model) or self.settings.default_window
+        return f"{self.model}:{window}:{digest(repr(self.settings), 16)}"
 
     def fit_request(self, parts: Parts, fmt: MessageFormat, ratio: float | None, **known: Any) -> FitRequest:
         """

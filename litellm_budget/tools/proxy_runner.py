@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import signal
 import socket
@@ -36,28 +37,34 @@ def proxy_command(config: Path, host: str, port: int) -> list[str]:
     return [sys.executable, "-c", LAUNCH_CODE, "--config", str(config), "--host", host, "--port", str(port)]
 
 
-def wait_until_ready(  # noqa: PLR0913 - what differs between the servers started here
+@dataclasses.dataclass(frozen=True, slots=True)
+class Readiness:
+    """How a server started here says it is ready: the route that answers 200, its name, the error if never."""
+
+    path: str = READY_PATH
+    name: str = "litellm proxy"
+    error: type[Exception] = ProxyStartError
+
+
+def wait_until_ready(
     process: subprocess.Popen[bytes],
     base_url: str,
     timeout: float,
     log_tail: Callable[[], str],
-    *,
-    path: str = READY_PATH,
-    name: str = "litellm proxy",
-    error: type[Exception] = ProxyStartError,
+    ready: Readiness = Readiness(),
 ) -> None:
-    """Poll ``path`` (the proxy's readiness route) until a 200; fail fast, with the log, if the process dies first."""
+    """Poll ``ready.path`` until a 200; fail fast, with the log, if the process dies first."""
     deadline = time.monotonic() + timeout
     with httpx.Client(timeout=2.0, trust_env=False) as client:
         while True:
             code = process.poll()
             if code is not None:
-                raise error(f"{name} exited with {code} during start-up:\n{log_tail()}")
+                raise ready.error(f"{ready.name} exited with {code} during start-up:\n{log_tail()}")
             with contextlib.suppress(httpx.HTTPError):
-                if client.get(base_url + path).status_code == 200:
+                if client.get(base_url + ready.path).status_code == 200:
                     return
             if time.monotonic() >= deadline:
-                raise error(f"{name} not ready after {timeout:.0f}s:\n{log_tail()}")
+                raise ready.error(f"{ready.name} not ready after {timeout:.0f}s:\n{log_tail()}")
             time.sleep(0.25)
 
 

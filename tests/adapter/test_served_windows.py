@@ -13,11 +13,11 @@ import litellm
 import pytest
 
 from litellm_budget import BudgetReport, BudgetSettings, ContextBudget
+from litellm_budget.adapter.fallbacks import REFIT_KEY, has_fallbacks, is_refit_of, with_refit
 from litellm_budget.adapter.served_windows import ServedWindows, Where
 from litellm_budget.adapter.targets import Target
 from tests.support.builders import agent_session
 
-pytestmark = pytest.mark.asyncio
 WHERE = Where("dep-1", "local")
 SETTINGS = BudgetSettings()
 
@@ -36,6 +36,7 @@ VLLM = (
 )
 
 
+@pytest.mark.asyncio
 async def test_a_context_error_teaches_the_served_window_in_the_plugins_units() -> None:
     """The limit scaled by the plugin's count of what it sent over the backend's count of it."""
     served = ServedWindows()
@@ -56,6 +57,7 @@ async def test_a_context_error_teaches_the_served_window_in_the_plugins_units() 
         "litellm.AuthenticationError: Invalid API key",
     ],
 )
+@pytest.mark.asyncio
 async def test_other_errors_teach_nothing(error: str) -> None:
     served = ServedWindows()
 
@@ -63,6 +65,7 @@ async def test_other_errors_teach_nothing(error: str) -> None:
     assert served.applied(_target(), "dep-1").window == 8192
 
 
+@pytest.mark.asyncio
 async def test_a_learned_window_lives_its_ttl_and_only_lowers() -> None:
     served = ServedWindows()
     await served.from_error(WHERE, Exception(VLLM), _sent(2900), BudgetSettings(learned_window_ttl=0.05), None)
@@ -75,6 +78,7 @@ async def test_a_learned_window_lives_its_ttl_and_only_lowers() -> None:
     assert served.applied(_target(), "dep-1").window == 8192  # after its life: the configured one
 
 
+@pytest.mark.asyncio
 async def test_a_silent_truncation_is_learned_and_a_small_prompt_is_not() -> None:
     """Ollama's cut reads as its window; a prompt under any window's size (a template's doing) does not."""
     served = ServedWindows()
@@ -86,6 +90,7 @@ async def test_a_silent_truncation_is_learned_and_a_small_prompt_is_not() -> Non
     assert (target.window, target.window_source) == (2048, "truncation")
 
 
+@pytest.mark.asyncio
 async def test_a_deployment_without_model_info_is_fitted_to_its_own_models_window(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -120,3 +125,55 @@ async def test_a_deployment_without_model_info_is_fitted_to_its_own_models_windo
 
     assert (report["action"], report["window"], report["window_source"]) == ("passthrough", 128000, "model_map")
     del router
+
+
+@pytest.mark.asyncio
+async def test_a_context_error_without_a_number_teaches_a_quarter_less() -> None:
+    served = ServedWindows()
+    error = Exception("litellm.BadRequestError: BedrockException - Input is too long for requested model.")
+
+    assert await served.from_error(WHERE, error, _sent(4000), SETTINGS, None) == 3000
+
+
+class FallbackRouter:
+    """The two fallback lists a Router holds."""
+
+    def __init__(self) -> None:
+        self.context_window_fallbacks: list[Any] | None = [{"small": ["big"]}, {"other": ["big"]}]
+        self.fallbacks = [{"local": ["cloud"]}, {"*": ["anywhere"]}]
+
+
+def test_the_refit_comes_first_and_the_operators_fallbacks_after_it() -> None:
+    """The group itself, then its own context-window fallbacks, else its fallbacks, as LiteLLM would go on."""
+    router = FallbackRouter()
+    refit = {"model": "small", REFIT_KEY: "small"}
+
+    assert with_refit("small", {}, router) == [{"small": [refit, "big"]}, {"other": ["big"]}]
+    assert with_refit("local", {}, router)[0] == {"local": [{"model": "local", REFIT_KEY: "local"}]}
+    assert with_refit("small", {"context_window_fallbacks": []}, router) == [{"small": [refit]}]
+    router.context_window_fallbacks = None  # none configured: LiteLLM goes on to the plain fallbacks
+    assert with_refit("local", {}, router)[0] == {"local": [{"model": "local", REFIT_KEY: "local"}, "cloud"]}
+    assert with_refit("x", {}, router)[0] == {"x": [{"model": "x", REFIT_KEY: "x"}, "anywhere"]}
+    assert not has_fallbacks("y", {"context_window_fallbacks": with_refit("y", {}, None)}, None)
+
+
+def test_a_refit_key_is_taken_out_and_names_its_group() -> None:
+    """The Router keeps a target's keys for later hops: only the named group's attempt is its refit."""
+    request: dict[str, Any] = {"model": "big", REFIT_KEY: "small"}
+
+    assert not is_refit_of(request, "big")
+    assert REFIT_KEY not in request
+    assert is_refit_of({REFIT_KEY: "small"}, "small")
+
+
+def test_a_conversation_is_scoped_by_the_window_the_fit_resolves() -> None:
+    """A hook that names the model map's window and one that looks it up keep one conversation's edits."""
+    named = Target(model="openai/gpt-4o", group="g", window=128000, settings=SETTINGS)
+    looked_up = Target(model="openai/gpt-4o", group="g", window=None, settings=SETTINGS)
+
+    assert named.fit_scope == looked_up.fit_scope
+    assert named.fit_scope != Target(model="openai/gpt-4o", group="g", window=4000, settings=SETTINGS).fit_scope
+    assert (
+        named.fit_scope
+        != Target(model="openai/gpt-4o", group="g", window=128000, settings=BudgetSettings(policy="plan")).fit_scope
+    )

@@ -1,9 +1,10 @@
 """
 Window truth on a real backend: a deployment configured at 8192 in front of a llama.cpp server
-started with ``--n_ctx 2048`` (llama-cpp-python, the tiny Llama 3 model), through the real proxy.
-The server's own context-length error teaches the plugin the window it holds: one upstream error
-at most, then every request of a growing conversation is answered inside the served window, and
-the report names the learned window and where it came from.
+started with ``--n_ctx 2048`` (llama-cpp-python, the tiny Llama 3 model), through the real proxy
+and through the SDK's Router. The server's own context-length error teaches the plugin the window
+it holds, and the request that drew it is refitted within its own call: one upstream error, none
+for the client, and every request of a growing conversation answered inside the served window,
+the report naming the learned window and where it came from.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import litellm
 import pytest
 
+from litellm_budget import ContextBudget
 from tests.support.builders import chat_session
 from tests.support.llama_model import tiny_model, vocab_file
 from tests.support.llama_server import llama_available, llama_server
@@ -28,49 +31,90 @@ CONFIGURED = 8192
 PREFIX_HIT = re.compile(r"(\d+) prefix-match hit, remaining (\d+) prompt tokens to eval")
 
 
-@pytest.fixture(name="served", scope="module")
-def fixture_served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ProxyProcess, Path]]:
-    """The proxy in front of the server, and the server's log."""
+@pytest.fixture(name="llama", scope="module")
+def fixture_llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """The server at ``--n_ctx 2048``, and its log."""
     if not llama_available():
         pytest.skip("no llama.cpp server: run .ci/llama (installs llama-cpp-python[server]==0.3.36 into .venv)")
     vocab = vocab_file()
     assert vocab is not None
-    folder = tmp_path_factory.mktemp("llama")
-    log = folder / "llama.log"
+    log = tmp_path_factory.mktemp("llama") / "llama.log"
     with llama_server(tiny_model(vocab), N_CTX, log_path=log) as base_url:
-        params = {"model": "openai/tiny-llama", "api_base": base_url, "api_key": "sk-local"}
-        config = {
-            "model_list": [
-                {"model_name": "local", "litellm_params": params, "model_info": {"max_input_tokens": CONFIGURED}}
-            ],
-            "litellm_settings": {"callbacks": ["litellm_budget.handler"], "num_retries": 0},
-            "general_settings": {"master_key": "sk-llama-window-test"},
-        }
-        with start_proxy(config, tmp_path=folder) as proxy:
-            yield proxy, log
+        yield base_url, log
+
+
+def _deployment(base_url: str) -> dict[str, Any]:
+    params = {"model": "openai/tiny-llama", "api_base": base_url, "api_key": "sk-local"}
+    return {"model_name": "local", "litellm_params": params, "model_info": {"max_input_tokens": CONFIGURED}}
+
+
+@pytest.fixture(name="served", scope="module")
+def fixture_served(llama: tuple[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyProcess]:
+    """The proxy in front of the server."""
+    config = {
+        "model_list": [_deployment(llama[0])],
+        "litellm_settings": {"callbacks": ["litellm_budget.handler"], "num_retries": 0},
+        "general_settings": {"master_key": "sk-llama-window-test"},
+    }
+    with start_proxy(config, tmp_path=tmp_path_factory.mktemp("proxy")) as proxy:
+        yield proxy
+
+
+def _refused(log: Path) -> int:
+    """How many requests the server answered with a 400 so far."""
+    return log.read_text(errors="replace").count('"POST /v1/chat/completions HTTP/1.1" 400')
 
 
 def _ask(proxy: ProxyProcess, messages: list[dict[str, Any]]) -> tuple[int, Any, Any]:
     return post_chat(proxy, {"model": "local", "messages": messages, "max_tokens": 4, "temperature": 0}, timeout=120)
 
 
-def test_the_served_window_is_learned_and_every_later_request_fits(served: tuple[ProxyProcess, Path]) -> None:
-    """At most one context error from the backend; every later turn answered, reported at the learned window."""
-    proxy, log = served
+def test_the_served_window_is_learned_and_every_later_request_fits(
+    served: ProxyProcess, llama: tuple[str, Path]
+) -> None:
+    """One context error from the backend, none for the client; every turn answered, at the learned window."""
+    proxy, log = served, llama[1]
+    refused_before = _refused(log)
     # Plain turns (the server's Llama 3 template leaves tool results out): about 7,000 tokens in all.
     session = chat_session(16, 400)
     outcomes = [_ask(proxy, session[: end + 1]) for end in range(2, len(session), 2)]
     statuses = [status for status, _, _ in outcomes]
     errors = [json.dumps(payload) for status, _, payload in outcomes if status != 200]
 
-    assert len(errors) <= 1, errors
-    assert all("maximum context length is 2048" in error for error in errors)
-    assert statuses[-3:] == [200, 200, 200]
+    server_log = log.read_text(errors="replace")
+    refused = _refused(log) - refused_before
+
+    assert errors == []  # the one request the backend refused was refitted within its own call
+    assert statuses == [200] * len(outcomes)
+    assert refused == 1, server_log[-3000:]
     last = outcomes[-1][1]
     assert last["x-litellm-budget-window-source"] == "context_error"
     assert int(last["x-litellm-budget-window"]) <= N_CTX
     assert last["x-litellm-budget-action"] == "trimmed"
     # What reached the server after it was learned: every prompt inside its --n_ctx.
-    evaluated = [int(hit) + int(rest) for hit, rest in PREFIX_HIT.findall(log.read_text(errors="replace"))]
+    evaluated = [int(hit) + int(rest) for hit, rest in PREFIX_HIT.findall(server_log)]
     assert evaluated
     assert max(evaluated[-3:]) <= N_CTX
+
+
+@pytest.mark.asyncio
+async def test_the_sdk_router_refits_with_the_documented_fallback(llama: tuple[str, Path]) -> None:
+    """docs/limits.md's Router line: the same refit within the call, through ``Router.acompletion``."""
+    base_url, log = llama
+    refused_before = _refused(log)
+    router = litellm.Router(
+        model_list=[{**_deployment(base_url), "model_info": {"id": "sdk-local", "max_input_tokens": CONFIGURED}}],
+        context_window_fallbacks=[{"local": [{"model": "local", "litellm_budget_refit": "local"}]}],
+    )
+    litellm.callbacks = [ContextBudget(router=router)]
+    try:
+        session = chat_session(16, 400)
+        answers = [
+            await router.acompletion(model="local", messages=session[: end + 1], max_tokens=4, temperature=0)
+            for end in range(2, len(session), 2)
+        ]
+    finally:
+        litellm.callbacks = []
+
+    assert len(answers) == len(range(2, len(session), 2))
+    assert _refused(log) - refused_before == 1

@@ -162,7 +162,7 @@ class TestRejection:
             proxy, {"model": "small-ctx", "messages": [system(text(3000)), user("question")]}
         )
 
-        assert status == 200
+        assert status == 200, payload
         assert payload["choices"][0]["message"]["content"] == "ok"
         assert upstream.requests[-1]["model"] == "acme-big"
 

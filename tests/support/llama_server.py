@@ -24,7 +24,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from litellm_budget.tools.proxy_runner import free_port, stop_process, wait_until_ready
+from litellm_budget.tools.proxy_runner import Readiness, free_port, stop_process, wait_until_ready
 from tests.support.llama_model import vocab_file
 
 __all__ = ["LlamaStartError", "llama_available", "llama_python", "llama_server", "log_tail"]
@@ -79,15 +79,8 @@ def llama_server(model: Path, n_ctx: int, *, log_path: Path | None = None, timeo
     with log_path.open("ab") as log:
         process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env)
         try:
-            wait_until_ready(
-                process,
-                base_url,
-                timeout,
-                lambda: log_tail(log_path),
-                path="/models",
-                name="llama.cpp server",
-                error=LlamaStartError,
-            )
+            ready = Readiness("/models", "llama.cpp server", LlamaStartError)
+            wait_until_ready(process, base_url, timeout, lambda: log_tail(log_path), ready)
             yield base_url
         except BaseException:
             print(f"--- llama.cpp server log ({log_path}):\n{log_tail(log_path)}", file=sys.stderr)
