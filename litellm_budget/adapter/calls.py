@@ -1,7 +1,8 @@
 """
 A call's life in one place: one record per call in one bounded store, keyed by LiteLLM's call id
-(the one function here reads it: ``call_id_of``), its state named (``CallState``) and moved by
-the transitions of ``Calls``, each named for what a hook did (docs/development.md draws them).
+(the one function here reads it: ``call_id_of``), changed by the transitions of ``Calls``, each
+named for what a hook did; its fields are where the call is, and the hooks read them (a list lent,
+a report served, deferred or refused; docs/development.md draws them).
 
 A call's hooks, retries and fallbacks each see their own copy of LiteLLM's kwargs, so nothing is
 kept on the kwargs: the ``litellm_call_id`` LiteLLM makes for each call, and keeps across all of
@@ -11,7 +12,6 @@ them, finds the record again.
 from __future__ import annotations
 
 import dataclasses
-import enum
 import threading
 import uuid
 from collections.abc import Callable, Mapping, MutableMapping
@@ -48,25 +48,6 @@ def loop_call_id(logging_obj: object, kwargs: MutableMapping[str, Any]) -> str:
     return found if isinstance(found, str) and found else call_id_of(kwargs)
 
 
-class CallState(enum.Enum):
-    """Where a call is in its life (the transition that put it there: ``Calls``)."""
-
-    #: No hook has done anything with it yet (or its lent list was given back: it is fitted next).
-    FRESH = "fresh"
-    #: The Router's filter hook trimmed the caller's own list in place (``lend``).
-    LENT = "lent"
-    #: What it sends is known and reported (``fitted``, ``sent_as_it_came``).
-    FITTED = "fitted"
-    #: Sent on the size gate's bound; its report's exact count comes after it left (``counted``).
-    COUNTING = "counting"
-    #: Handed, untrimmed, to a fallback with a bigger window (``deferred``).
-    DEFERRED = "deferred"
-    #: Refused here with ``ContextWindowExceededError`` (``refused``).
-    REFUSED = "refused"
-    #: The provider answered (``answered``).
-    ANSWERED = "answered"
-
-
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class CallRecord:
     """
@@ -75,7 +56,6 @@ class CallRecord:
     fitting again, quietly: the result is the same, and it was reported once already.
     """
 
-    state: CallState = CallState.FRESH
     #: The caller's list the filter hook trimmed in place, until the deployment hook gives it back.
     lent: Lent | None = None
     #: Each fit of the call: what it was fitted from, and what it sent.
@@ -130,44 +110,38 @@ class Calls:
                 self._records.put(call_id, change(self.get(call_id)))
 
     def fitted(self, call_id: str, fitted_input: FitRecord, output: FitRecord, report: BudgetReport) -> None:
-        """A hook sent a fit of the call (FITTED, or COUNTING on the gate's bound): its report is what it sent."""
-        state = CallState.FITTED if report.tokens_exact else CallState.COUNTING
+        """A hook sent a fit of the call: its report is what it sent (on the gate's bound: counted later)."""
         fits = (fitted_input, output)
-        self.update(call_id, lambda r: dataclasses.replace(r, fits=(*r.fits, fits), served=report, state=state))
+        self.update(call_id, lambda r: dataclasses.replace(r, fits=(*r.fits, fits), served=report))
 
     def sent_as_it_came(self, call_id: str, report: BudgetReport) -> None:
-        """A hook sent the request untouched, one this plugin will not fit (FITTED): ``report`` says why."""
-        self.update(call_id, lambda r: dataclasses.replace(r, served=report, state=CallState.FITTED))
+        """A hook sent the request untouched, one this plugin will not fit: ``report`` says why."""
+        self.update(call_id, lambda r: dataclasses.replace(r, served=report))
 
     def counted(self, call_id: str, bound: BudgetReport, exact: BudgetReport) -> None:
-        """The count the size gate left for later is done (COUNTING to FITTED): the report is exact."""
+        """The count the size gate left for later is done: the report it served is exact."""
 
         def change(record: CallRecord) -> CallRecord:
             if record.served is not bound:
                 return record  # a later attempt's report stands
-            return dataclasses.replace(record, served=exact, state=CallState.FITTED)
+            return dataclasses.replace(record, served=exact)
 
         self.update(call_id, change)
 
     def deferred(self, call_id: str, report: BudgetReport) -> None:
-        """The call was handed to a fallback (DEFERRED): remember why, for the attempt that serves it."""
-        self.update(call_id, lambda r: dataclasses.replace(r, deferred=report, state=CallState.DEFERRED))
+        """The call was handed to a fallback: remember why, for the attempt that serves it."""
+        self.update(call_id, lambda r: dataclasses.replace(r, deferred=report))
 
     def refused(self, call_id: str, report: BudgetReport, model_group: str) -> None:
-        """The call was refused here (REFUSED); nothing it sent before stands."""
+        """The call was refused here; nothing it sent before stands."""
         refusal = (report, model_group)
-        self.update(call_id, lambda r: dataclasses.replace(r, rejected=refusal, served=None, state=CallState.REFUSED))
-
-    def answered(self, call_id: str) -> None:
-        """The provider answered the call (ANSWERED)."""
-        if call_id and self.get(call_id) is not NO_RECORD:
-            self.update(call_id, lambda r: dataclasses.replace(r, state=CallState.ANSWERED))
+        self.update(call_id, lambda r: dataclasses.replace(r, rejected=refusal, served=None))
 
     def lend(self, call_id: str, fitted: list[Any], lent: Lent) -> None:
-        """The filter hook trims the caller's list in place (LENT), until ``give_back``; nothing without an id."""
+        """The filter hook trims the caller's list in place, until ``give_back``; nothing without an id."""
         if not call_id:
             return
-        self.update(call_id, lambda r: dataclasses.replace(r, lent=lent, state=CallState.LENT))
+        self.update(call_id, lambda r: dataclasses.replace(r, lent=lent))
         self._returned(self._lent.lend(call_id, fitted, lent))
 
     def lent_of(self, call_id: str) -> Lent | None:
@@ -175,7 +149,7 @@ class Calls:
         return self.get(call_id).lent
 
     def give_back(self, call_id: str) -> Lent | None:
-        """The deployment hook restores the caller's list (FRESH: fitted next) and gets what was lent."""
+        """The deployment hook restores the caller's list (to be fitted next) and gets what was lent."""
         lent = self._lent.give_back(call_id)
         self._returned(call_id if lent is not None else None)
         return lent
@@ -186,16 +160,16 @@ class Calls:
         if found is not None:
             other, lent = found
             self._returned(other)
-            self.update(call_id, lambda r: dataclasses.replace(r, lent=lent, state=CallState.LENT))
+            self.update(call_id, lambda r: dataclasses.replace(r, lent=lent))
 
     def reclaim(self, messages: list[Any]) -> None:
         """A list still lent, seen again by the filter hook: its call failed between the hooks."""
         self._returned(self._lent.reclaim(messages))
 
     def _returned(self, call_id: str | None) -> None:
-        """The list lent for ``call_id`` is back with its caller (or forgotten): its call is FRESH."""
+        """The list lent for ``call_id`` is back with its caller (or forgotten)."""
         if call_id and self.get(call_id).lent is not None:
-            self.update(call_id, lambda r: dataclasses.replace(r, lent=None, state=CallState.FRESH))
+            self.update(call_id, lambda r: dataclasses.replace(r, lent=None))
 
     def resent_after_rejection(self, call_id: str) -> tuple[BudgetReport, str] | None:
         """The rejection of ``call_id`` when nothing was served for it since; asked once, on its way out."""

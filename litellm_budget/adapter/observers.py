@@ -61,7 +61,6 @@ async def streamed(memory: Memory, response: Any, request_data: dict[str, Any]) 
 async def learn(memory: Memory, settings: BudgetSettings, kwargs: dict[str, Any], response: Any, cache: Any) -> None:
     """From the usage a provider reported: what its prompt cache did, and its token ratio."""
     memory.later.settle()
-    memory.calls.answered(call_id_of(kwargs))
     guard = Guard("async_log_success_event")
     with guard.step("cache_truth", ends_pass=False):
         observe_success(memory.prompts, memory.calls, kwargs, response, settings)

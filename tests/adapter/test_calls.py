@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from litellm_budget.adapter.calls import Calls, CallState, call_id_of
+from litellm_budget.adapter.calls import Calls, call_id_of
 from litellm_budget.adapter.fit_records import FitRecord, record_of
 from litellm_budget.adapter.lending import Lent
 from litellm_budget.core._report import BudgetReport
@@ -112,39 +112,35 @@ class TestCallId:
         assert bare["litellm_call_id"] == minted == call_id_of(bare)
 
 
-class TestStates:
-    """Each transition names where the call is; the record holds the list lent in place."""
+class TestTransitions:
+    """Each transition changes the fields the hooks read; the record holds the list lent in place."""
 
-    def test_a_fitted_call_is_fitted_then_answered(self) -> None:
+    def test_a_fitted_call_serves_its_report(self) -> None:
         calls = _fitted()
-        assert calls.get("call").state is CallState.FITTED
-        assert calls.get("other").state is CallState.FRESH
 
-        calls.answered("call")
-        calls.answered("never seen")
-
-        assert calls.get("call").state is CallState.ANSWERED
+        assert calls.get("call").served is REPORT
+        assert calls.get("other").served is None
         assert calls.get("never seen") is calls.get("other")  # no record made for a call never fitted
 
-    def test_a_count_left_for_later_is_counting_until_it_is_done(self) -> None:
+    def test_a_count_left_for_later_is_served_exact_once_it_is_done(self) -> None:
         calls, bound = Calls(), dataclasses.replace(REPORT, tokens_exact=False)
         calls.fitted("call", INPUT, OUTPUT, bound)
-        assert calls.get("call").state is CallState.COUNTING
+        assert calls.get("call").served is bound
 
         exact = dataclasses.replace(REPORT, tokens_after=1234)
         calls.counted("call", REPORT, exact)  # not the report it sent: nothing changes
-        assert calls.get("call").state is CallState.COUNTING
+        assert calls.get("call").served is bound
         calls.counted("call", bound, exact)
 
-        assert (calls.get("call").state, calls.get("call").served) == (CallState.FITTED, exact)
+        assert calls.get("call").served is exact
 
     def test_deferred_and_refused(self) -> None:
-        calls = Calls()
+        calls = _fitted()
         calls.deferred("a", REPORT)
-        calls.refused("b", REPORT, "group")
+        calls.refused("call", REPORT, "group")
 
-        assert (calls.get("a").state, calls.get("a").deferred) == (CallState.DEFERRED, REPORT)
-        assert calls.get("b").state is CallState.REFUSED
+        assert calls.get("a").deferred is REPORT
+        assert (calls.get("call").rejected, calls.get("call").served) == ((REPORT, "group"), None)
 
     def test_a_lent_list_lives_in_its_calls_record_until_given_back(self) -> None:
         calls = Calls()
@@ -153,11 +149,11 @@ class TestStates:
         calls.lend("call", list(lent.items), lent)
 
         record = calls.get("call")
-        assert (record.state, record.lent, calls.lent_of("call")) == (CallState.LENT, lent, lent)
+        assert (record.lent, calls.lent_of("call")) == (lent, lent)
         assert caller == [{"role": "user", "content": "short"}]
         assert calls.give_back("call") is lent
         assert caller == original
-        assert (calls.get("call").state, calls.get("call").lent) == (CallState.FRESH, None)
+        assert calls.get("call").lent is None
 
     def test_a_list_reclaimed_or_forgotten_leaves_its_record(self) -> None:
         calls = Calls()
