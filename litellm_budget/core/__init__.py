@@ -1,8 +1,16 @@
 """
-The pure core: window, limits, counting, the ledger, the elide/drop/cut steps, the policies
-and the report, over plain lists of messages. It never imports the adapter or the tools, and
-imports ``litellm`` only lazily: for the default window lookup and the error ``fit()`` raises.
+The pure core: the budget, counting, the policies and the report, over plain lists of messages.
+It never imports the adapter or the tools, and imports ``litellm`` only lazily: for the model map,
+the tokenizers it ships and the error ``fit()`` raises. The adapter and the CLI call it through
+``api.py``.
 
-The request path, in order: ``fit.py`` (resolve the window, count, gate) -> ``policies.py``
-(``elide``, ``plan``, ``auto``) -> ``elide.py`` / ``drop.py`` / ``cut.py`` -> ``report.py``.
+The request path, in order: ``_fit.py`` (``fit_request``: resolve the window in ``budget/``,
+count and gate in ``counting/``, read the format in ``formats/``) -> ``policies/`` (``elide``,
+``plan``, ``auto``, ``summarize``: the ledger, the units, elision, drops, the cut) -> ``wording/``
+(what the model reads of what was removed) -> ``_report.py``. A request it will not trim goes
+through ``_untouched.py``; ``state/`` keeps a conversation's edits, ``cache/`` what a prompt cache
+reads, ``client_edits/`` a client's own context management. Beside them: ``_fit_input.py`` (what
+a fit reads and returns), ``_errors.py`` (the one place a rejection becomes LiteLLM's error),
+``_checks.py`` and ``_canonical.py`` (the checks and the stable keys every module uses), ``_memo.py``
+(the one memo mechanism); ``budget/_served_limit.py`` reads the window a backend's error states.
 """
