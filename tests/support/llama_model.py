@@ -39,12 +39,16 @@ LLAMA3_CHAT_TEMPLATE = (
     "{{ '<|start_header_id|>assistant<|end_header_id|>\n\n' }}{% endif %}"
 )
 
+#: The same template, one comment longer: the server no longer recognises it, and renders it with
+#: its Jinja formatter, which keeps every message (its own "llama-3" leaves tool results out).
+EVERY_ROLE_CHAT_TEMPLATE = LLAMA3_CHAT_TEMPLATE + "{# every role #}"
+
 # The shape: small enough to load at once, a real llama graph all the same (GQA: 4 heads, 2 KV heads).
 N_EMBD, N_LAYERS, N_HEAD, N_HEAD_KV, N_FF = 64, 2, 4, 2, 128
 CONTEXT_LENGTH = 8192  # what the model claims; the server's --n_ctx is the window the tests set
 
 
-def make_tiny_model(vocab_gguf: Path, out: Path, *, seed: int = 0) -> Path:
+def make_tiny_model(vocab_gguf: Path, out: Path, *, seed: int = 0, template: str = LLAMA3_CHAT_TEMPLATE) -> Path:
     """Write the tiny model to ``out``: ``vocab_gguf``'s tokenizer fields, seeded random f16 weights."""
     from gguf import GGUFReader, GGUFValueType, GGUFWriter, LlamaFileType
 
@@ -68,7 +72,7 @@ def make_tiny_model(vocab_gguf: Path, out: Path, *, seed: int = 0) -> Path:
         if key.startswith("tokenizer."):
             array = field.types[0] == GGUFValueType.ARRAY
             writer.add_key_value(key, field.contents(), field.types[0], field.types[-1] if array else None)
-    writer.add_chat_template(LLAMA3_CHAT_TEMPLATE)
+    writer.add_chat_template(template)
 
     rng = np.random.default_rng(seed)
 
@@ -132,12 +136,17 @@ def vocab_file(*, download: bool = True) -> Path | None:
     return cached
 
 
-def tiny_model(vocab_gguf: Path) -> Path:
-    """The tiny model made from ``vocab_gguf``, cached by the vocabulary's size (made once per machine)."""
-    out = CACHE_DIR / f"tiny-llama3-{vocab_gguf.stat().st_size}.gguf"
+def tiny_model(vocab_gguf: Path, *, every_role: bool = False) -> Path:
+    """
+    The tiny model made from ``vocab_gguf``, cached by the vocabulary's size (made once per machine);
+    ``every_role``: with ``EVERY_ROLE_CHAT_TEMPLATE``, so the server reads tool results too.
+    """
+    name = "tiny-llama3-every-role" if every_role else "tiny-llama3"
+    out = CACHE_DIR / f"{name}-{vocab_gguf.stat().st_size}.gguf"
     if not out.is_file():
         CACHE_DIR.mkdir(parents=True, exist_ok=True)
-        partial = make_tiny_model(vocab_gguf, out.with_suffix(f".{os.getpid()}.part"))
+        template = EVERY_ROLE_CHAT_TEMPLATE if every_role else LLAMA3_CHAT_TEMPLATE
+        partial = make_tiny_model(vocab_gguf, out.with_suffix(f".{os.getpid()}.part"), template=template)
         partial.replace(out)
     return out
 
