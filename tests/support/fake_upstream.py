@@ -369,7 +369,7 @@ class _Handler(BaseHTTPRequestHandler):
         messages = body.get("messages") or []
         overflow = upstream._overflow(messages, messages, body)
         if overflow is not None:
-            self._send_json(400, _context_error(*overflow))
+            self._send_json(400, upstream.context_error(*overflow))
             return
         n = max(1, int(body.get("n") or 1))
         model = body.get("model", "fake")
@@ -475,7 +475,7 @@ class _Handler(BaseHTTPRequestHandler):
         counted = {"input": body.get("input"), "instructions": body.get("instructions")}
         overflow = upstream._overflow(counted, counted, body)
         if overflow is not None:
-            self._send_json(400, _context_error(*overflow))
+            self._send_json(400, upstream.context_error(*overflow))
             return
         usage = upstream._usage(counted, 1, body)
         cached = 0
@@ -702,6 +702,8 @@ class FakeUpstream:
     every POST with that status and an OpenAI-style error (a provider that is down); both are
     recorded first, like every request. ``cache`` makes it a provider's prompt cache (see
     :mod:`tests.support.fake_cache`); its ``uses`` say what each request read and wrote.
+    ``context_error(tokens, limit)`` is the body of its context-length 400 (OpenAI's by default),
+    to stand in for another backend's words.
     """
 
     def __init__(
@@ -720,8 +722,10 @@ class FakeUpstream:
         error_status: int | None = None,
         cache: PrefixCache | None = None,
         recall: RecallScript | None = None,
+        context_error: Callable[[int, int], dict[str, Any]] = _context_error,
     ) -> None:
         self.host = host
+        self.context_error = context_error
         self.recall = recall
         self.cache = cache
         self.delay = delay

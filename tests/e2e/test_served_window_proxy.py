@@ -1,0 +1,106 @@
+"""
+Window truth through the real proxy, for each backend's words: a deployment configured at four
+times what its backend serves, the backend answering an over-long request with its own
+context-length error (vLLM's, llama.cpp's, sglang's, TGI's, LM Studio's, Anthropic's, Mistral's,
+OpenRouter's, Bedrock's, OpenAI's, each as ``core/budget/_served_limit.py`` names its source).
+The backend refuses once; every later request of the conversation reaches it within what it
+serves, and the report names the learned window. Where LiteLLM maps the words to its
+``ContextWindowExceededError``, the refused request is refitted within its own call and the
+client sees no error; where LiteLLM leaves them a plain 400 its Router takes no fallback, so that
+one request's error reaches the client (no hook can map an error: LiteLLM hands the failure hook a
+copy of it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.support.builders import agent_session
+from tests.support.fake_upstream import FakeUpstream, estimate_tokens
+from tests.support.proxy_process import ProxyProcess, post_chat, start_proxy
+
+pytestmark = pytest.mark.proxy
+SERVED = 3000
+CONFIGURED = 4 * SERVED
+
+#: Each backend's words for an over-long request, with its count and its limit filled in.
+WORDINGS: dict[str, str] = {
+    "vllm": "This model's maximum context length is {limit} tokens. However, your request has {tokens} input "
+    "tokens. Please reduce the length of the input messages.",
+    "llama-cpp": "request ({tokens} tokens) exceeds the available context size ({limit} tokens), try increasing it",
+    "sglang": "The input ({tokens} tokens) is longer than the model's context length ({limit} tokens).",
+    "tgi": "Input validation error: `inputs` tokens + `max_new_tokens` must be <= {limit}. Given: {tokens} "
+    "`inputs` tokens and 1 `max_new_tokens`",
+    "lm-studio": "Trying to keep the first {tokens} tokens when context the overflows. However, the model is "
+    "loaded with context length of only {limit} tokens, which is not enough.",
+    "anthropic": "prompt is too long: {tokens} tokens > {limit} maximum",
+    "mistral": "Prompt contains {tokens} tokens and 0 draft tokens, too large for model with {limit} maximum "
+    "context length",
+    "openrouter": "This endpoint's maximum context length is {limit} tokens. However, you requested about {tokens} "
+    "tokens ({tokens} of text input, 0 in the output). Please reduce the length of either one.",
+    "bedrock": "Input is too long for requested model.",
+    "openai": "This model's maximum context length is {limit} tokens. However, your messages resulted in {tokens} "
+    "tokens. Please reduce the length of the messages.",
+}
+#: The words LiteLLM 1.108.5 maps to its ``ContextWindowExceededError`` (checked by the test).
+MAPPED = {"vllm", "openai", "llama-cpp", "sglang", "tgi"}
+
+
+def _words(template: str) -> Any:
+    def body(tokens: int, limit: int) -> dict[str, Any]:
+        message = template.format(tokens=tokens, limit=limit)
+        return {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}}
+
+    return body
+
+
+@pytest.fixture(name="rig", scope="module")
+def fixture_rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ProxyProcess, dict[str, FakeUpstream]]]:
+    upstreams = {
+        name: FakeUpstream(max_context_tokens=SERVED, context_error=_words(template)).start()
+        for name, template in WORDINGS.items()
+    }
+    model_list = [
+        {
+            "model_name": name,
+            "litellm_params": {"model": "openai/served", "api_base": upstream.base_url, "api_key": "sk-fake"},
+            "model_info": {"id": f"{name}-1", "max_input_tokens": CONFIGURED},
+        }
+        for name, upstream in upstreams.items()
+    ]
+    config = {
+        "model_list": model_list,
+        "litellm_settings": {"callbacks": ["litellm_budget.handler"], "num_retries": 0},
+        "general_settings": {"master_key": "sk-served-window-test"},
+    }
+    try:
+        with start_proxy(config, tmp_path=tmp_path_factory.mktemp("served")) as proxy:
+            yield proxy, upstreams
+    finally:
+        for upstream in upstreams.values():
+            upstream.stop()
+
+
+@pytest.mark.parametrize("backend", list(WORDINGS))
+def test_each_backends_words_teach_the_served_window(
+    rig: tuple[ProxyProcess, dict[str, FakeUpstream]], backend: str
+) -> None:
+    proxy, upstreams = rig
+    session = agent_session(16, 400)  # about 9,000 tokens by the fake's count: three times what it serves
+    ends = [end for end in range(4, len(session) + 1, 2) if session[end - 1]["role"] == "tool"]
+    outcomes = [post_chat(proxy, {"model": backend, "messages": session[:end]}) for end in ends]
+    statuses = [status for status, _, _ in outcomes]
+    reached = [estimate_tokens(body["messages"]) for body in upstreams[backend].requests]
+    refused = [tokens for tokens in reached if tokens > SERVED]
+    last = outcomes[-1][1]
+
+    assert len(refused) == 1, reached  # the backend refuses once
+    assert statuses.count(400) == (0 if backend in MAPPED else 1), [json.dumps(p)[:300] for _, _, p in outcomes]
+    assert statuses[-3:] == [200, 200, 200]
+    assert last["x-litellm-budget-window-source"] == "context_error"
+    assert int(last["x-litellm-budget-window"]) < CONFIGURED
+    assert max(reached[-3:]) <= SERVED
