@@ -17,7 +17,7 @@ from .calls import call_id_of
 from .coexistence import compression_registered
 from .config import ConfiguredSettings
 from .failopen import Guard
-from .fallbacks import FALLBACK_KEYS, is_refit_of, refit_refused, with_refit
+from .fallbacks import FALLBACK_KEYS, is_refit_of, refit_on_any_error, refit_refused, with_refit
 from .hook_pass import DEPLOYMENT_HOOK, FILTER_HOOK, PRE_CALL_HOOK, Context
 from .invalid_settings import check_at_start
 from .memory import Memory
@@ -92,6 +92,10 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         with Guard(PRE_CALL_HOOK, fail_closed=self.settings.fail_closed).step("refit_fallback"):
             if shape_for(call_type, data) is not None and isinstance(data.get("model"), str):
                 data[FALLBACK_KEYS[0]] = with_refit(data["model"], data, self._router_in_use())
+                generic = refit_on_any_error(data, self._router_in_use())
+                if generic is not None:
+                    data[FALLBACK_KEYS[1]] = generic
+                    self._memory.calls.gave_fallbacks(call_id_of(data), data["model"], generic)
         one = self._read(PRE_CALL_HOOK, functools.partial(self._group_pass, data, call_type))
         if one is not None:
             await one.before()

@@ -74,6 +74,10 @@ class CallRecord:
     client_edits: tuple[dict[str, Any], ...] | None = None
     #: The conversation key the fit read (conversation state), for cache truth after the response.
     conversation: str | None = None
+    #: The model group and the generic ``fallbacks`` list its Router reads for this call, the
+    #: plugin's own copy (``fallbacks.refit_on_any_error``): a context error LiteLLM left unmapped
+    #: opens it to the refit.
+    fallbacks: tuple[str, list[Any]] | None = None
 
     def already_fitted(self, wanted: FitRecord) -> bool:
         """These messages are the output of a fit of this call for a window no larger than wanted."""
@@ -183,6 +187,11 @@ class Calls:
         """The fit of ``call_id`` read its conversation's key: cache truth finds the conversation by it."""
         if key and self.get(call_id).conversation != key:
             self.update(call_id, lambda r: dataclasses.replace(r, conversation=key))
+
+    def gave_fallbacks(self, call_id: str, group: str, fallbacks: list[Any]) -> None:
+        """The proxy's hook gave the call its own generic ``fallbacks`` list, for its Router to read."""
+        given = (group, fallbacks)
+        self.update(call_id, lambda r: dataclasses.replace(r, fallbacks=given))
 
     def not_chat(self, call_id: str) -> None:
         """The proxy saw this call as another call type than chat."""

@@ -34,9 +34,35 @@ def with_refit(group: str, request: Mapping[str, Any], router: Any) -> list[Any]
     return [refit, *(entry for entry in entries if group not in entry)]
 
 
+def refit_on_any_error(request: Mapping[str, Any], router: Any) -> list[Any] | None:
+    """
+    A copy of the request's generic ``fallbacks`` (else the router's), the list the Router reads
+    for an error it did not map to a context error. It is the plugin's own: ``open_refit`` puts the
+    refit first in it only once a backend's error proved to be a context-length error in words
+    LiteLLM left unmapped, so every other error takes the operator's fallbacks as before. ``None``
+    for client-side fallbacks (a list of models, not of groups): those are left as they came.
+    """
+    configured = _configured(FALLBACK_KEYS[1], request, router) or []
+    by_group = all(
+        isinstance(entry, Mapping) and all(isinstance(t, list) for t in entry.values()) for entry in configured
+    )
+    return [dict(entry) for entry in configured] if isinstance(configured, list) and by_group else None
+
+
+def open_refit(fallbacks: list[Any], group: str) -> None:
+    """Put the refit of ``group`` first among its generic ``fallbacks``, before the operator's own (in place)."""
+    theirs = [target for target in _targets(fallbacks, (group, "*")) if not is_refit(target)]
+    fallbacks[:] = [entry for entry in fallbacks if group not in entry]
+    fallbacks.insert(0, {group: [{"model": group, REFIT_KEY: group}, *theirs]})
+
+
 def _configured(key: str, request: Mapping[str, Any], router: Any) -> Any:
-    """The request's fallbacks of ``key``, else the router's (``None``: neither has any), as LiteLLM reads them."""
+    """The request's fallbacks of ``key``, else its key's, else the router's (``None``: none has any)."""
     configured = request.get(key)
+    if configured is None:
+        # A key's or team's router settings, which the proxy merges into the request after the hooks.
+        override = request.get("router_settings_override")
+        configured = override.get(key) if isinstance(override, Mapping) else None
     return getattr(router, key, None) if configured is None else configured
 
 

@@ -17,6 +17,7 @@ from .calibration import reported_prompt_tokens
 from .calls import call_id_of
 from .context_management import respond_with_edits
 from .failopen import Guard
+from .fallbacks import open_refit
 from .memory import Memory
 from .publish import headers_for, report_in, warn_resent
 from .recall_server import recalls_of
@@ -79,8 +80,10 @@ async def failed_attempt(
 ) -> None:
     """A failed attempt: its backend's context-length error teaches the deployment's window."""
     with Guard("async_post_call_failure_deployment_hook").step("served_window"):
-        served = memory.calls.get(call_id_of(request)).served  # type: ignore[arg-type]  # read only
-        await memory.served.from_error(Where.of(request), error, served, settings, cache)
+        record = memory.calls.get(call_id_of(request))  # type: ignore[arg-type]  # read only
+        learned = await memory.served.from_error(Where.of(request), error, record.served, settings, cache)
+        if learned is not None and record.fallbacks is not None:
+            open_refit(record.fallbacks[1], record.fallbacks[0])  # the Router reads it next, mapped or not
 
 
 def unfitted(memory: Memory, settings: BudgetSettings, kwargs: dict[str, Any], router: Any) -> None:

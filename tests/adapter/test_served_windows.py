@@ -13,7 +13,14 @@ import litellm
 import pytest
 
 from litellm_budget import BudgetReport, BudgetSettings, ContextBudget
-from litellm_budget.adapter.fallbacks import REFIT_KEY, has_fallbacks, is_refit_of, with_refit
+from litellm_budget.adapter.fallbacks import (
+    REFIT_KEY,
+    has_fallbacks,
+    is_refit_of,
+    open_refit,
+    refit_on_any_error,
+    with_refit,
+)
 from litellm_budget.adapter.served_windows import ServedWindows, Where
 from litellm_budget.adapter.targets import Target
 from tests.support.builders import agent_session
@@ -155,6 +162,26 @@ def test_the_refit_comes_first_and_the_operators_fallbacks_after_it() -> None:
     assert with_refit("local", {}, router)[0] == {"local": [{"model": "local", REFIT_KEY: "local"}, "cloud"]}
     assert with_refit("x", {}, router)[0] == {"x": [{"model": "x", REFIT_KEY: "x"}, "anywhere"]}
     assert not has_fallbacks("y", {"context_window_fallbacks": with_refit("y", {}, None)}, None)
+
+
+def test_the_generic_fallbacks_open_to_the_refit_only_when_told() -> None:
+    """A call's own copy of its fallbacks is theirs until a context error opens it; client lists are left alone."""
+    router = FallbackRouter()
+    copy = refit_on_any_error({}, router)
+
+    assert copy == router.fallbacks
+    assert copy is not router.fallbacks
+    open_refit(copy, "local")
+    open_refit(copy, "local")  # a second error of the call: still one refit, then the operator's
+    assert copy == [{"local": [{"model": "local", REFIT_KEY: "local"}, "cloud"]}, {"*": ["anywhere"]}]
+    assert router.fallbacks == [{"local": ["cloud"]}, {"*": ["anywhere"]}]
+    other = refit_on_any_error({}, router)
+    open_refit(other, "x")  # a group without its own: the ``*`` targets follow its refit
+    assert other[0] == {"x": [{"model": "x", REFIT_KEY: "x"}, "anywhere"]}
+    assert refit_on_any_error({"fallbacks": ["gpt-4o", "claude"]}, router) is None
+    assert refit_on_any_error({}, None) == []
+    keyed = {"router_settings_override": {"fallbacks": [{"local": ["keyed"]}]}}
+    assert refit_on_any_error(keyed, router) == [{"local": ["keyed"]}]  # a key's own fallbacks win
 
 
 def test_a_refit_key_is_taken_out_and_names_its_group() -> None:

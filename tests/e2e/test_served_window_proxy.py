@@ -6,9 +6,10 @@ OpenRouter's, Bedrock's, OpenAI's, each as ``core/budget/_served_limit.py`` name
 The backend refuses once; every later request of the conversation reaches it within what it
 serves, and the report names the learned window. Where LiteLLM maps the words to its
 ``ContextWindowExceededError``, the refused request is refitted within its own call and the
-client sees no error; where LiteLLM leaves them a plain 400 its Router takes no fallback, so that
-one request's error reaches the client (no hook can map an error: LiteLLM hands the failure hook a
-copy of it).
+client sees no error. Where LiteLLM leaves them a plain 400, its Router reads the generic
+``fallbacks`` instead: the plugin gives each call its own copy, and puts the refit first in it only
+after such an error, so the client sees none either way, and every other error (a 400, a 429, a
+500) takes the operator's fallbacks as it would without the plugin.
 """
 
 from __future__ import annotations
@@ -58,23 +59,40 @@ def _words(template: str) -> Any:
     return body
 
 
+#: Deployments whose backend fails every request with a status that is not a context error.
+FAILING = {"failing-400": 400, "failing-429": 429, "failing-500": 500}
+
+
 @pytest.fixture(name="rig", scope="module")
 def fixture_rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ProxyProcess, dict[str, FakeUpstream]]]:
     upstreams = {
         name: FakeUpstream(max_context_tokens=SERVED, context_error=_words(template)).start()
         for name, template in WORDINGS.items()
     }
+    upstreams |= {name: FakeUpstream(error_status=status).start() for name, status in FAILING.items()}
+    # Mistral's words again, from a backend too small for any fit: the refit is refused, and the
+    # operator's context-window fallback answers.
+    upstreams["tiny"] = FakeUpstream(max_context_tokens=200, context_error=_words(WORDINGS["mistral"])).start()
+    upstreams["spare"] = FakeUpstream().start()
     model_list = [
         {
             "model_name": name,
             "litellm_params": {"model": "openai/served", "api_base": upstream.base_url, "api_key": "sk-fake"},
-            "model_info": {"id": f"{name}-1", "max_input_tokens": CONFIGURED},
+            "model_info": {"id": f"{name}-1", "max_input_tokens": CONFIGURED if name != "spare" else SERVED // 2},
         }
         for name, upstream in upstreams.items()
     ]
+    # The operator's own fallbacks, for any error: they still fire, after the refit where there is one
+    # (a smaller window than the one learned, so the plugin does not prefer it to the refit).
+    fallbacks = [{name: ["spare"]} for name in ("mistral", *FAILING)]
     config = {
         "model_list": model_list,
         "litellm_settings": {"callbacks": ["litellm_budget.handler"], "num_retries": 0},
+        "router_settings": {
+            "fallbacks": fallbacks,
+            "context_window_fallbacks": [{"tiny": ["spare"]}],
+            "allowed_fails": 100,
+        },
         "general_settings": {"master_key": "sk-served-window-test"},
     }
     try:
@@ -90,6 +108,7 @@ def test_each_backends_words_teach_the_served_window(
     rig: tuple[ProxyProcess, dict[str, FakeUpstream]], backend: str
 ) -> None:
     proxy, upstreams = rig
+    spare_before = len(upstreams["spare"].requests)
     session = agent_session(16, 400)  # about 9,000 tokens by the fake's count: three times what it serves
     ends = [end for end in range(4, len(session) + 1, 2) if session[end - 1]["role"] == "tool"]
     outcomes = [post_chat(proxy, {"model": backend, "messages": session[:end]}) for end in ends]
@@ -99,8 +118,36 @@ def test_each_backends_words_teach_the_served_window(
     last = outcomes[-1][1]
 
     assert len(refused) == 1, reached  # the backend refuses once
-    assert statuses.count(400) == (0 if backend in MAPPED else 1), [json.dumps(p)[:300] for _, _, p in outcomes]
+    assert statuses.count(400) == 0, [json.dumps(p)[:300] for _, _, p in outcomes]
     assert statuses[-3:] == [200, 200, 200]
     assert last["x-litellm-budget-window-source"] == "context_error"
     assert int(last["x-litellm-budget-window"]) < CONFIGURED
     assert max(reached[-3:]) <= SERVED
+    assert len(upstreams["spare"].requests) == spare_before  # the refit answered, before any fallback
+
+
+@pytest.mark.parametrize("group", list(FAILING))
+def test_other_errors_teach_nothing_and_take_the_operators_fallbacks(
+    rig: tuple[ProxyProcess, dict[str, FakeUpstream]], group: str
+) -> None:
+    proxy, upstreams = rig
+    spare_before = len(upstreams["spare"].requests)
+    status, headers, _ = post_chat(proxy, {"model": group, "messages": agent_session(16, 400)})
+
+    assert status == 200  # answered by the operator's fallback
+    assert len(upstreams[group].requests) == 1  # no refit: the failing backend was asked once
+    assert len(upstreams["spare"].requests) == spare_before + 1
+    assert headers.get("x-litellm-budget-window-source") != "context_error"
+
+
+def test_an_unmapped_error_that_no_refit_can_answer_takes_the_context_window_fallback(
+    rig: tuple[ProxyProcess, dict[str, FakeUpstream]],
+) -> None:
+    proxy, upstreams = rig
+    spare_before = len(upstreams["spare"].requests)
+    status, headers, _ = post_chat(proxy, {"model": "tiny", "messages": agent_session(16, 400)})
+
+    assert status == 200
+    assert len(upstreams["tiny"].requests) == 1  # refused once; its refit was refused here, unsent
+    assert len(upstreams["spare"].requests) == spare_before + 1
+    assert headers.get("x-litellm-model-group") == "spare"
