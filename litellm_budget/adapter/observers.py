@@ -65,11 +65,13 @@ async def learn(memory: Memory, settings: BudgetSettings, kwargs: dict[str, Any]
     guard = Guard("async_log_success_event")
     with guard.step("cache_truth", ends_pass=False):
         observe_success(memory.prompts, memory.calls, kwargs, response, settings)
-    served = memory.calls.get(call_id_of(kwargs)).served
+    record = memory.calls.get(call_id_of(kwargs))
+    served = record.served
     truncated = False
     with guard.step("served_window", ends_pass=False):
         reported = reported_prompt_tokens(kwargs, response)
-        truncated = await memory.served.from_usage(Where.of(kwargs), reported, served, settings, cache)
+        where = Where.of(kwargs)
+        truncated = await memory.served.from_usage(where, reported, served, settings, cache, record.conversation)
     if settings.calibrate and guard.ok and not truncated:  # a cut prompt says nothing of how the provider counts
         with guard.step("calibration"):
             await memory.calibration.learn_from(kwargs, response, settings, cache, served)

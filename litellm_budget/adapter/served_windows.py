@@ -42,6 +42,11 @@ TRUNCATED_BELOW = 0.6
 #: default is 2048), while a chat template that leaves whole messages out (llama.cpp's Llama 3 one
 #: drops tool results) can make a small prompt of a large request, which is no cut of the window.
 TRUNCATED_WINDOW_AT_LEAST = 1024
+#: A conversation's next request, this many tokens or more larger than its last, whose prompt
+#: tokens grew by less than this share of what its own last ratio says: the backend read no more
+#: of it, a cut (a milder one than ``TRUNCATED_BELOW`` catches, before calibration learns from it).
+STALLED_GROWTH_AT_LEAST = 256
+STALLED_BELOW = 0.25
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -93,6 +98,8 @@ class ServedWindows:
     def __init__(self, max_deployments: int = 4096) -> None:
         self._learned: BoundedLRU[ServedWindow] = BoundedLRU(max_deployments)
         self._read: BoundedLRU[float] = BoundedLRU(max_deployments)
+        #: Each conversation's last success on each deployment: what was sent, and what the backend read.
+        self._last_read: BoundedLRU[tuple[int, int]] = BoundedLRU(max_deployments)
 
     def applied(self, target: Target, deployment: str) -> Target:
         """``target`` with its window lowered to the learned one, where one is learned and lower."""
@@ -131,22 +138,45 @@ class ServedWindows:
         return await self._learn(where, window, "context_error", settings, cache, backend=said.backend)
 
     async def from_usage(
-        self, where: Where, reported: object, sent: BudgetReport | None, settings: BudgetSettings, cache: Any
+        self,
+        where: Where,
+        reported: object,
+        sent: BudgetReport | None,
+        settings: BudgetSettings,
+        cache: Any,
+        conversation: str | None = None,
     ) -> bool:
         """
         Whether a success's prompt tokens say the backend cut what was sent (Ollama keeps the last
-        ``num_ctx`` tokens and reports what it read); if so its count is the learned window.
+        ``num_ctx`` tokens and reports what it read); if so its count is the learned window. A cut
+        reads far less than was sent, or, in a conversation, no more of a request that grew.
         """
         expected = _sent_tokens(sent)
-        if not is_int(reported) or not expected or reported >= expected * TRUNCATED_BELOW:
+        if not is_int(reported) or not expected:
             return False
-        if reported < TRUNCATED_WINDOW_AT_LEAST:
+        stalled = self._stalled(where, conversation, expected, reported)
+        if reported < TRUNCATED_WINDOW_AT_LEAST or not (stalled or reported < expected * TRUNCATED_BELOW):
             return False
         log.warning(
             "upstream_truncated", deployment=where.deployment, model_group=where.group, sent=expected, read=reported
         )
         await self._learn(where, reported, "truncation", settings, cache)
         return True
+
+    def _stalled(self, where: Where, conversation: str | None, expected: int, reported: int) -> bool:
+        """
+        Whether a conversation's request grew and what the backend read of it did not: its messages
+        extend the last request's, so their ratio of read to sent holds, unless the backend cut.
+        """
+        if conversation is None:
+            return False  # requests of different conversations count differently: no comparing them
+        key = f"{where.deployment}\0{conversation}"
+        last = self._last_read.get(key)
+        self._last_read.put(key, (expected, reported))
+        if last is None or expected - last[0] < STALLED_GROWTH_AT_LEAST:
+            return False
+        grown_by = (expected - last[0]) * last[1] / last[0]
+        return reported - last[1] < grown_by * STALLED_BELOW
 
     async def refresh(self, cache: Any, deployment: str) -> None:
         """Adopt the window another replica learned for ``deployment``, if it is smaller or ours is gone."""

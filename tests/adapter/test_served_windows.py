@@ -98,6 +98,20 @@ async def test_a_silent_truncation_is_learned_and_a_small_prompt_is_not() -> Non
 
 
 @pytest.mark.asyncio
+async def test_a_conversation_whose_growth_is_not_read_was_cut() -> None:
+    """A mild cut, far above ``TRUNCATED_BELOW``: the next request grew and the backend read no more of it."""
+    served = ServedWindows()
+
+    assert await served.from_usage(WHERE, 2900, _sent(2900), SETTINGS, None, "a") is False
+    assert await served.from_usage(WHERE, 2990, _sent(3400), SETTINGS, None, "b") is False  # another one's
+    assert await served.from_usage(WHERE, 3000, _sent(3100), SETTINGS, None, "a") is False  # grew too little
+    assert await served.from_usage(WHERE, 3300, _sent(3500), SETTINGS, None, "a") is False  # read at its ratio
+    assert served.learned("dep-1") is None
+    assert await served.from_usage(WHERE, 3310, _sent(3900), SETTINGS, None, "a") is True
+    assert served.applied(_target(), "dep-1").window == 3310
+
+
+@pytest.mark.asyncio
 async def test_a_deployment_without_model_info_is_fitted_to_its_own_models_window(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -73,6 +73,9 @@ def fixture_rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Prox
     # Mistral's words again, from a backend too small for any fit: the refit is refused, and the
     # operator's context-window fallback answers.
     upstreams["tiny"] = FakeUpstream(max_context_tokens=200, context_error=_words(WORDINGS["mistral"])).start()
+    # Ollama's way: no error, it reads the last ``num_ctx`` tokens and reports the count it read.
+    upstreams["cutting"] = FakeUpstream(prompt_counter=lambda body: min(estimate_tokens(body["messages"]), SERVED))
+    upstreams["cutting"].start()
     upstreams["spare"] = FakeUpstream().start()
     model_list = [
         {
@@ -151,3 +154,16 @@ def test_an_unmapped_error_that_no_refit_can_answer_takes_the_context_window_fal
     assert len(upstreams["tiny"].requests) == 1  # refused once; its refit was refused here, unsent
     assert len(upstreams["spare"].requests) == spare_before + 1
     assert headers.get("x-litellm-model-group") == "spare"
+
+
+def test_a_silent_cut_is_reported_once_and_not_repeated(rig: tuple[ProxyProcess, dict[str, FakeUpstream]]) -> None:
+    proxy, upstreams = rig
+    session = agent_session(16, 400)
+    ends = [end for end in range(4, len(session) + 1, 2) if session[end - 1]["role"] == "tool"]
+    outcomes = [post_chat(proxy, {"model": "cutting", "messages": session[:end]}) for end in ends]
+    reached = [estimate_tokens(body["messages"]) for body in upstreams["cutting"].requests]
+
+    assert [status for status, _, _ in outcomes] == [200] * len(ends)
+    assert len([tokens for tokens in reached if tokens > SERVED]) == 1, reached  # cut once, then fitted
+    assert outcomes[-1][1]["x-litellm-budget-window-source"] == "truncation"
+    assert int(outcomes[-1][1]["x-litellm-budget-window"]) <= SERVED
