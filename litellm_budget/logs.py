@@ -11,7 +11,7 @@ is unset), each event one JSON line to stdout where LiteLLM writes JSON (with ``
 ``event``, the key LiteLLM's own lines carry), else as structlog's defaults render it: in a
 terminal with its console renderer, elsewhere (a container's or a service's log) in the same
 layout without colours, written here for less than half the cost per event, which a busy proxy
-pays two or three times a request (issue 22). Once anything configures structlog, every event
+pays two or three times a request. Once anything configures structlog, every event
 goes to that configuration, exactly as ``structlog.get_logger("litellm_budget")`` would. Decided
 per event, as structlog's own lazy logger reads its configuration, so a later
 ``structlog.configure`` wins.

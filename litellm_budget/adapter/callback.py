@@ -96,13 +96,13 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
                 if generic is not None:
                     data[FALLBACK_KEYS[1]] = generic
                     self._memory.calls.gave_fallbacks(call_id_of(data), data["model"], generic)
-        one = self._read(PRE_CALL_HOOK, functools.partial(self._group_pass, data, call_type))
-        if one is not None:
-            await one.before()
-            refusal = one.write(await one.fit_in_turn())
-            await one.after()
+        hook_pass = self._read(PRE_CALL_HOOK, functools.partial(self._group_pass, data, call_type))
+        if hook_pass is not None:
+            await hook_pass.before()
+            refusal = hook_pass.write(await hook_pass.fit_in_turn())
+            await hook_pass.after()
             if refusal is not None:
-                await one.refuse(refusal)
+                await hook_pass.refuse(refusal)
         return data
 
     async def async_filter_deployments(
@@ -124,9 +124,9 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
             context = self._context(settings)
             return None if target is None else FilterPass.lending(kwargs, messages, target, context, guard)
 
-        one = self._read(FILTER_HOOK, lending)
-        if one is not None:
-            one.write(await one.fit_in_turn())
+        hook_pass = self._read(FILTER_HOOK, lending)
+        if hook_pass is not None:
+            hook_pass.write(await hook_pass.fit_in_turn())
         return healthy_deployments
 
     async def async_pre_call_deployment_hook(
@@ -136,20 +136,20 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         group = read_metadata(kwargs).get("model_group")
         if is_refit_of(kwargs, str(group)) and self._memory.served.learned(deployment_of(kwargs)) is None:
             raise refit_refused(kwargs)  # the error taught no window: on to the operator's fallbacks
-        one = self._read(
+        hook_pass = self._read(
             DEPLOYMENT_HOOK, lambda settings, guard: self._deployment_pass(kwargs, call_type, settings, guard)
         )
-        if one is None:
+        if hook_pass is None:
             return None
-        await one.before()
-        fitted = await one.fit_in_turn()
-        refusal = one.write(fitted)
-        written = fitted is not None and not one.guard.failed
+        await hook_pass.before()
+        fitted = await hook_pass.fit_in_turn()
+        refusal = hook_pass.write(fitted)
+        written = fitted is not None and not hook_pass.guard.failed
         hinted = False
-        if refusal is None and one.guard.ok:
-            with one.guard.step("cache_hints"):
-                hinted = self._hint(one)
-        await one.after()
+        if refusal is None and hook_pass.guard.ok:
+            with hook_pass.guard.step("cache_hints"):
+                hinted = self._hint(hook_pass)
+        await hook_pass.after()
         if refusal is not None:
             raise refusal
         return kwargs if written or hinted else None
@@ -248,13 +248,15 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         if shape is None or is_summary_call(kwargs):
             return None
         target = deployment_target(kwargs, settings)
-        one = DeploymentPass.reading(kwargs, shape, target, self._context(settings), guard)
-        one.silent = loop_depth(kwargs) > 0  # LiteLLM's follow-up after a recall: the call was reported
-        return one
+        hook_pass = DeploymentPass.reading(kwargs, shape, target, self._context(settings), guard)
+        hook_pass.silent = loop_depth(kwargs) > 0  # LiteLLM's follow-up after a recall: the call was reported
+        return hook_pass
 
-    def _hint(self, one: DeploymentPass) -> bool:
+    def _hint(self, hook_pass: DeploymentPass) -> bool:
         """The cache hints the settings ask for, in the request this deployment is about to get."""
-        return hint_cache(one.request, one.shape, one.target, self._memory.calls.get(one.call_id))
+        return hint_cache(
+            hook_pass.request, hook_pass.shape, hook_pass.target, self._memory.calls.get(hook_pass.call_id)
+        )
 
     def _context(self, settings: BudgetSettings) -> Context:
         """What a pass works with; a router first met here (the proxy's) has its deployments' settings checked."""

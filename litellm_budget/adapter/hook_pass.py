@@ -20,7 +20,7 @@ from .context_management import serve_compaction
 from .conversation_state import KnownKey, conversation_key
 from .failopen import Guard
 from .fit_records import FitRecord, record_of, sent_record
-from .later_counts import Counting, Where
+from .later_counts import PendingCount, ReportTo
 from .memory import Memory
 from .publish import DEFERRED_KEY, record_in_metadata
 from .recall_state import RecallStep
@@ -50,15 +50,15 @@ class Context:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class Learned:
-    """What ``before`` learned for the fit: the conversation key read, summaries known, what they cost."""
+class Prepared:
+    """What ``before`` prepared for the fit: the conversation key read, summaries known, what they cost."""
 
     conversation: KnownKey | None = None
     summaries: Mapping[str, str] | None = None
     summary: SummaryOutcome | None = None
 
 
-NOTHING_LEARNED = Learned()
+NOTHING_PREPARED = Prepared()
 _Pass = TypeVar("_Pass", bound="HookPass")
 
 
@@ -77,7 +77,7 @@ class HookPass:
     parts: Parts
     #: Where the report goes in the request; ``None``: nowhere (silent fits).
     metadata: MutableMapping[str, Any] | None = None
-    learned: Learned = NOTHING_LEARNED
+    prepared: Prepared = NOTHING_PREPARED
     #: Nothing is published or remembered: the outcome is handed to a later hook that knows more.
     silent: bool = False
     #: The fit's recall step, where the request may be offered the recall tool (``recall_state.py``).
@@ -183,11 +183,11 @@ class HookPass:
         if refresh_state:
             with self.guard.step("conversation_state", ends_pass=False):
                 known = await self._refresh_state(parts.messages)
-                self.learned = dataclasses.replace(self.learned, conversation=known)
+                self.prepared = dataclasses.replace(self.prepared, conversation=known)
         if settings.summary_model is not None:
             with self.guard.step("summary_step", ends_pass=False):
                 summaries, outcome = await self._summary_step(parts)
-                self.learned = dataclasses.replace(self.learned, summaries=summaries, summary=outcome)
+                self.prepared = dataclasses.replace(self.prepared, summaries=summaries, summary=outcome)
 
     async def _serve_compaction(self) -> None:
         memory, target = self.context.memory, self.target
@@ -246,22 +246,22 @@ class HookPass:
     def _fitted(self, key: str | None) -> Fitted:
         parts, target, memory = self.parts, self.target, self.context.memory
         previous = memory.conversations.recall(key, parts.messages) if key else None
-        known = {"previous": previous, "summaries": self.learned.summaries, "gate": target.settings.size_gate}
+        known = {"previous": previous, "summaries": self.prepared.summaries, "gate": target.settings.size_gate}
         ratio, fmt = memory.ratio(target), self.shape.format
 
-        def make(parts: Parts, scope: RecallScope | None) -> Fitted:
+        def fit_parts(parts: Parts, scope: RecallScope | None) -> Fitted:
             return fit_request(target.fit_request(parts, fmt, ratio, recall=scope, **known))
 
         self.recall = memory.recall.step(self) if target.settings.recall_tool else None
-        fitted = make(parts, None) if self.recall is None else self.recall.fit(make, parts)
-        summary = self.learned.summary
+        fitted = fit_parts(parts, None) if self.recall is None else self.recall.fit(fit_parts, parts)
+        summary = self.prepared.summary
         return fitted if summary is None else dataclasses.replace(fitted, report=summary.charged(fitted.report))
 
     def _conversation_key(self) -> str | None:
         """The conversation key of a stateful fit: the one ``before`` read for these messages, else read now."""
         if not self.target.settings.conversation_state:
             return None
-        messages, scope, known = self.parts.messages, self.target.fit_scope, self.learned.conversation
+        messages, scope, known = self.parts.messages, self.target.fit_scope, self.prepared.conversation
         return (known.of(messages, scope) if known is not None else None) or conversation_key(
             scope, self.shape.format, messages
         )
@@ -295,6 +295,6 @@ class HookPass:
                 record_in_metadata(self.metadata, deferred, key=DEFERRED_KEY)
 
     def _publish(self, report: Any, hook: str, keys: Sequence[int] | None = None) -> None:
-        where = Where(metadata=self.metadata, hook=hook, model_group=self.target.group, call_id=self.call_id)
-        counting = Counting(self.parts, self.shape.format, self.target.settings, keys)
-        self.context.memory.later.publish(report, where, counting)
+        to = ReportTo(metadata=self.metadata, hook=hook, model_group=self.target.group, call_id=self.call_id)
+        pending = PendingCount(self.parts, self.shape.format, self.target.settings, keys)
+        self.context.memory.later.publish(report, to, pending)

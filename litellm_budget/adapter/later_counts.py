@@ -35,7 +35,7 @@ MAX_QUEUED_BYTES = 64 * 2**20
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class Where:
+class ReportTo:
     """Where a report goes: the request's metadata, the hook that fitted it, its model group and call id."""
 
     metadata: MutableMapping[str, Any] | None
@@ -45,7 +45,7 @@ class Where:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class Counting:
+class PendingCount:
     """What a count needs: the request as the gate read it, its format, the settings it was fitted with."""
 
     parts: Parts
@@ -70,17 +70,17 @@ class LaterCounts:
         self._max_queued, self._max_bytes = max_queued, max_bytes
         self._lock = threading.Lock()
 
-    def publish(self, report: BudgetReport, where: Where, counting: Counting) -> None:
+    def publish(self, report: BudgetReport, to: ReportTo, pending: PendingCount) -> None:
         """Publish ``report``; one that holds the gate's bound goes to the metadata now, and whole once counted."""
         if report.tokens_exact:
-            _publish(report, where)
+            _publish(report, to)
             return
-        if where.metadata is not None:
-            record_in_metadata(where.metadata, report)  # the bound, until the count replaces it
+        if to.metadata is not None:
+            record_in_metadata(to.metadata, report)  # the bound, until the count replaces it
         # A list of its own: the caller's may be rewritten once the request is on its way.
-        parts = counting.parts
-        own = dataclasses.replace(counting, parts=Parts(list(parts.messages), parts.tools, parts.max_tokens))
-        job = functools.partial(self._counted, report, where, own)
+        parts = pending.parts
+        own = dataclasses.replace(pending, parts=Parts(list(parts.messages), parts.tools, parts.max_tokens))
+        job = functools.partial(self._counted, report, to, own)
         if not self._queued(job, report.tokens_bound or 0):
             job()  # the queue is full: counted on the path, as without the gate
 
@@ -115,20 +115,20 @@ class LaterCounts:
         job()
         return True
 
-    def _counted(self, bound: BudgetReport, where: Where, counting: Counting) -> None:
+    def _counted(self, bound: BudgetReport, to: ReportTo, pending: PendingCount) -> None:
         # After the request left: a failure is logged (``hook_failed``, step ``count``) and changes nothing sent.
-        with Guard(where.hook).step("count"):
-            self._publish_counted(bound, where, counting)
+        with Guard(to.hook).step("count"):
+            self._publish_counted(bound, to, pending)
 
-    def _publish_counted(self, bound: BudgetReport, where: Where, counting: Counting) -> None:
-        exact = counting.count(bound)
+    def _publish_counted(self, bound: BudgetReport, to: ReportTo, pending: PendingCount) -> None:
+        exact = pending.count(bound)
         if exact.tokens_after > (bound.tokens_bound or 0):  # the bound is proven; this would be a bug
-            log.warning("size_bound_exceeded", litellm_call_id=where.call_id or None, hook=where.hook)
-        _publish(exact, where)
-        if where.call_id:
-            self._calls.counted(where.call_id, bound, exact)
+            log.warning("size_bound_exceeded", litellm_call_id=to.call_id or None, hook=to.hook)
+        _publish(exact, to)
+        if to.call_id:
+            self._calls.counted(to.call_id, bound, exact)
 
 
-def _publish(report: BudgetReport, where: Where) -> None:
-    context = {"hook": where.hook, "model_group": where.model_group, "litellm_call_id": where.call_id or None}
-    publish(report, where.metadata, **context)
+def _publish(report: BudgetReport, to: ReportTo) -> None:
+    context = {"hook": to.hook, "model_group": to.model_group, "litellm_call_id": to.call_id or None}
+    publish(report, to.metadata, **context)

@@ -22,7 +22,7 @@ from .memory import Memory
 from .publish import headers_for, report_in, warn_resent
 from .recall_server import recalls_of
 from .request import read_metadata
-from .served_windows import Where
+from .served_windows import Deployment
 from .stream_edits import streamed_with_edits
 from .unfitted import report_unfitted
 
@@ -70,8 +70,8 @@ async def learn(memory: Memory, settings: BudgetSettings, kwargs: dict[str, Any]
     truncated = False
     with guard.step("served_window", ends_pass=False):
         reported = reported_prompt_tokens(kwargs, response)
-        where = Where.of(kwargs)
-        truncated = await memory.served.from_usage(where, reported, served, settings, cache, record.conversation)
+        deployment = Deployment.of(kwargs)
+        truncated = await memory.served.from_usage(deployment, reported, served, settings, cache, record.conversation)
     if settings.calibrate and guard.ok and not truncated:  # a cut prompt says nothing of how the provider counts
         with guard.step("calibration"):
             await memory.calibration.learn_from(kwargs, response, settings, cache, served)
@@ -83,7 +83,7 @@ async def failed_attempt(
     """A failed attempt: its backend's context-length error teaches the deployment's window."""
     with Guard("async_post_call_failure_deployment_hook").step("served_window"):
         record = memory.calls.get(call_id_of(request))  # type: ignore[arg-type]  # read only
-        learned = await memory.served.from_error(Where.of(request), error, record.served, settings, cache)
+        learned = await memory.served.from_error(Deployment.of(request), error, record.served, settings, cache)
         if learned is not None and record.fallbacks is not None:
             open_refit(record.fallbacks[1], record.fallbacks[0])  # the Router reads it next, mapped or not
 

@@ -142,9 +142,9 @@ class FilterPass(HookPass):
         if leads_to_bigger_window(target, kwargs, context.router):
             return None
         call_id_of(kwargs, mint=True)  # the deployment hook finds the lent list by it
-        one: FilterPass = cls.reading({**kwargs, "messages": messages}, CHAT_SHAPE, target, context, guard)
-        one.silent = True
-        return one
+        hook_pass: FilterPass = cls.reading({**kwargs, "messages": messages}, CHAT_SHAPE, target, context, guard)
+        hook_pass.silent = True
+        return hook_pass
 
     def _write(self, fitted: Fitted) -> Exception | None:
         """Lend a trimmed fit: the caller's list now holds it, until the deployment hook gives it back."""

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from .shapes import Parts
 
 #: Fits one request: its parts (the tools it counts) in a scope.
-MakeFit = Callable[["Parts", RecallScope], Fitted]
+FitParts = Callable[["Parts", RecallScope], Fitted]
 
 
 class Answered(NamedTuple):
@@ -78,33 +78,37 @@ class RecallState:
                 self._calls.put(call_id, found)
             return found
 
-    async def prepare(self, one: HookPass) -> None:
+    async def prepare(self, hook_pass: HookPass) -> None:
         """Before a pass's fit: the request's scope, and whether another replica stored for its conversation."""
-        call = self._record(one)
+        call = self._record(hook_pass)
         if call is not None:
-            await self.store.refresh(one.context.cache, call.scope.scope_id, call.lifetime)
+            await self.store.refresh(hook_pass.context.cache, call.scope.scope_id, call.lifetime)
 
-    def step(self, one: HookPass) -> RecallStep | None:
+    def step(self, hook_pass: HookPass) -> RecallStep | None:
         """The recall step of a pass that fits a request it may offer the tool; ``None``: none."""
-        call = self._record(one)
+        call = self._record(hook_pass)
         if call is None:
             return None
         offered = self.store.offered(call.scope.scope_id)
-        return RecallStep(self, one.call_id, call, one.shape.format, offered=offered)
+        return RecallStep(self, hook_pass.call_id, call, hook_pass.shape.format, offered=offered)
 
-    def _record(self, one: HookPass) -> CallRecall | None:
-        if one.silent or not one.target.settings.recall_tool or not offerable(one.request, one.shape.format):
+    def _record(self, hook_pass: HookPass) -> CallRecall | None:
+        if (
+            hook_pass.silent
+            or not hook_pass.target.settings.recall_tool
+            or not offerable(hook_pass.request, hook_pass.shape.format)
+        ):
             return None
-        known = self.call(one.call_id)
+        known = self.call(hook_pass.call_id)
         if known is not None:
             return known
-        scope = scope_of(one.request, one.target.model, one.shape.format, one.parts.messages)
-        if scope is None or not one.call_id:
+        scope = scope_of(hook_pass.request, hook_pass.target.model, hook_pass.shape.format, hook_pass.parts.messages)
+        if scope is None or not hook_pass.call_id:
             return None
-        lifetime = one.target.settings.lifetime_for(one.target.model)
-        made = CallRecall(scope=scope, model_group=one.target.group, lifetime=lifetime)
+        lifetime = hook_pass.target.settings.lifetime_for(hook_pass.target.model)
+        made = CallRecall(scope=scope, model_group=hook_pass.target.group, lifetime=lifetime)
         with self._lock:
-            self._calls.put(one.call_id, made)
+            self._calls.put(hook_pass.call_id, made)
         return made
 
 
@@ -118,15 +122,15 @@ class RecallStep:
     fmt: MessageFormat
     offered: bool
 
-    def fit(self, make: MakeFit, parts: Parts) -> Fitted:
+    def fit(self, fit_parts: FitParts, parts: Parts) -> Fitted:
         """The fit to send: with the tool counted where it is offered, or where this fit is the first to store."""
         scope = self.call.scope.scope
         if not self.offered:
-            first = make(parts, scope)
+            first = fit_parts(parts, scope)
             if not first.stored:
                 return first
             self.offered = True
-        fitted = make(dataclasses.replace(parts, tools=with_tool(parts.tools, self.fmt)), scope)
+        fitted = fit_parts(dataclasses.replace(parts, tools=with_tool(parts.tools, self.fmt)), scope)
         if fitted.stored:
             self.state.store.keep(self.call.scope.scope_id, fitted.stored, self.call.lifetime)
         report = fitted.report

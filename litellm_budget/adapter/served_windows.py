@@ -62,14 +62,14 @@ class ServedWindow:
         return {"window": self.window, "source": self.source, "ttl": max(0.0, self.expires - now)}
 
 
-class Where(NamedTuple):
-    """The deployment a call went to, and its model group (for the event and the counter)."""
+class Deployment(NamedTuple):
+    """The deployment a call went to (``deployment_of``), and its model group (for the event and the counter)."""
 
-    deployment: str
+    id: str
     group: str
 
     @classmethod
-    def of(cls, kwargs: Mapping[str, Any]) -> Where:
+    def of(cls, kwargs: Mapping[str, Any]) -> Deployment:
         """Where the call of LiteLLM's ``kwargs`` (a hook's, or a logged event's) went."""
         metadata = read_metadata(kwargs)
         params = kwargs.get("litellm_params")
@@ -117,7 +117,7 @@ class ServedWindows:
         return found if found is not None and time.monotonic() <= found.expires else None
 
     async def from_error(
-        self, where: Where, error: object, sent: BudgetReport | None, settings: BudgetSettings, cache: Any
+        self, deployment: Deployment, error: object, sent: BudgetReport | None, settings: BudgetSettings, cache: Any
     ) -> int | None:
         """
         Learn from a failed call's error, if it is a context-length error stating a limit; the learned
@@ -131,15 +131,17 @@ class ServedWindows:
                 return None
             # A context-length error without a number (Bedrock's, Ollama's): a quarter less than what
             # was sent, and a quarter less again at its next such error.
-            return await self._learn(where, sent_tokens * 3 // 4, "context_error", settings, cache, backend="unnamed")
+            return await self._learn(
+                deployment, sent_tokens * 3 // 4, "context_error", settings, cache, backend="unnamed"
+            )
         window = said.limit
         if said.counted and sent_tokens:
             window = said.limit * sent_tokens // said.counted
-        return await self._learn(where, window, "context_error", settings, cache, backend=said.backend)
+        return await self._learn(deployment, window, "context_error", settings, cache, backend=said.backend)
 
     async def from_usage(
         self,
-        where: Where,
+        deployment: Deployment,
         reported: object,
         sent: BudgetReport | None,
         settings: BudgetSettings,
@@ -154,23 +156,23 @@ class ServedWindows:
         expected = _sent_tokens(sent)
         if not is_int(reported) or not expected:
             return False
-        stalled = self._stalled(where, conversation, expected, reported)
+        stalled = self._stalled(deployment, conversation, expected, reported)
         if reported < TRUNCATED_WINDOW_AT_LEAST or not (stalled or reported < expected * TRUNCATED_BELOW):
             return False
         log.warning(
-            "upstream_truncated", deployment=where.deployment, model_group=where.group, sent=expected, read=reported
+            "upstream_truncated", deployment=deployment.id, model_group=deployment.group, sent=expected, read=reported
         )
-        await self._learn(where, reported, "truncation", settings, cache)
+        await self._learn(deployment, reported, "truncation", settings, cache)
         return True
 
-    def _stalled(self, where: Where, conversation: str | None, expected: int, reported: int) -> bool:
+    def _stalled(self, deployment: Deployment, conversation: str | None, expected: int, reported: int) -> bool:
         """
         Whether a conversation's request grew and what the backend read of it did not: its messages
         extend the last request's, so their ratio of read to sent holds, unless the backend cut.
         """
         if conversation is None:
             return False  # requests of different conversations count differently: no comparing them
-        key = f"{where.deployment}\0{conversation}"
+        key = f"{deployment.id}\0{conversation}"
         last = self._last_read.get(key)
         self._last_read.put(key, (expected, reported))
         if last is None or expected - last[0] < STALLED_GROWTH_AT_LEAST:
@@ -194,19 +196,19 @@ class ServedWindows:
             self._learned.put(deployment, entry)
 
     async def _learn(
-        self, where: Where, window: int, source: str, settings: BudgetSettings, cache: Any, **said: Any
+        self, deployment: Deployment, window: int, source: str, settings: BudgetSettings, cache: Any, **said: Any
     ) -> int:
-        now, deployment = time.monotonic(), where.deployment
-        mine = self.learned(deployment)
+        now, key = time.monotonic(), deployment.id
+        mine = self.learned(key)
         if mine is not None and mine.window <= window:
             return mine.window  # a window learned already holds: a later error says nothing new
         entry = ServedWindow(window, source, now + settings.learned_window_ttl)
-        self._learned.put(deployment, entry)
+        self._learned.put(key, entry)
         log.warning(
-            "window_learned", deployment=deployment, model_group=where.group, window=window, source=source, **said
+            "window_learned", deployment=key, model_group=deployment.group, window=window, source=source, **said
         )
-        record_window_learned(where.group, source)
-        await shared_set(cache, CACHE_PREFIX + deployment, entry.as_dict(now), settings.learned_window_ttl)
+        record_window_learned(deployment.group, source)
+        await shared_set(cache, CACHE_PREFIX + key, entry.as_dict(now), settings.learned_window_ttl)
         return window
 
 

@@ -120,8 +120,8 @@ class Memo(Generic[_V]):
         if self.on:
             self._store(key, value)
 
-    def recall(self, make: Callable[[], _V], *inputs: Hashable) -> _V:
-        """What the step derived from ``inputs``: remembered, else ``make()``, remembered from now."""
+    def recall(self, derive: Callable[[], _V], *inputs: Hashable) -> _V:
+        """What the step derived from ``inputs``: remembered, else ``derive()``, remembered from now."""
         arity = self._arity
         if len(inputs) != arity:
             self.key(inputs)
@@ -130,7 +130,7 @@ class Memo(Generic[_V]):
         if value is None:
             value = self._old.get(key)
             if value is None:
-                value = make()
+                value = derive()
                 if not self.on:
                     return value
             self._store(key, value)

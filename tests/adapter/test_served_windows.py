@@ -21,11 +21,11 @@ from litellm_budget.adapter.fallbacks import (
     refit_on_any_error,
     with_refit,
 )
-from litellm_budget.adapter.served_windows import ServedWindows, Where
+from litellm_budget.adapter.served_windows import Deployment, ServedWindows
 from litellm_budget.adapter.targets import Target
 from tests.support.builders import agent_session
 
-WHERE = Where("dep-1", "local")
+WHERE = Deployment("dep-1", "local")
 SETTINGS = BudgetSettings()
 
 

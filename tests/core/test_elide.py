@@ -12,7 +12,7 @@ from litellm_budget import BudgetSettings, fit
 from litellm_budget.core._report import parse_ranges
 from litellm_budget.core.budget._limits import limits_for
 from litellm_budget.core.counting._tokens import counter_for
-from litellm_budget.core.policies._registry import ELIDE_GRAIN, POLICIES
+from litellm_budget.core.policies._registry import ELIDE_REFIT_GRAIN, POLICIES
 from litellm_budget.core.wording._notices import TEXT_ELIDED, TOOL_ELIDED
 from litellm_budget.exceptions import BudgetExceededError
 from tests.support.builders import agent_session, assistant, system, text, tokens_of, tool_step, user
@@ -145,7 +145,7 @@ class TestElide:
         assert fitted.messages[2] is messages[2]
         assert parse_ranges(more.report.elided_at) == [2, 3, 5, 7, 9]
 
-    @pytest.mark.parametrize(("state", "grain"), [(False, 1.0), (True, ELIDE_GRAIN)])
+    @pytest.mark.parametrize(("state", "grain"), [(False, 1.0), (True, ELIDE_REFIT_GRAIN)])
     def test_savings_target_snaps_to_its_grain(self, state: bool, grain: float) -> None:
         """
         Elision stops at the first message whose saving reaches the target rounded up: to whole

@@ -147,7 +147,7 @@ def _tools_facts(tools: Any) -> _Facts:
 def _message_facts(message: Any, key: int) -> _Facts:
     """
     A message's facts, remembered by its content (``key``): a conversation's history is read
-    once, and each success after that costs a lookup per message it already sent (issue 22).
+    once, and each success after that costs a lookup per message it already sent.
     """
     facts = _FACTS.get(key)
     if facts is None:

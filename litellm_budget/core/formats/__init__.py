@@ -1,6 +1,6 @@
 """
 The format seam: everything the policies read from or write into a message goes through a
-``MessageFormat`` (``seam.py``). Chat completions, Anthropic Messages and OpenAI Responses each
+``MessageFormat`` (``_protocol.py``). Chat completions, Anthropic Messages and OpenAI Responses each
 implement it in a module here, with no change to the policies; ``joined`` and ``format_named``
 pick one by its name.
 """
@@ -13,8 +13,8 @@ from litellm_budget.core.formats import _anthropic as anthropic
 from litellm_budget.core.formats import _responses as responses
 from litellm_budget.core.formats._anthropic import ANTHROPIC
 from litellm_budget.core.formats._chat import CHAT
+from litellm_budget.core.formats._protocol import ASSISTANT, SYSTEM, TOOL, USER, MessageFormat, Unjoin
 from litellm_budget.core.formats._responses import RESPONSES
-from litellm_budget.core.formats._seam import ASSISTANT, SYSTEM, TOOL, USER, MessageFormat, Unjoin
 from litellm_budget.typing import Message
 
 __all__ = [

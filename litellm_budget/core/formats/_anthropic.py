@@ -20,7 +20,7 @@ from litellm_budget.core.formats._anthropic_checks import CALL_TYPES, COMPACTION
 from litellm_budget.core.formats._anthropic_checks import check as check_request
 from litellm_budget.core.formats._history import pinned_kinds
 from litellm_budget.core.formats._placement import LEADING_KEY, NOTICE_KEY, place_notices
-from litellm_budget.core.formats._seam import ASSISTANT, SYSTEM, TOOL, USER
+from litellm_budget.core.formats._protocol import ASSISTANT, SYSTEM, TOOL, USER
 from litellm_budget.core.formats._verdicts import START, Resume, Verdict
 from litellm_budget.typing import Message
 

@@ -10,7 +10,7 @@ from litellm_budget.core.formats._chat_checks import SYSTEM_ROLES
 from litellm_budget.core.formats._chat_checks import check as check_request
 from litellm_budget.core.formats._parts import map_texts, texts_of
 from litellm_budget.core.formats._placement import LEADING_KEY, NOTICE_KEY, SEPARATOR, is_notice, place_notices
-from litellm_budget.core.formats._seam import ASSISTANT, SYSTEM, TOOL, USER
+from litellm_budget.core.formats._protocol import ASSISTANT, SYSTEM, TOOL, USER
 from litellm_budget.core.formats._verdicts import START, Resume, Verdict
 from litellm_budget.typing import Message
 

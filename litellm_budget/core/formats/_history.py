@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from litellm_budget.core.formats._seam import ASSISTANT, SYSTEM, TOOL, USER
+from litellm_budget.core.formats._protocol import ASSISTANT, SYSTEM, TOOL, USER
 
 
 def pinned_kinds(kinds: list[str], start: int | None, held: Iterable[int]) -> list[str]:

@@ -15,6 +15,7 @@ from litellm_budget.core.formats._history import pinned_kinds
 from litellm_budget.core.formats._parts import map_texts as map_content_texts
 from litellm_budget.core.formats._parts import part_text, texts_of
 from litellm_budget.core.formats._placement import LEADING_KEY, NOTICE_KEY, is_notice, place_notices
+from litellm_budget.core.formats._protocol import ASSISTANT, SYSTEM, TOOL, USER
 from litellm_budget.core.formats._responses_checks import (
     BUILTIN_CALLS,
     CALL_TYPES,
@@ -30,7 +31,6 @@ from litellm_budget.core.formats._responses_checks import (
 from litellm_budget.core.formats._responses_checks import (
     check as check_request,
 )
-from litellm_budget.core.formats._seam import ASSISTANT, SYSTEM, TOOL, USER
 from litellm_budget.core.formats._verdicts import START, Resume, Verdict
 from litellm_budget.typing import Message
 

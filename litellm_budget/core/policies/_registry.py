@@ -22,12 +22,12 @@ def fit_elide(ledger: Ledger) -> Draft:
     """
     The ``elide`` policy: elide oldest first until the quantized target is saved, every tool
     output before an assistant's text; with conversation state a refit lands within half a
-    quantum under the watermark (``ELIDE_GRAIN``). Still over the budget, outputs inside the
-    protected tail go too, as in ``auto``: a rejection sends nothing (at 8k on the shared
-    sessions, 47 more of 785 requests fitted).
+    quantum under the watermark (``ELIDE_REFIT_GRAIN``). Still over the budget, outputs inside the
+    protected tail go too, as in ``auto``: a rejection sends nothing, and a request fitted this way
+    still answers.
     """
     draft = Draft.of(ledger)
-    target = _elision_target(ledger, draft.total, dropping=False, grain=ELIDE_GRAIN)
+    target = _elision_target(ledger, draft.total, dropping=False, grain=ELIDE_REFIT_GRAIN)
     draft = elide_oldest(draft, ledger, target, texts_last=True)
     budget = ledger.limits.budget
     return elide_tail(draft, ledger, draft.total - budget) if draft.total > budget else draft
@@ -100,23 +100,22 @@ def _drop_then_elide(ledger: Ledger, units: Sequence[Unit]) -> Draft:
 
 
 #: With conversation state, a refit of ``auto`` that only elides saves to this share of a quantum.
-ELISION_GRAIN = 1 / 8
-#: ... and one of ``elide``. Eliding assistant text (issue 20) in whole quanta and in index order
-#: cost ``elide`` old evidence at 8k (261 of 650 strings to 256: a refit elided the newest file
-#: views where outputs alone had room enough); this grain and outputs first keep 261, and 16k
-#: gains 2, for 0.6% more cost there (an eighth: 2.4%; index order with this grain: 260 at 8k).
-ELIDE_GRAIN = 1 / 2
+AUTO_REFIT_GRAIN = 1 / 8
+#: ... and one of ``elide``, which also elides assistant text: a finer grain, or whole quanta,
+#: made its refits elide the newest file views where outputs alone had room enough, which the next
+#: answers quote (measured on the shared sessions).
+ELIDE_REFIT_GRAIN = 1 / 2
 
 
-def _elision_target(ledger: Ledger, total: int, *, dropping: bool, grain: float = ELISION_GRAIN) -> int:
+def _elision_target(ledger: Ledger, total: int, *, dropping: bool, grain: float = AUTO_REFIT_GRAIN) -> int:
     """
     What elision saves from ``total``: whole quanta, so a stateless fit lands where it holds still
     for a quantum of growth. With conversation state the remembered edits hold still by
     themselves, so a refit that only elides lands just under the watermark (to ``grain`` of a
     quantum) and keeps the newest outputs, which the next answers quote: whole quanta elided every
-    bulky output before the tail at a request just over its budget (measured on the shared
-    sessions at 32k: old evidence 0.905 to 0.957, for 1.6% more input cost). A drop keeps whole
-    quanta: it moves the marker and re-prefills everything after it.
+    bulky output before the tail at a request just over its budget, and lost more evidence than the
+    extra input costs (measured on the shared sessions). A drop keeps whole quanta: it moves the marker and
+    re-prefills everything after it.
     """
     limits = ledger.limits
     if dropping or not ledger.settings.conversation_state:

@@ -51,13 +51,13 @@ _BLANKS_AT_BREAKS = re.compile(r" ?\n ?")
 #: How a cut quote ends.
 _CUT = "…"
 #: A dropped call's line quotes its arguments (what was done) at this multiple of ``digest_chars``
-#: and what came of it at the next: on the shared sessions a call's arguments hold 1.2 to 1.7 of
-#: the strings later answers name per thousand tokens, outputs 0.26 (BENCHMARKS §1).
+#: and what came of it at the next: on the shared sessions a call's arguments hold several times
+#: more of the strings later answers name, per token, than its output does.
 ARGUMENTS_SHARE = 1.5
 OUTCOME_SHARE = 0.5
 #: With ``outline_chars: None``, an elided output's outline of definitions takes at most this
-#: multiple of ``digest_chars`` (640 characters): the whole outline of most file views in the
-#: shared sessions, and on them a wider one kept no more at 32k (BENCHMARKS §1).
+#: multiple of ``digest_chars``: the whole outline of most file views in the shared sessions, and
+#: on them a wider one kept no more at 32k.
 OUTLINE_SHARE = 4.0
 #: Outcomes and outlines remembered, each a few hundred characters at most.
 OUTCOME_ENTRIES = 16_384

@@ -37,8 +37,8 @@ _T = TypeVar("_T")
 #: Each policy's ``digest_share`` and ``names_share`` where the settings leave them ``None``.
 #: ``plan`` drops whole turns, so a marker's every token costs it whole turns: its digest spends
 #: its room on lines, which quote what was run verbatim, and few names. On the shared sessions
-#: (BENCHMARKS §1) ``plan`` with auto's shares lost line recall (8k Anthropic 0.351 to 0.300, 32k
-#: chat 0.931 to 0.908), and ``auto`` with 0.10 of lines lost it at 8k in Anthropic's format.
+#: ``plan`` with auto's shares lost line recall at 8k and 32k, and ``auto`` with fewer lines lost it
+#: at 8k in Anthropic's format (BENCHMARKS §1 has the frontier measured).
 POLICY_SHARES: Mapping[str, tuple[float, float]] = MappingProxyType({"plan": (0.15, 0.02)})
 #: ... and every other policy's.
 SHARES = (0.11, 0.08)

@@ -1,6 +1,6 @@
 """
-The format seam itself: the kinds of message the policies tell apart, and ``MessageFormat``, the
-one protocol through which they read and write a message. Each format module implements it and
+What every format implements: the kinds of message the policies tell apart, and ``MessageFormat``,
+the one protocol through which they read and write a message. Each format module implements it and
 imports only this (and its checks), so the package imports it all at once without a cycle.
 """
 
