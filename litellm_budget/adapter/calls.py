@@ -1,8 +1,9 @@
 """
 A call's life in one place: one record per call in one bounded store, keyed by LiteLLM's call id
 (the one function here reads it: ``call_id_of``), changed by the transitions of ``Calls``, each
-named for what a hook did; its fields are where the call is, and the hooks read them (a list lent,
-a report served, deferred or refused; docs/development.md draws them).
+named for what a hook did; its fields are where the call is, and the hooks read them (a report
+served, deferred or refused; docs/development.md draws them). A list lent in place between two
+hooks is in the one index of lent lists (``lending.LentLists``), which the record asks.
 
 A call's hooks, retries and fallbacks each see their own copy of LiteLLM's kwargs, so nothing is
 kept on the kwargs: the ``litellm_call_id`` LiteLLM makes for each call, and keeps across all of
@@ -56,8 +57,6 @@ class CallRecord:
     fitting again, quietly: the result is the same, and it was reported once already.
     """
 
-    #: The caller's list the filter hook trimmed in place, until the deployment hook gives it back.
-    lent: Lent | None = None
     #: Each fit of the call: what it was fitted from, and what it sent.
     fits: tuple[tuple[FitRecord, FitRecord], ...] = ()
     #: What the call's latest attempt sent (after a fallback: the fallback's), for its headers.
@@ -93,9 +92,9 @@ NO_RECORD = CallRecord()
 
 class Calls:
     """
-    The one store of call records: bounded (``MAX_CALLS``), the calls touched last kept; the lists
-    lent in place are also indexed (``lending.LentLists``), so that one is found by its trace id or
-    by the list itself, and the bound gives back what it forgets.
+    The one store of call records: bounded (``MAX_CALLS``), the calls touched last kept; beside it
+    the one index of the lists lent in place (``lending.LentLists``), whose bound gives back what
+    it forgets.
     """
 
     def __init__(self, max_calls: int = MAX_CALLS) -> None:
@@ -143,37 +142,23 @@ class Calls:
 
     def lend(self, call_id: str, fitted: list[Any], lent: Lent) -> None:
         """The filter hook trims the caller's list in place, until ``give_back``; nothing without an id."""
-        if not call_id:
-            return
-        self.update(call_id, lambda r: dataclasses.replace(r, lent=lent))
-        self._returned(self._lent.lend(call_id, fitted, lent))
+        self._lent.lend(call_id, fitted, lent)
 
     def lent_of(self, call_id: str) -> Lent | None:
         """The caller's list lent for ``call_id``, if any."""
-        return self.get(call_id).lent
+        return self._lent.of(call_id)
 
     def give_back(self, call_id: str) -> Lent | None:
         """The deployment hook restores the caller's list (to be fitted next) and gets what was lent."""
-        lent = self._lent.give_back(call_id)
-        self._returned(call_id if lent is not None else None)
-        return lent
+        return self._lent.give_back(call_id)
 
     def adopt(self, call_id: str, request: Mapping[str, Any], messages: list[Any]) -> None:
         """A list lent under another id of this call (LiteLLM 1.110 copies the kwargs) becomes this call's."""
-        found = self._lent.adopt(call_id, request, messages)
-        if found is not None:
-            other, lent = found
-            self._returned(other)
-            self.update(call_id, lambda r: dataclasses.replace(r, lent=lent))
+        self._lent.adopt(call_id, request, messages)
 
     def reclaim(self, messages: list[Any]) -> None:
         """A list still lent, seen again by the filter hook: its call failed between the hooks."""
-        self._returned(self._lent.reclaim(messages))
-
-    def _returned(self, call_id: str | None) -> None:
-        """The list lent for ``call_id`` is back with its caller (or forgotten)."""
-        if call_id and self.get(call_id).lent is not None:
-            self.update(call_id, lambda r: dataclasses.replace(r, lent=None))
+        self._lent.reclaim(messages)
 
     def resent_after_rejection(self, call_id: str) -> tuple[BudgetReport, str] | None:
         """The rejection of ``call_id`` when nothing was served for it since; asked once, on its way out."""

@@ -76,14 +76,13 @@ def trace_id_of(request: Any) -> str:
 
 class LentLists:
     """
-    The lent lists, by call id, oldest first (``MAX_LENT`` at most), by trace id and by the list
-    itself; each operation returns the call ids whose list it moved, for their records.
+    The lent lists, one index by call id, oldest first (``MAX_LENT`` at most); a list is found by
+    its trace id or by the list itself by a scan of that index, which holds only the lists lent in
+    the moment between two hooks. Each operation returns the call ids whose list it moved.
     """
 
     def __init__(self, max_lent: int = MAX_LENT) -> None:
         self._lent: dict[str, Lent] = {}  # dicts keep insertion order: the oldest first
-        self._traces: dict[str, list[str]] = {}
-        self._callers: dict[int, str] = {}  # id() of a lent list (alive: its Lent holds it) -> call id
         self._max_lent = max_lent
         self._lock = threading.Lock()
 
@@ -99,10 +98,10 @@ class LentLists:
         if not call_id:
             return None
         with self._lock:
-            self._take(call_id)
-            self._put(call_id, lent)
+            self._lent.pop(call_id, None)
+            self._lent[call_id] = lent
             stale_id = next(iter(self._lent)) if len(self._lent) > self._max_lent else None
-            stale = self._take(stale_id) if stale_id is not None else None
+            stale = self._lent.pop(stale_id) if stale_id is not None else None
         lent.caller[:] = fitted
         if stale is not None and stale.untouched():
             stale.caller[:] = stale.original
@@ -114,14 +113,14 @@ class LentLists:
         the hooks. Give it back if it is as lent, else forget it (the caller made it its own).
         Returns the call it was lent for.
         """
-        if id(messages) not in self._callers:
-            return None
+        if not self._lent:
+            return None  # the common case: nothing is lent between two hooks
         with self._lock:
-            call_id = self._callers.get(id(messages), "")
-            lent = self._take(call_id)
-        if lent is not None and lent.caller is messages and lent.untouched():
+            call_id = next((key for key, lent in self._lent.items() if lent.caller is messages), None)
+            lent = self._lent.pop(call_id) if call_id is not None else None
+        if lent is not None and lent.untouched():
             messages[:] = lent.original
-        return call_id if lent is not None else None
+        return call_id
 
     def adopt(self, call_id: str, request: Mapping[str, Any], messages: list[Any]) -> tuple[str, Lent] | None:
         """
@@ -131,15 +130,17 @@ class LentLists:
         other id and the list.
         """
         trace_id = trace_id_of(request) if self._lent and call_id and call_id not in self._lent else ""
-        if not trace_id or trace_id not in self._traces:
+        if not trace_id:
             return None
-        seen = fingerprint(messages)
+        seen: int | None = None
         with self._lock:
-            for other in self._traces.get(trace_id, ()):
-                lent = self._lent[other]
+            for other, lent in list(self._lent.items()):
+                if lent.trace_id != trace_id:
+                    continue
+                seen = fingerprint(messages) if seen is None else seen
                 if lent.output.fingerprint == seen:
-                    self._take(other)
-                    self._put(call_id, lent)
+                    del self._lent[other]
+                    self._lent[call_id] = lent
                     return other, lent
         return None
 
@@ -148,25 +149,7 @@ class LentLists:
         if not call_id:
             return None
         with self._lock:
-            lent = self._take(call_id)
+            lent = self._lent.pop(call_id, None)
         if lent is not None:
             lent.caller[:] = lent.original
-        return lent
-
-    def _put(self, call_id: str, lent: Lent) -> None:
-        self._lent[call_id] = lent
-        self._callers[id(lent.caller)] = call_id
-        if lent.trace_id:
-            self._traces.setdefault(lent.trace_id, []).append(call_id)
-
-    def _take(self, call_id: str) -> Lent | None:
-        lent = self._lent.pop(call_id, None)
-        if lent is not None and self._callers.get(id(lent.caller)) == call_id:
-            del self._callers[id(lent.caller)]
-        if lent is not None and lent.trace_id:
-            ids = self._traces.get(lent.trace_id, [])
-            if call_id in ids:
-                ids.remove(call_id)
-            if not ids:
-                self._traces.pop(lent.trace_id, None)
         return lent

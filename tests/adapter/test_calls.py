@@ -142,18 +142,17 @@ class TestTransitions:
         assert calls.get("a").deferred is REPORT
         assert (calls.get("call").rejected, calls.get("call").served) == ((REPORT, "group"), None)
 
-    def test_a_lent_list_lives_in_its_calls_record_until_given_back(self) -> None:
+    def test_a_lent_list_is_its_calls_until_given_back(self) -> None:
         calls = Calls()
         caller, original, lent = _lent_list("long")
 
         calls.lend("call", list(lent.items), lent)
 
-        record = calls.get("call")
-        assert (record.lent, calls.lent_of("call")) == (lent, lent)
+        assert calls.lent_of("call") is lent
         assert caller == [{"role": "user", "content": "short"}]
         assert calls.give_back("call") is lent
         assert caller == original
-        assert calls.get("call").lent is None
+        assert calls.lent_of("call") is None
 
     def test_a_list_reclaimed_or_forgotten_leaves_its_record(self) -> None:
         calls = Calls()
@@ -163,7 +162,7 @@ class TestTransitions:
         calls.reclaim(caller)
 
         assert caller == original
-        assert calls.get("call").lent is None
+        assert calls.lent_of("call") is None
 
 
 def _lent_list(text: str) -> tuple[list[Any], list[Any], Lent]:
