@@ -40,8 +40,13 @@ def refit_on_any_error(request: Mapping[str, Any], router: Any) -> list[Any] | N
     for an error it did not map to a context error. It is the plugin's own: ``open_refit`` puts the
     refit first in it only once a backend's error proved to be a context-length error in words
     LiteLLM left unmapped, so every other error takes the operator's fallbacks as before. ``None``
-    for client-side fallbacks (a list of models, not of groups): those are left as they came.
+    for client-side fallbacks (a list of models, not of groups), which are left as they came, and
+    for messages this plugin cannot read. Where the operator configured none, LiteLLM words a
+    failure's ending as "no fallback model group was found" rather than "No fallback was attempted".
     """
+    messages = request.get("messages", [])
+    if not isinstance(messages, list) or not all(isinstance(message, Mapping) for message in messages):
+        return None  # nothing this plugin could refit: LiteLLM's answer to it stays its own, word for word
     configured = _configured(FALLBACK_KEYS[1], request, router) or []
     by_group = all(
         isinstance(entry, Mapping) and all(isinstance(t, list) for t in entry.values()) for entry in configured

@@ -6,13 +6,13 @@ and a deployment without ``model_info`` never fitted to another deployment's win
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import litellm
 import pytest
 
 from litellm_budget import BudgetReport, BudgetSettings, ContextBudget
+from litellm_budget.adapter import served_windows
 from litellm_budget.adapter.fallbacks import (
     REFIT_KEY,
     has_fallbacks,
@@ -24,6 +24,7 @@ from litellm_budget.adapter.fallbacks import (
 from litellm_budget.adapter.served_windows import Deployment, ServedWindows
 from litellm_budget.adapter.targets import Target
 from tests.support.builders import agent_session
+from tests.support.shifted_clock import shift_module_clock
 
 WHERE = Deployment("dep-1", "local")
 SETTINGS = BudgetSettings()
@@ -73,15 +74,15 @@ async def test_other_errors_teach_nothing(error: str) -> None:
 
 
 @pytest.mark.asyncio
-async def test_a_learned_window_lives_its_ttl_and_only_lowers() -> None:
+async def test_a_learned_window_lives_its_ttl_and_only_lowers(monkeypatch: pytest.MonkeyPatch) -> None:
     served = ServedWindows()
-    await served.from_error(WHERE, Exception(VLLM), _sent(2900), BudgetSettings(learned_window_ttl=0.05), None)
+    await served.from_error(WHERE, Exception(VLLM), _sent(2900), BudgetSettings(learned_window_ttl=60), None)
 
     assert served.applied(_target(1000), "dep-1").window == 1000  # already lower: kept
     assert served.applied(_target(), "dep-2").window == 8192  # another deployment
     mapped = Target(model="openai/gpt-4o", group="local", window=None, settings=SETTINGS)
     assert served.applied(mapped, "dep-1").window == 2048  # under the model map's 128000
-    time.sleep(0.06)
+    shift_module_clock(monkeypatch, served_windows, 61)  # its life went by
     assert served.applied(_target(), "dep-1").window == 8192  # after its life: the configured one
 
 
@@ -193,6 +194,8 @@ def test_the_generic_fallbacks_open_to_the_refit_only_when_told() -> None:
     open_refit(other, "x")  # a group without its own: the ``*`` targets follow its refit
     assert other[0] == {"x": [{"model": "x", REFIT_KEY: "x"}, "anywhere"]}
     assert refit_on_any_error({"fallbacks": ["gpt-4o", "claude"]}, router) is None
+    assert refit_on_any_error({"messages": "hello"}, router) is None  # nothing to refit: LiteLLM's words stay
+    assert refit_on_any_error({"messages": [{"role": "user"}, 1]}, router) is None
     assert refit_on_any_error({}, None) == []
     keyed = {"router_settings_override": {"fallbacks": [{"local": ["keyed"]}]}}
     assert refit_on_any_error(keyed, router) == [{"local": ["keyed"]}]  # a key's own fallbacks win
