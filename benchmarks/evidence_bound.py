@@ -1,6 +1,6 @@
 """What a fit that keeps whole messages could recall: with the next answer known, and with simple guesses.
 
-Issue 20 asks ``auto`` to keep 0.70 of the old evidence at 8k (``litellm_budget/tools/evidence.py``
+Issue 20 asks ``auto`` to keep 0.70 of the old evidence at 8k (``benchmarks/lab/evidence.py``
 defines it). This asks whether room or choice stands in the way. For every request of the shared
 sessions, ``auto`` is fitted as the replay fits it (conversation state on), then whole messages are
 picked for the same request, every pick keeping the newest message, the system messages and the
@@ -35,17 +35,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the clone's root, for benchmarks.lab
 
+from benchmarks.lab.evidence import SEPARATOR, message_text, recall_of, salient_strings, session_evidence
 from litellm_budget import BudgetSettings
 from litellm_budget.core._fit import fit_request
 from litellm_budget.core._fit_input import FitRequest
 from litellm_budget.core.counting._tokens import counter_for
-from litellm_budget.tools.evidence import SEPARATOR, message_text, recall_of, salient_strings, session_evidence
 from litellm_budget.tools.remembered import Remembered
 from litellm_budget.tools.sessions import requests_of
 

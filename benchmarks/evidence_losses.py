@@ -1,6 +1,6 @@
 """Where the evidence a policy loses lived, per session family: in dropped calls, dropped or elided outputs, ...
 
-Each learned string of an answer (``litellm_budget/tools/evidence.py``) that is not in what the
+Each learned string of an answer (``benchmarks/lab/evidence.py``) that is not in what the
 policy sent is counted once, at the first of these places that held it in the request (indices
 from the report's ``dropped_at``, ``elided_at``, ``cut_at``): the arguments of a dropped step's
 tool calls (``call_args``: a digest of the dropped calls would have kept it), a dropped tool
@@ -17,18 +17,15 @@ import argparse
 import json
 import os
 import statistics
+import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the clone's root, for benchmarks.lab
 
-from litellm_budget import BudgetSettings
-from litellm_budget.core._fit import fit_request
-from litellm_budget.core._fit_input import FitRequest
-from litellm_budget.core._report import BudgetReport, parse_ranges
-from litellm_budget.core.counting._tokens import counter_for
-from litellm_budget.tools.evidence import (
+from benchmarks.lab.evidence import (
     SEPARATOR,
     Evidence,
     argument_strings,
@@ -37,6 +34,11 @@ from litellm_budget.tools.evidence import (
     session_evidence,
     strings_in,
 )
+from litellm_budget import BudgetSettings
+from litellm_budget.core._fit import fit_request
+from litellm_budget.core._fit_input import FitRequest
+from litellm_budget.core._report import BudgetReport, parse_ranges
+from litellm_budget.core.counting._tokens import counter_for
 from litellm_budget.tools.remembered import Remembered
 from litellm_budget.tools.sessions import requests_of
 

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the clone's root, for benchmarks.lab
 
+from benchmarks.lab.replay import Session, Totals, replay_session, strategy_for
 from litellm_budget import BudgetSettings
-from litellm_budget.tools.replay import Session, Totals, replay_session, strategy_for
 from litellm_budget.tools.sessions import load_conversation, requests_of, session_files
 
 SESSIONS = Path(__file__).resolve().parents[2] / "shared" / "sessions"

@@ -142,6 +142,12 @@ def test_adapter_never_imports_the_tools(path: Path) -> None:
     assert [m for m, _ in imports_of(path) if m.startswith("litellm_budget.tools")] == []
 
 
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_the_wheel_never_imports_the_clones_lab_or_tests(path: Path) -> None:
+    """The research replay (``benchmarks/lab``) and the tests are a clone's: the wheel needs neither."""
+    assert [m for m, _ in imports_of(path) if m.split(".")[0] in {"benchmarks", "tests"}] == []
+
+
 @pytest.mark.parametrize("path", modules_in("adapter"), ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_adapter_enters_the_core_by_its_front_door(path: Path) -> None:
     """The adapter imports the core's ``api`` module only: what it depends on is one list."""
@@ -276,9 +282,8 @@ def test_importing_the_package_does_not_import_litellm() -> None:
 
 def test_the_plugin_at_work_never_loads_the_tools() -> None:
     """
-    The replay's research harness (peers, baselines, plots, pricing) lives in ``litellm_budget.tools``,
-    which the plugin never imports: a request fitted through LiteLLM's SDK with the plugin loads
-    none of it.
+    The CLI and the replay loop live in ``litellm_budget.tools``, which the plugin never imports: a
+    request fitted through LiteLLM's SDK with the plugin loads none of it.
     """
     code = """
 import asyncio, sys, litellm, litellm_budget

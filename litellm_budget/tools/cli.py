@@ -13,7 +13,6 @@ from importlib import resources
 from pathlib import Path
 
 from litellm_budget.core.policies._registry import POLICIES
-from litellm_budget.tools.cache_model import CACHE_KINDS, CLIENT_BREAKPOINTS
 from litellm_budget.tools.convert import FORMATS
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -22,15 +21,40 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 BUILTIN_CONFIG = "demo_config.yaml"
 
 
+#: The research replay's options: peers, prices, the provider's cache, watermark sweeps and plots.
+#: The wheel has none of them; a clone runs them (``python -m benchmarks.replay``).
+LAB_OPTIONS = (
+    "--baseline",
+    "--price-per-mtok",
+    "--cached-share",
+    "--cache-write-share",
+    "--watermarks",
+    "--cache",
+    "--client-breakpoints",
+    "--cache-breakpoints",
+    "--cache-min-tokens",
+    "--plot",
+    "--plot-cost",
+    "--plot-recall",
+)
+#: Where they are, as an error says it.
+LAB_REPLAY = "python -m benchmarks.replay, from a clone of the repository, with the same arguments"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
-    args = _parser().parse_args(argv)
+    return run_command(_parser(), argv)
+
+
+def run_command(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
+    """Parse ``argv`` and run its command: a file or setting it cannot use is one line and exit status 2."""
+    args = parser.parse_args(argv)
     from .sessions import SessionFileError
 
     try:
         return int(args.run(args))
     except (SessionFileError, ValueError, RuntimeError) as exc:
-        print(f"litellm-budget: error: {exc}", file=sys.stderr)
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `litellm-budget inspect ... | head`: the reader has all it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -52,78 +76,14 @@ def _parser() -> argparse.ArgumentParser:
     inspect.add_argument("--json", action="store_true", help="machine-readable output")
     inspect.set_defaults(run=_inspect)
 
-    replay = commands.add_parser("replay", help="replay every request of recorded sessions and measure")
-    replay.add_argument("paths", nargs="+", type=Path, help="session files, or folders of them")
-    replay.add_argument("--model", required=True, help="the model whose tokenizer and prices apply")
-    replay.add_argument("--window", required=True, type=_window_list, help="windows, comma-separated: 8000,16k")
-    replay.add_argument(
-        "--format",
-        choices=FORMATS,
-        default="chat",
-        help="replay the sessions as chat completions, Anthropic Messages or Responses input items",
+    replay = commands.add_parser(
+        "replay",
+        help="replay every request of recorded sessions through the policies and count what each sent",
+        epilog=f"Peers, evidence recall, prices, the provider's cache and plots: {LAB_REPLAY}.",
     )
-    replay.add_argument(
-        "--policy", type=_name_list, help=f"policies: {','.join(POLICIES)} (default: --config's, else auto)"
-    )
-    replay.add_argument(
-        "--baseline",
-        type=_name_list,
-        default=[],
-        help="baselines and peers: trim_messages,sliding,masking,clear_tool_uses,litellm_polyfill,langchain_trim,"
-        "litellm_compress,litellm_compress_budget",
-    )
-    replay.add_argument(
-        "--price-per-mtok", type=float, help="fresh input price per million tokens (default: the model map's)"
-    )
-    replay.add_argument(
-        "--cached-share",
-        type=float,
-        help="price of a reused (cached) token as a share of fresh (default: the model map's cache-read price)",
-    )
-    replay.add_argument(
-        "--cache-write-share",
-        type=float,
-        help="price of a re-prefilled token as a share of fresh (default: the map's cache-write price, else 1)",
-    )
-    replay.add_argument(
-        "--watermarks",
-        type=_share_list,
-        default=[],
-        help="also replay each policy at these watermarks, comma-separated: 0.5,0.6,0.75,0.85",
-    )
-    replay.add_argument(
-        "--stateless",
-        action="store_true",
-        help="fit every request afresh, as the plugin does with conversation_state: false",
-    )
-    replay.add_argument(
-        "--cache",
-        choices=CACHE_KINDS,
-        help="the provider's prompt cache to model (default: anthropic for --format anthropic or a Claude model)",
-    )
-    replay.add_argument(
-        "--client-breakpoints",
-        choices=CLIENT_BREAKPOINTS,
-        default="last",
-        help="Anthropic: the client's own breakpoints, on the system prompt and the last message, or none",
-    )
-    replay.add_argument(
-        "--cache-breakpoints", action="store_true", help="Anthropic: add the plugin's (as cache_breakpoints: true)"
-    )
-    replay.add_argument("--cache-min-tokens", type=_positive, default=1024, help="the fewest tokens cached")
-    replay.add_argument("--rows", action="store_true", help="also print every request")
-    replay.add_argument("--json", action="store_true", help="machine-readable output")
-    replay.add_argument("--plot", type=Path, help="write a PNG of tokens per request (needs matplotlib)")
-    replay.add_argument(
-        "--plot-cost", type=Path, help="write a PNG of input cost against fill, per window (needs matplotlib)"
-    )
-    replay.add_argument(
-        "--plot-recall",
-        type=Path,
-        help="write a PNG of evidence recall against input cost, per window (needs matplotlib)",
-    )
-    replay.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    _settings_arguments(replay)
+    replay_arguments(replay, policies="auto,plan,elide")
+    for option in LAB_OPTIONS:
+        replay.add_argument(option, nargs="?", action=_LabOption, help=argparse.SUPPRESS)
     replay.set_defaults(run=_replay)
 
     demo = commands.add_parser("demo", help="start the LiteLLM proxy and replay a built-in agent session")
@@ -131,9 +91,45 @@ def _parser() -> argparse.ArgumentParser:
         "--config", type=Path, help="a LiteLLM proxy config (default: the built-in one, examples/config.yaml's twin)"
     )
     demo.add_argument("--model", default="agent-model", help="a model_name of the config")
-    demo.add_argument("--steps", type=_positive, default=40, help="agent steps in the built-in session")
+    demo.add_argument("--steps", type=positive, default=40, help="agent steps in the built-in session")
     demo.set_defaults(run=_demo)
     return parser
+
+
+def replay_arguments(command: argparse.ArgumentParser, *, policies: str) -> None:
+    """The arguments of every replay, this one and the research replay of a clone (which adds its own)."""
+    command.add_argument("paths", nargs="+", type=Path, help="session files, or folders of them")
+    command.add_argument("--model", required=True, help="the model whose tokenizer applies")
+    command.add_argument("--window", required=True, type=_window_list, help="windows, comma-separated: 8000,16k")
+    command.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="chat",
+        help="replay the sessions as chat completions, Anthropic Messages or Responses input items",
+    )
+    command.add_argument("--policy", type=name_list, help=f"policies: {policies} (default: --config's, else auto)")
+    command.add_argument(
+        "--stateless",
+        action="store_true",
+        help="fit every request afresh, as the plugin does with conversation_state: false",
+    )
+    command.add_argument("--rows", action="store_true", help="also print every request")
+    command.add_argument("--json", action="store_true", help="machine-readable output")
+    command.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    _settings_arguments(command)
+
+
+class _LabOption(argparse.Action):
+    """An option of the research replay given to this one: refused, saying where it is."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        _namespace: argparse.Namespace,
+        _values: object,
+        option_string: str | None = None,
+    ) -> None:
+        parser.error(f"{option_string} is an option of the research replay: run {LAB_REPLAY}")
 
 
 def _settings_arguments(command: argparse.ArgumentParser) -> None:
@@ -223,7 +219,7 @@ def demo_config(path: Path | None) -> Iterator[Path]:
     yield path
 
 
-def _positive(text: str) -> int:
+def positive(text: str) -> int:
     """A positive integer; argparse names the flag in front of the message."""
     if not text.strip().isdigit() or int(text) <= 0:
         msg = f"{text!r} is not a positive integer, e.g. 40"
@@ -255,17 +251,6 @@ def _thousands(text: str) -> int | None:
     return int(digits) * scale if digits.isdigit() and int(digits) > 0 else None
 
 
-def _share_list(text: str) -> list[float]:
-    try:
-        values = [float(part) for part in text.split(",") if part.strip()]
-    except ValueError as exc:
-        msg = f"{text!r} is not a comma-separated list of numbers"
-        raise argparse.ArgumentTypeError(msg) from exc
-    if not all(0 < value < 1 for value in values):
-        msg = f"{text!r}: every watermark is between 0 and 1 (exclusive)"
-        raise argparse.ArgumentTypeError(msg)
-    return values
-
-
-def _name_list(text: str) -> list[str]:
+def name_list(text: str) -> list[str]:
+    """Names, comma-separated: ``auto,plan``."""
     return [part.strip() for part in text.split(",") if part.strip()]

@@ -129,8 +129,6 @@ def _send(client: httpx.Client, key: str, model: str, number: int, request: list
         dropped=int(header("x-litellm-budget-dropped", 0)),
         shared=0,
         new=0,
-        overflow=False,
-        invalid=False,
         ms=(time.perf_counter() - started) * 1000,
     )
 

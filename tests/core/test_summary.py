@@ -13,6 +13,9 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from benchmarks.lab.replay import Session, Totals, replay_session, strategy_for
+from benchmarks.lab.replay_summaries import SummarizingStrategy, offline_summary
+from benchmarks.replay import main
 from litellm_budget import BudgetSettings
 from litellm_budget.core._fit import fit_request
 from litellm_budget.core._fit_input import FitRequest, Fitted
@@ -20,10 +23,7 @@ from litellm_budget.core._report import BudgetReport, parse_ranges, unsent
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.policies._summary import DIGEST_CHARS, block_digest, summary_job
 from litellm_budget.core.wording._notices import CONTINUES, NOTICE_PREFIX, omitted_note
-from litellm_budget.tools.cli import main
 from litellm_budget.tools.convert import converted
-from litellm_budget.tools.replay import Session, Totals, replay_session, strategy_for
-from litellm_budget.tools.replay_summaries import SummarizingStrategy, offline_summary
 from litellm_budget.tools.sessions import requests_of
 from tests.conftest import SessionSet
 from tests.support.builders import agent_session, chat_session, text, tokens_of
@@ -314,7 +314,7 @@ class TestReplay:
         for number in range(2):
             session = {"source": "test", "messages": agent_session(40, 500)}
             (tmp_path / f"s{number}.json").write_text(json.dumps(session))
-        argv = ["replay", str(tmp_path), "--model", MODEL, "--window", "4000", "--no-progress"]
+        argv = [str(tmp_path), "--model", MODEL, "--window", "4000", "--no-progress"]
 
         assert main([*argv, "--policy", "auto,summarize,plan+summaries", "--json"]) == 0
         results = {r["strategy"]: r for r in json.loads(capsys.readouterr().out)["results"]}
@@ -341,5 +341,5 @@ def test_summaries_keep_the_prefix_reuse_of_markers(replay_set: SessionSet, wind
                 replay_session(Session(session, requests_of(messages)), strategy, model=MODEL, window=window), window
             )
         reuse[name] = totals.summary()["reuse"]
-        assert totals.overflow == totals.invalid == totals.rejected == 0
+        assert totals.overflow == totals.invalid == totals.counts.rejected == 0
     assert reuse["summarize"] >= reuse["auto"] - 0.01

@@ -1,18 +1,19 @@
 """
 Every shell command of the README and of docs/ runs in a test, as written.
 
-`RUNS` names, for each command, what runs it: this module itself (`HERE`: `litellm-budget` on
-small inputs made here, the demo through the real proxy), another test (`path::name`), or a step
-of CI (`.ci/run: ` and the line of `.ci/run` that runs it). A command on a page that `RUNS` does
-not name fails `test_every_command_is_run_by_a_test`, and so does a name in `RUNS` that no page
-has any more: a new command cannot go in without a test, nor a test stay for a command gone.
+`RUNS` names, for each command, what runs it: this module itself (`HERE`: `litellm-budget` and
+the research replay, `python -m benchmarks.replay`, on small inputs made here, the demo through
+the real proxy), another test (`path::name`), or a step of CI (`.ci/run: ` and the line of
+`.ci/run` that runs it). A command on a page that `RUNS` does not name fails
+`test_every_command_is_run_by_a_test`, and so does a name in `RUNS` that no page has any more: a
+new command cannot go in without a test, nor a test stay for a command gone.
 
 The commands run here run as written from the repository's root, as a user runs them in a fresh
 clone, on the example files they name (`examples/request.json`, `examples/sessions`: what
-`tests/support/made_sessions.py` writes), with `litellm-budget` on PATH running this checkout. A
-command that writes a file (`--plot replay_16k.png`) runs in a temporary copy of the folders it
-names, at the same relative paths, so it writes nothing into the repository; `litellm-budget demo`
-without `--config` runs from a folder outside the clone, as its page says it may.
+`tests/support/made_sessions.py` writes), with `litellm-budget` and `python` on PATH running this
+checkout. A command that writes a file (`--plot replay_16k.png`) runs in a temporary copy of the
+folders it names, at the same relative paths, so it writes nothing into the repository;
+`litellm-budget demo` without `--config` runs from a folder outside the clone, as its page says it may.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from benchmarks.replay import main as lab_replay
 from litellm_budget import BudgetSettings
 from litellm_budget.adapter.invalid_settings import deployment_settings, deployments_invalid
 from litellm_budget.core.budget._setting_problems import apply_valid
@@ -70,9 +72,11 @@ RUNS: dict[str, str] = {
     "litellm-budget inspect examples/request.json --model gpt-4o --window 16000": HERE,
     "litellm-budget inspect examples/request.json --model gpt-4o --window 16k --json": HERE,
     "litellm-budget inspect examples/sessions/made__shell.json --model gpt-4o --window 16k": HERE,
-    "litellm-budget replay examples/sessions --model gpt-4o --window 8000,16000,32000 "
+    "litellm-budget replay examples/sessions --model gpt-4o --window 8000,16000,32000 --policy auto,plan,elide": HERE,
+    "litellm-budget replay examples/sessions/made__shell.json --model gpt-4o --window 16k --rows": HERE,
+    "python -m benchmarks.replay examples/sessions --model gpt-4o --window 8000,16000,32000 "
     "--policy auto,plan,elide --baseline trim_messages,sliding --plot tokens.png": HERE,
-    "litellm-budget replay examples/sessions --model gpt-4o --window 16000 --policy auto,plan "
+    "python -m benchmarks.replay examples/sessions --model gpt-4o --window 16000 --policy auto,plan "
     "--baseline masking,clear_tool_uses,litellm_polyfill,langchain_trim "
     "--watermarks 0.5,0.6,0.75,0.85 --plot-cost cost.png": HERE,
     "litellm-budget replay examples/sessions --model gpt-4o --window 16k --config examples/config.yaml": HERE,
@@ -83,16 +87,16 @@ RUNS: dict[str, str] = {
     "litellm-budget demo": HERE,
     "litellm-budget demo --config examples/config.yaml": HERE,
     # docs/how-it-decides.md, docs/cache.md, docs/summaries.md
-    "litellm-budget replay examples/sessions/made__shell.json --model gpt-4o --window 16000 "
+    "python -m benchmarks.replay examples/sessions/made__shell.json --model gpt-4o --window 16000 "
     "--policy auto --baseline trim_messages --rows": HERE,
-    "litellm-budget replay examples/sessions/made__shell.json --model gpt-4o --window 16000 "
+    "python -m benchmarks.replay examples/sessions/made__shell.json --model gpt-4o --window 16000 "
     "--policy auto,plan,elide --baseline trim_messages,sliding --plot replay_16k.png": HERE,
     "litellm-budget replay examples/sessions --model gpt-4o --window 16000 --policy auto --no-progress": HERE,
     "litellm-budget replay examples/sessions --model gpt-4o --window 16000 --policy auto --stateless "
     "--no-progress": HERE,
-    "litellm-budget replay examples/sessions --model claude-sonnet-4-5 --format anthropic "
+    "python -m benchmarks.replay examples/sessions --model claude-sonnet-4-5 --format anthropic "
     "--window 16000,32000 --policy auto --client-breakpoints last --cache-breakpoints": HERE,
-    "litellm-budget replay examples/sessions --model gpt-4o --window 8000,16000 --policy auto,summarize "
+    "python -m benchmarks.replay examples/sessions --model gpt-4o --window 8000,16000 --policy auto,summarize "
     "--no-progress": HERE,
     # docs/development.md
     "make test-slow": ".ci/run: make test-slow",
@@ -115,6 +119,11 @@ MAKE_RECIPES = {
     "bench": "python benchmarks/bench_fit.py",
     "wheel": "pip wheel --quiet --no-deps -w dist .",
 }
+
+#: The commands this module runs: the package's console script, and the research replay of a clone.
+COMMANDS = ("litellm-budget ", "python -m benchmarks.replay ")
+#: Each one's entry point, run in this process on the words after it.
+ENTRY_POINTS = {"litellm-budget": main, "python -m benchmarks.replay": lab_replay}
 
 #: What makes a command slow: LiteLLM's `trim_messages` recounts the whole history for every message
 #: it drops, tens of seconds on the example sessions on two cores; those run with the `slow` cases.
@@ -147,7 +156,7 @@ def test_every_command_is_run_by_a_test() -> None:
     assert sorted(set(named) - set(on_pages)) == [], "RUNS names commands no page has"
     for command, runner in named.items():
         assert runner_exists(runner), f"{command!r}: {runner!r} is not a test or a line of .ci/run"
-    assert all(c.key.startswith("litellm-budget ") for c in docs.commands() if named[c.key] == HERE)
+    assert all(c.key.startswith(COMMANDS) for c in docs.commands() if named[c.key] == HERE)
 
 
 def runner_exists(runner: str) -> bool:
@@ -211,13 +220,15 @@ def folder_to_run_in(command: str, tmp_path: Path) -> Path:
 
 
 def shell(command: str, cwd: Path, tmp_path: Path, timeout: float) -> subprocess.CompletedProcess[str]:
-    """Run ``command`` in bash, as written, with `litellm-budget` running this checkout."""
+    """Run ``command`` in bash, as written, with `litellm-budget` and `python` running this checkout."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
-    shim = bin_dir / "litellm-budget"
     entry = "import sys; from litellm_budget.tools.cli import main; sys.exit(main())"
-    shim.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -c {shlex.quote(entry)} "$@"\n')
-    shim.chmod(0o755)
+    shims = {"litellm-budget": f"-c {shlex.quote(entry)}", "python": ""}
+    for name, arguments in shims.items():
+        shim = bin_dir / name
+        shim.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} {arguments} "$@"\n')
+        shim.chmod(0o755)
     no_proxy = ",".join(p for p in (os.environ.get("NO_PROXY"), "127.0.0.1,localhost") if p)
     env = {
         **os.environ,
@@ -251,16 +262,16 @@ _SHELL_SYNTAX = re.compile(r"[|&;<>()$`*?\[\]{}~\\#!]")
 
 
 def run_plain(command: str, cwd: Path, monkeypatch: pytest.MonkeyPatch) -> subprocess.CompletedProcess[str]:
-    """Run a plain ``litellm-budget`` command (no shell syntax) through the console script's ``main``, in ``cwd``."""
+    """Run a plain command of ``COMMANDS`` (no shell syntax) through its entry point's ``main``, in ``cwd``."""
     argv = shlex.split(command)
-    assert argv[0] == "litellm-budget", command
+    name = next(n for n in ENTRY_POINTS if command.startswith(f"{n} "))
     assert not _SHELL_SYNTAX.search(command), f"{command!r} needs a shell: run it with shell()"
     monkeypatch.chdir(cwd)
     monkeypatch.setenv("MPLBACKEND", "Agg")
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
-            code = main(argv[1:])
+            code = ENTRY_POINTS[name](argv[len(name.split()) :])
         except SystemExit as exc:  # argparse's --help and usage errors
             code = exc.code if isinstance(exc.code, int) else 1
     return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())
@@ -364,20 +375,20 @@ def test_every_config_block_is_valid() -> None:
 
 
 def help_flags(command: str) -> set[str]:
-    """The options `litellm-budget COMMAND --help` lists."""
+    """The options `litellm-budget COMMAND --help` lists (`python -m benchmarks.replay --help` for ``lab``)."""
     out = io.StringIO()
     with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
-        main([command, "--help"])
+        lab_replay(["--help"]) if command == "lab" else main([command, "--help"])
     return set(re.findall(r"(?<![\w-])--[a-z][\w-]*", out.getvalue()))
 
 
 def test_flags_in_the_text_exist() -> None:
-    """Every `--flag` the pages' prose gives a `litellm-budget` subcommand is one of its options."""
-    inline = re.compile(r"`(litellm-budget (inspect|replay|demo)\b[^`]*)`")
+    """Every `--flag` the pages' prose gives a `litellm-budget` subcommand or the research replay is one of its own."""
+    inline = re.compile(r"`((?:litellm-budget (inspect|replay|demo)|python -m benchmarks\.replay)\b[^`]*)`")
     unknown = []
     for page in docs.pages():
         for span, command in inline.findall(page.read_text(encoding="utf-8")):
-            missing = set(re.findall(r"(?<![\w-])--[a-z][\w-]*", span)) - help_flags(command)
+            missing = set(re.findall(r"(?<![\w-])--[a-z][\w-]*", span)) - help_flags(command or "lab")
             unknown += [f"{docs.page_name(page)}: `{span}`: {flag}" for flag in sorted(missing)]
 
     assert unknown == []

@@ -16,9 +16,9 @@ from urllib.parse import unquote
 
 import pytest
 
+from benchmarks.replay import main
 from litellm_budget import BudgetReport, BudgetSettings
 from litellm_budget.core.wording._notices import cut_note, omitted_note, placeholder_for
-from litellm_budget.tools.cli import main
 from tests.support import docs
 from tests.support.paths import DOCS, README, REPO_ROOT, SESSIONS_DIR
 
@@ -168,7 +168,9 @@ def test_the_sawtooth_rows_are_what_the_replay_prints() -> None:
         pytest.skip(f"{session} is absent")
     example = "examples/sessions/made__shell.json"
     assert example in command.text
-    argv = shlex.split(command.text.replace(example, str(session)))[1:]
+    argv = shlex.split(command.text.replace(example, str(session)))
+    assert argv[:3] == ["python", "-m", "benchmarks.replay"]
+    argv = argv[3:]
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert main([*argv, "--no-progress"]) == 0

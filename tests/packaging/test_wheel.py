@@ -8,6 +8,7 @@ extra, dependencies and all, take minutes: CI does them after the tests (`.ci/ru
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -24,6 +25,22 @@ from packaging.requirements import Requirement
 from tests.support.paths import README, REPO_ROOT
 
 DEMO_CONFIG = Path("litellm_budget/tools/demo_config.yaml")
+#: The research replay's modules (``benchmarks/lab``): a clone's, never the wheel's.
+LAB_MODULES = {
+    "baselines",
+    "cache_model",
+    "compress_peer",
+    "evidence",
+    "langchain_peer",
+    "outcome",
+    "peers",
+    "plot",
+    "plot_cost",
+    "plot_labels",
+    "plot_recall",
+    "pricing",
+    "replay_summaries",
+}
 #: What a copy of the clone leaves out: environments, caches and build output.
 NOT_CLONED = shutil.ignore_patterns(
     ".git", ".venv", "dist", "build", "*.egg-info", "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache"
@@ -120,6 +137,7 @@ def test_readme_command_builds_the_wheel_it_installs(wheel: Path) -> None:
     assert named == {wheel.name}
     assert {"litellm_budget/__init__.py", "litellm_budget/py.typed", "litellm_budget/tools/cli.py"} <= files
     assert "litellm-budget = litellm_budget.tools.cli:main" in entry_points
+    assert [name for name in files if Path(name).stem in LAB_MODULES or not name.startswith("litellm_budget")] == []
     if (REPO_ROOT / DEMO_CONFIG).is_file():
         assert DEMO_CONFIG.as_posix() in files
 
@@ -176,6 +194,26 @@ def test_installed_wheel_runs_outside_the_clone(site: Path, wheel: Path, tmp_pat
     printed_version, location = imported.stdout.split()
     assert printed_version == version
     assert Path(location).is_relative_to(site)
+
+
+def test_installed_wheel_replays_sessions(site: Path, tmp_path: Path) -> None:
+    """`litellm-budget replay` runs from the installed wheel; a research option names the clone's replay."""
+    session = REPO_ROOT / "examples" / "sessions" / "made__shell.json"
+    replay = [str(site / "bin" / "litellm-budget"), "replay", str(session), "--model", "gpt-4o", "--window", "8k"]
+
+    def run(*extra: str) -> subprocess.CompletedProcess[str]:
+        command = [*replay, "--no-progress", *extra]
+        return subprocess.run(
+            command, cwd=tmp_path, env=child_env(site), capture_output=True, text=True, timeout=180, check=False
+        )
+
+    replayed, refused = run("--json"), run("--baseline", "sliding")
+
+    assert replayed.returncode == 0, replayed.stderr[-2000:]
+    (result,) = json.loads(replayed.stdout)["results"]
+    assert (result["policy"], result["window"], result["fitted"]) == ("auto", 8000, result["requests"])
+    assert refused.returncode == 2
+    assert "python -m benchmarks.replay" in refused.stderr
 
 
 def test_installed_wheel_loads_the_proxy_callback(site: Path, tmp_path: Path) -> None:

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
+from benchmarks.lab.cache_model import CacheModel, CacheSetup, cache_cost
+from benchmarks.lab.pricing import Prices
+from benchmarks.replay import main
 from litellm_budget.core.formats._anthropic import ANTHROPIC
 from litellm_budget.core.formats._anthropic_convert import from_chat
 from litellm_budget.core.formats._chat import CHAT
 from litellm_budget.core.wording._notices import omitted_note
-from litellm_budget.tools.cache_model import CacheModel, CacheSetup, cache_cost
-from litellm_budget.tools.cli import main
-from litellm_budget.tools.pricing import Prices
 from tests.support.builders import agent_session, system, text, tool_step, user
 
 SIZES = 300  # tokens per message, as the replay counts them
@@ -115,7 +115,7 @@ def test_replay_prints_the_hit_ratio_of_the_cache_it_models(tmp_path: Path, caps
     folder = tmp_path / "sessions"
     folder.mkdir()
     (folder / "s.json").write_text(json.dumps({"messages": agent_session(14, 700)}))
-    base = ["replay", str(folder), "--model", "claude-sonnet-4-5", "--format", "anthropic", "--window", "8000"]
+    base = [str(folder), "--model", "claude-sonnet-4-5", "--format", "anthropic", "--window", "8000"]
     results = {}
     for extra in ([], ["--cache-breakpoints"]):
         assert main([*base, "--client-breakpoints", "none", "--json", "--no-progress", *extra]) == 0

@@ -5,19 +5,19 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from benchmarks.lab import replay_cli
+from benchmarks.lab.plot import MISSING
+from benchmarks.lab.replay import Row
+from benchmarks.replay import main as lab_replay
 from litellm_budget import BudgetSettings
-from litellm_budget.tools import replay_cli
 from litellm_budget.tools.cli import demo_config, main
 from litellm_budget.tools.inspect import group_changes
-from litellm_budget.tools.plot import MISSING
-from litellm_budget.tools.replay import Row
 from tests.support.builders import agent_session, chat_session, tool_step
 from tests.support.paths import EXAMPLES
 
@@ -172,7 +172,6 @@ class TestReplay:
     def test_policies_and_baselines_side_by_side(self, session_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """Every window x strategy gets one line of measures, in JSON too."""
         argv = [
-            "replay",
             str(session_dir),
             "--model",
             "gpt-4o",
@@ -185,7 +184,7 @@ class TestReplay:
             "--json",
         ]
 
-        assert main(argv) == 0
+        assert lab_replay(argv) == 0
 
         results = json.loads(capsys.readouterr().out)["results"]
         assert [(r["window"], r["strategy"]) for r in results] == [
@@ -225,16 +224,59 @@ class TestReplay:
         assert "== auto at 4000" in out
         assert out.count("trimmed") >= 3
 
+    def test_the_policies_count_as_in_the_research_replay(
+        self, session_dir: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """One loop: each figure the wheel's replay prints is the research replay's, per window and policy."""
+        argv = [str(session_dir), "--model", "gpt-4o", "--window", "4000,8000", "--policy", "auto,plan", "--json"]
+
+        assert main(["replay", *argv, "--format", "anthropic"]) == 0
+        ours = json.loads(capsys.readouterr().out)
+        assert lab_replay([*argv, "--format", "anthropic"]) == 0
+        lab = json.loads(capsys.readouterr().out)
+
+        assert set(ours) == {"model", "settings", "results"}
+        assert len(ours["results"]) == len(lab["results"]) == 4
+        for mine, theirs in zip(ours["results"], lab["results"], strict=True):
+            assert mine.pop("policy") == theirs["strategy"]
+            figures = set(mine) - {"ms_per_request", "sent_tokens"}  # the research replay prices what was sent
+            assert {key: mine[key] for key in figures} == {key: theirs[key] for key in figures}
+
+    @pytest.mark.parametrize(
+        "extra", [["--baseline", "sliding"], ["--plot", "p.png"], ["--cache-breakpoints"], ["--watermarks", "0.5"]]
+    )
+    def test_the_research_options_name_where_they_are(
+        self, session_dir: Path, capsys: pytest.CaptureFixture[str], extra: list[str]
+    ) -> None:
+        """The wheel has no peers, prices, caches or plots: such an option says to run the research replay."""
+        with pytest.raises(SystemExit) as exited:
+            main(["replay", str(session_dir), "--model", "gpt-4o", "--window", "4000", *extra])
+
+        assert exited.value.code == 2
+        assert capsys.readouterr().err.splitlines()[-1] == (
+            f"litellm-budget replay: error: {extra[0]} is an option of the research replay: run python -m "
+            "benchmarks.replay, from a clone of the repository, with the same arguments"
+        )
+
+    def test_a_summarizing_policy_names_the_research_replay(
+        self, session_dir: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """``summarize`` needs a summary model, which only the research replay stands in for."""
+        argv = ["replay", str(session_dir), "--model", "gpt-4o", "--window", "4000", "--policy", "auto,summarize"]
+
+        assert main(argv) == 2
+        assert "python -m benchmarks.replay" in capsys.readouterr().err
+
     @pytest.mark.parametrize("fmt", ["anthropic", "responses"])
     def test_sessions_replay_in_other_formats(
         self, session_dir: Path, capsys: pytest.CaptureFixture[str], fmt: str
     ) -> None:
         """--format replays the chat sessions converted to another API: fitted, valid, same request count."""
-        argv = ["replay", str(session_dir), "--model", "gpt-4o", "--window", "4000", "--no-progress", "--json"]
+        argv = [str(session_dir), "--model", "gpt-4o", "--window", "4000", "--no-progress", "--json"]
 
-        assert main([*argv, "--format", fmt]) == 0
+        assert lab_replay([*argv, "--format", fmt]) == 0
         other = json.loads(capsys.readouterr().out)["results"][0]
-        assert main(argv) == 0
+        assert lab_replay(argv) == 0
         chat = json.loads(capsys.readouterr().out)["results"][0]
 
         assert other["requests"] == chat["requests"]
@@ -243,9 +285,9 @@ class TestReplay:
 
     def test_baselines_refuse_other_formats(self, session_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """The chat baselines cannot read another API's messages: a clear error before replaying."""
-        argv = ["replay", str(session_dir), "--model", "gpt-4o", "--window", "4000", "--format", "anthropic"]
+        argv = [str(session_dir), "--model", "gpt-4o", "--window", "4000", "--format", "anthropic"]
 
-        assert main([*argv, "--baseline", "sliding"]) == 2
+        assert lab_replay([*argv, "--baseline", "sliding"]) == 2
         assert "takes chat messages only" in capsys.readouterr().err
 
     def test_trim_messages_baseline_is_measured_honestly(
@@ -259,9 +301,8 @@ class TestReplay:
         path.write_text(json.dumps(messages))
 
         assert (
-            main(
+            lab_replay(
                 [
-                    "replay",
                     str(path),
                     "--model",
                     "gpt-4o",
@@ -286,9 +327,9 @@ class TestReplay:
         peers = "masking,clear_tool_uses,litellm_polyfill,langchain_trim"
         if importlib.util.find_spec("langchain_core") is None:
             peers = peers.removesuffix(",langchain_trim")
-        argv = ["replay", str(session_dir), "--model", "gpt-4o", "--window", "4000", "--baseline", peers, "--json"]
+        argv = [str(session_dir), "--model", "gpt-4o", "--window", "4000", "--baseline", peers, "--json"]
 
-        assert main(argv) == 0
+        assert lab_replay(argv) == 0
 
         out = json.loads(capsys.readouterr().out)
         assert out["prices"].startswith("gpt-4o: input $2.5/M (model map)")
@@ -308,11 +349,11 @@ class TestReplay:
         self, session_dir: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:
         """The text output names where the prices came from; --price-per-mtok and --cached-share override the map."""
-        argv = ["replay", str(session_dir / "s0.json"), "--model", "gpt-4o", "--window", "4000", "--no-progress"]
+        argv = [str(session_dir / "s0.json"), "--model", "gpt-4o", "--window", "4000", "--no-progress"]
 
-        assert main(argv) == 0
+        assert lab_replay(argv) == 0
         mapped = capsys.readouterr().out
-        assert main([*argv, "--price-per-mtok", "10", "--cached-share", "0.1", "--json"]) == 0
+        assert lab_replay([*argv, "--price-per-mtok", "10", "--cached-share", "0.1", "--json"]) == 0
         flagged = json.loads(capsys.readouterr().out)
 
         assert "needless_reprefill" in mapped
@@ -324,16 +365,16 @@ class TestReplay:
         assert auto["input_cost"] == pytest.approx((auto["reprefilled_tokens"] * 10 + reused * 1) / 1e6, rel=1e-3)
 
     def test_peers_refuse_other_formats(self, session_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-        argv = ["replay", str(session_dir), "--model", "gpt-4o", "--window", "4000", "--format", "responses"]
-        assert main([*argv, "--baseline", "masking"]) == 2
+        argv = [str(session_dir), "--model", "gpt-4o", "--window", "4000", "--format", "responses"]
+        assert lab_replay([*argv, "--baseline", "masking"]) == 2
         assert "'masking' takes chat messages only" in capsys.readouterr().err
 
     def test_watermarks_replay_each_policy_again(self, session_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """--watermarks adds a row per policy and watermark (the default is the policy's own row); bad values fail."""
-        argv = ["replay", str(session_dir), "--model", "gpt-4o", "--window", "4000", "--policy", "auto,plan", "--json"]
+        argv = [str(session_dir), "--model", "gpt-4o", "--window", "4000", "--policy", "auto,plan", "--json"]
 
         default = BudgetSettings().watermark
-        assert main([*argv, "--watermarks", f"0.5,{default}"]) == 0
+        assert lab_replay([*argv, "--watermarks", f"0.5,{default}"]) == 0
 
         results = json.loads(capsys.readouterr().out)["results"]
         assert [(r["strategy"], r["watermark"]) for r in results] == [
@@ -344,16 +385,18 @@ class TestReplay:
         ]
         assert results[3]["mean_fill"] < results[1]["mean_fill"]  # plan aims lower at a lower watermark
         with pytest.raises(SystemExit):
-            main([*argv, "--watermarks", "0.5,1.5"])
+            lab_replay([*argv, "--watermarks", "0.5,1.5"])
 
     def test_plot_cost_writes_a_png(
         self, session_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:
         pytest.importorskip("matplotlib")
         target = tmp_path / "cost.png"
-        argv = ["replay", str(session_dir), "--model", "gpt-4o", "--window", "4000,8000", "--no-progress"]
+        argv = [str(session_dir), "--model", "gpt-4o", "--window", "4000,8000", "--no-progress"]
 
-        status = main([*argv, "--baseline", "masking,sliding", "--watermarks", "0.5,0.6", "--plot-cost", str(target)])
+        status = lab_replay(
+            [*argv, "--baseline", "masking,sliding", "--watermarks", "0.5,0.6", "--plot-cost", str(target)]
+        )
 
         assert status == 0
         assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -363,10 +406,10 @@ class TestReplay:
         """Unknown names and folders without sessions are errors before any work."""
         (tmp_path / "a.json").write_text(json.dumps(agent_session(2)))
 
-        assert main(["replay", str(tmp_path), "--model", "gpt-4o", "--window", "4000", "--baseline", "magic"]) == 2
+        assert lab_replay([str(tmp_path), "--model", "gpt-4o", "--window", "4000", "--baseline", "magic"]) == 2
         empty = tmp_path / "empty"
         empty.mkdir()
-        assert main(["replay", str(empty), "--model", "gpt-4o", "--window", "4000"]) == 2
+        assert lab_replay([str(empty), "--model", "gpt-4o", "--window", "4000"]) == 2
         assert "unknown policy or baseline" in capsys.readouterr().err
 
     def test_bad_window_is_an_argument_error(self, session_dir: Path) -> None:
@@ -382,9 +425,8 @@ class TestReplay:
         pytest.importorskip("matplotlib")
         target = tmp_path / "plot.png"
 
-        status = main(
+        status = lab_replay(
             [
-                "replay",
                 str(session_dir),
                 "--model",
                 "gpt-4o",
@@ -405,20 +447,17 @@ class TestReplay:
     def test_plot_without_matplotlib_fails_before_the_replay(
         self, session_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        """Without matplotlib, --plot is one clear error line and exit 2 within a second, nothing replayed."""
+        """Without matplotlib, --plot is one clear error line and exit 2, before anything is replayed."""
         monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` now raises ImportError
         replayed: list[str] = []
         monkeypatch.setattr(replay_cli, "replay_session", lambda name, *_, **__: replayed.append(name))
-        argv = ["replay", str(session_dir), "--model", "gpt-4o", "--window", "4000", "--plot", str(tmp_path / "p.png")]
+        argv = [str(session_dir), "--model", "gpt-4o", "--window", "4000", "--plot", str(tmp_path / "p.png")]
 
-        started = time.perf_counter()
-        status = main(argv)
-        elapsed = time.perf_counter() - started
+        status = lab_replay(argv)
 
         assert (status, replayed) == (2, [])
-        assert capsys.readouterr().err == f"litellm-budget: error: {MISSING}\n"
+        assert capsys.readouterr().err == f"python -m benchmarks.replay: error: {MISSING}\n"
         assert "pip install matplotlib" in MISSING
-        assert elapsed < 1.0
 
 
 def _row(request: int, action: str, sent: int, *, elided: int = 0, dropped: int = 0, shared: int = 0) -> Row:
@@ -444,7 +483,7 @@ def test_plot_draws_a_panel_per_window_and_explains_every_mark() -> None:
     pytest.importorskip("matplotlib")
     import matplotlib.pyplot as plt
 
-    from litellm_budget.tools import plot
+    from benchmarks.lab import plot
 
     grows = [_row(n, "passthrough", 1000 * n, shared=1000 * (n - 1)) for n in range(1, 9)]
     rejects = [*grows[:4], *(_row(n, "rejected", 0) for n in range(5, 9))]
@@ -485,7 +524,7 @@ def test_cost_plot_marks_invalid_strategies_and_draws_the_watermark_frontier() -
     pytest.importorskip("matplotlib")
     import matplotlib.pyplot as plt
 
-    from litellm_budget.tools.plot_cost import HOLLOW_LABEL, draw_cost_fill
+    from benchmarks.lab.plot_cost import HOLLOW_LABEL, draw_cost_fill
 
     def result(window: int, strategy: str, fill: float, cost: float, **extra: Any) -> dict[str, Any]:
         fields = {"overflow": 0, "invalid_pairs": 0, "rejected": 0, "watermark": None, **extra}
@@ -698,7 +737,7 @@ class TestSettingsOfARun:
         from_flags = self._replay(session_dir, capsys, "--policy", "plan", "--set", "watermark=0.5")
         over = self._replay(session_dir, capsys, "--config", str(config), "--set", "watermark=0.6")
 
-        assert [r["strategy"] for r in from_config["results"]] == ["plan"]
+        assert [r["policy"] for r in from_config["results"]] == ["plan"]
         assert from_config["settings"] == {"policy": "plan", "watermark": 0.5}
         assert _measures(from_config) == _measures(from_flags)
         assert over["results"][0]["watermark"] == 0.6
@@ -719,7 +758,7 @@ class TestSettingsOfARun:
         self, session_dir: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:
         result = self._replay(session_dir, capsys, "--config", str(EXAMPLES / "config.yaml"))
-        assert [r["strategy"] for r in result["results"]] == ["auto"]
+        assert [r["policy"] for r in result["results"]] == ["auto"]
 
     @pytest.mark.parametrize(
         ("extra", "said"),

@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from benchmarks.replay import main as lab_replay
 from litellm_budget.tools import demo
 from litellm_budget.tools.cli import main
 from tests.support.builders import agent_session
@@ -95,15 +96,15 @@ class TestReplay:
         self, session_dir: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:
         """``--model typo`` priced at an assumed $1/M read as a measurement: now exit 2, unless --price-per-mtok."""
-        argv = ["replay", str(session_dir), "--model", "typo", "--window", "4000", "--no-progress"]
+        argv = [str(session_dir), "--model", "typo", "--window", "4000", "--no-progress"]
 
-        assert main(argv) == 2
+        assert lab_replay(argv) == 2
         assert capsys.readouterr().err == (
-            "litellm-budget: error: --model 'typo' is not in LiteLLM's model map (a typo?), so the replay could not "
-            "price its tokens: give a model the map prices (e.g. gpt-4o, claude-sonnet-4-5), or your own price "
-            "with --price-per-mtok\n"
+            "python -m benchmarks.replay: error: --model 'typo' is not in LiteLLM's model map (a typo?), so the "
+            "replay could not price its tokens: give a model the map prices (e.g. gpt-4o, claude-sonnet-4-5), or your "
+            "own price with --price-per-mtok\n"
         )
-        assert main([*argv, "--price-per-mtok", "2", "--json"]) == 0
+        assert lab_replay([*argv, "--price-per-mtok", "2", "--json"]) == 0
         assert json.loads(capsys.readouterr().out)["prices"].startswith("typo: input $2/M (--price-per-mtok)")
 
 

@@ -7,12 +7,13 @@ from typing import Any
 
 import pytest
 
+from benchmarks.lab import compress_peer
+from benchmarks.lab.evidence import Evidence, recall_of
+from benchmarks.lab.outcome import with_stored
+from benchmarks.lab.peers import prompt_budget
+from benchmarks.lab.replay import Session, Totals, replay_session, strategy_for
 from litellm_budget import BudgetSettings
-from litellm_budget.tools import compress_peer
-from litellm_budget.tools.evidence import Evidence, recall_of
-from litellm_budget.tools.outcome import Outcome
-from litellm_budget.tools.peers import prompt_budget
-from litellm_budget.tools.replay import Session, Totals, replay_session, strategy_for
+from litellm_budget.tools.replay import Outcome
 from tests.support.builders import agent_session, chat_session, user
 
 WINDOW = 8000
@@ -64,8 +65,8 @@ def test_retrievable_recall_counts_what_a_named_store_holds() -> None:
     outcome = Outcome(sent, "trimmed", stored={"r-1": "in django/db/models/query.py"})
 
     assert recall_of(evidence, outcome.messages).kept == 1
-    assert recall_of(evidence, outcome.with_stored()).kept == 2
-    assert recall_of(evidence, Outcome(None, "rejected", stored={"r-1": "query.py"}).with_stored()).kept == 0
+    assert recall_of(evidence, with_stored(outcome)).kept == 2
+    assert recall_of(evidence, with_stored(Outcome(None, "rejected", stored={"r-1": "query.py"}))).kept == 0
 
 
 @pytest.mark.parametrize("recall", [False, True])

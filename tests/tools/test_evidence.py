@@ -8,9 +8,7 @@ from typing import Any
 
 import pytest
 
-from litellm_budget.tools.cli import main
-from litellm_budget.tools.convert import converted
-from litellm_budget.tools.evidence import (
+from benchmarks.lab.evidence import (
     NO_RECALL,
     Evidence,
     Recall,
@@ -20,8 +18,10 @@ from litellm_budget.tools.evidence import (
     salient_strings,
     session_evidence,
 )
-from litellm_budget.tools.outcome import Outcome
-from litellm_budget.tools.replay import Row, Session, Totals, replay_session
+from benchmarks.lab.replay import Row, Session, Totals, replay_session
+from benchmarks.replay import main
+from litellm_budget.tools.convert import converted
+from litellm_budget.tools.replay import Outcome
 from litellm_budget.tools.sessions import requests_of
 from tests.support.builders import text
 
@@ -291,7 +291,7 @@ class TestCommand:
 
     def test_json_carries_both_recalls(self, folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """Each result has the recalls and the learned counts; at a small window auto loses old evidence."""
-        argv = ["replay", str(folder), "--model", "gpt-4o", "--window", "4000,100000", "--json", "--no-progress"]
+        argv = [str(folder), "--model", "gpt-4o", "--window", "4000,100000", "--json", "--no-progress"]
         assert main(argv) == 0
         small, large = json.loads(capsys.readouterr().out)["results"]
         assert (large["evidence_recall"], large["old_evidence_recall"]) == (1.0, 1.0)
@@ -303,7 +303,7 @@ class TestCommand:
         """--plot-recall writes a PNG and says where."""
         pytest.importorskip("matplotlib")
         target = tmp_path / "recall.png"
-        argv = ["replay", str(folder), "--model", "gpt-4o", "--window", "4000,8000", "--no-progress"]
+        argv = [str(folder), "--model", "gpt-4o", "--window", "4000,8000", "--no-progress"]
         assert main([*argv, "--baseline", "sliding", "--plot-recall", str(target)]) == 0
         assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert capsys.readouterr().out.splitlines()[-1] == f"recall plot written to {target}: windows 4000, 8000"

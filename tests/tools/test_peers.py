@@ -9,13 +9,9 @@ from typing import Any
 import litellm
 import pytest
 
-from litellm_budget.core.client_edits._context_edits import CLEARED_RESULT
-from litellm_budget.core.client_edits._context_edits import clear_tool_uses as core_clear_tool_uses
-from litellm_budget.core.formats import _anthropic_convert as anthropic_convert
-from litellm_budget.core.formats._chat_checks import unsupported_reason
-from litellm_budget.tools import langchain_peer
-from litellm_budget.tools.baselines import BASELINES
-from litellm_budget.tools.peers import (
+from benchmarks.lab import langchain_peer
+from benchmarks.lab.baselines import BASELINES
+from benchmarks.lab.peers import (
     MASK_TEMPLATE,
     POLYFILL_PLACEHOLDER,
     ClearToolUses,
@@ -27,8 +23,12 @@ from litellm_budget.tools.peers import (
     prompt_budget,
     prompt_counter,
 )
-from litellm_budget.tools.pricing import FALLBACK_PER_TOKEN, prices_for
-from litellm_budget.tools.replay import Row, Session, Totals, replay_session, strategy_for
+from benchmarks.lab.pricing import FALLBACK_PER_TOKEN, prices_for
+from benchmarks.lab.replay import Row, Session, Totals, replay_session, strategy_for
+from litellm_budget.core.client_edits._context_edits import CLEARED_RESULT
+from litellm_budget.core.client_edits._context_edits import clear_tool_uses as core_clear_tool_uses
+from litellm_budget.core.formats import _anthropic_convert as anthropic_convert
+from litellm_budget.core.formats._chat_checks import unsupported_reason
 from litellm_budget.tools.sessions import requests_of
 from tests.support.builders import agent_session, chat_session, system, text, tool_step, user
 

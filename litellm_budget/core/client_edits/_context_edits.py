@@ -83,7 +83,7 @@ def uses_cleared(names: Sequence[object], keep: int, excluded: Collection[object
     """
     Which tool uses ``clear_tool_uses`` clears, by position, given each use's tool name oldest
     first: all but the last ``keep``, none of the ``excluded`` tools. The one rule, for the
-    client's edit here and for the replay's peer of it (``tools/peers.py``).
+    client's edit here and for the replay's peer of it (``benchmarks/lab/peers.py``, in the repository).
     """
     return [at for at, name in enumerate(names[: max(0, len(names) - keep)]) if name not in excluded]
 

@@ -1,42 +1,24 @@
-"""What a replayed strategy sends for one request (the type the replay and its strategies share), and its judges."""
+"""The research replay's judges of what a strategy sent for one request (``Outcome``: the wheel's replay loop)."""
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 
 from litellm_budget.core._checks import bare_model
 from litellm_budget.core.formats import MessageFormat
 from litellm_budget.core.formats._chat import CHAT
+from litellm_budget.tools.replay import Outcome
 from litellm_budget.typing import Message
 
 #: Our count is within 1% of LiteLLM's; below this share of the window no overflow is possible.
 _SURE_FIT = 0.95
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Outcome:
-    """What a strategy would send for one request (``None``: it refused), and how it called it."""
-
-    messages: list[Message] | None
-    action: str
-    elided: int = 0
-    dropped: int = 0
-    #: Calls of this request repeating one whose output the last request hid (ours only: the report's).
-    rereads: int = 0
-    #: What the sent request names by handle or key, that a tool would serve back (recall, ``compress()``);
-    #: ``None``: nothing is stored.
-    stored: Mapping[str, str] | None = None
-
-    def with_stored(self) -> list[Message] | None:
-        """What was sent, and the stored texts it names (a refusal sends and names nothing)."""
-        if self.messages is None:
-            return None
-        return [*self.messages, *({"content": text} for text in (self.stored or {}).values())]
-
-
-#: A policy of ours, a baseline or a peer, as the replay runs it: a request in, its outcome out.
-Strategy = Callable[[list[Message]], Outcome]
+def with_stored(outcome: Outcome) -> list[Message] | None:
+    """What was sent, and the stored texts it names (a refusal sends and names nothing)."""
+    if outcome.messages is None:
+        return None
+    return [*outcome.messages, *({"content": text} for text in (outcome.stored or {}).values())]
 
 
 def newest_dropped(request: Sequence[Message], sent: Sequence[Message]) -> bool:

@@ -10,10 +10,10 @@ from typing import Any
 
 from .replay import Row
 
-#: One line, so it reads as one error wherever the user is: a clone, a venv, a wheel.
+#: One line, so it reads as one error wherever the user is.
 MISSING = (
     "--plot needs matplotlib, which is not installed: pip install matplotlib "
-    "(or the package's plot extra: pip install 'litellm-budget[plot]')"
+    "(or the clone's dev extra: pip install -e '.[dev]')"
 )
 #: What each mark means, in the legend's words.
 BREAK_LABEL = "x: the cached prefix broke (under half of the previous prompt reused)"

@@ -16,9 +16,10 @@ import collections
 from collections.abc import Mapping
 from typing import Any
 
+from litellm_budget.tools.replay import Outcome, Strategy
 from litellm_budget.typing import Message
 
-from .outcome import Outcome, Strategy, baseline_outcome
+from .outcome import baseline_outcome
 from .peers import prompt_budget
 
 #: LiteLLM's defaults (``litellm/compression/compress.py``).
