@@ -21,14 +21,10 @@ from litellm_budget import ContextBudget
 from litellm_budget.adapter.invalid_settings import InvalidSetting, InvalidSettings
 from litellm_budget.adapter.publish import EVENTS
 from litellm_budget.core.budget._setting_problems import SettingProblem
-from tests.support.builders import agent_session
+from tests.support.builders import agent_session, deployment
 
 WINDOW = 4000
 MODEL = "openai/acme-settings"
-
-
-def deployment(name: str = "m", **model_info: Any) -> dict[str, Any]:
-    return {"model_name": name, "litellm_params": {"model": MODEL, "api_key": "k"}, "model_info": model_info}
 
 
 class ListRouter:
@@ -63,7 +59,7 @@ def _reports(logs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 class TestAtStart:
     def test_a_typo_in_a_routers_deployment_refuses_construction(self) -> None:
         """``ContextBudget(router=...)`` names the key, its value, the deployment's name and id."""
-        router = ListRouter(deployment(id="dep-1", max_input_tokens=WINDOW, litellm_budget={"polcy": "plan"}))
+        router = ListRouter(deployment("m", MODEL, id="dep-1", window=WINDOW, budget={"polcy": "plan"}))
 
         with pytest.raises(ValueError, match="1 invalid setting") as refused:
             ContextBudget(router=router)
@@ -77,9 +73,9 @@ class TestAtStart:
     def test_every_invalid_setting_is_named_at_once(self) -> None:
         """A bad policy, a window that is no integer and a bad callback knob: one message, all three."""
         router = ListRouter(
-            deployment("big", litellm_budget={"policy": "planx"}),
-            deployment("small", max_input_tokens="4k"),
-            deployment("fine", max_input_tokens=WINDOW, litellm_budget={"policy": "plan"}),
+            deployment("big", MODEL, budget={"policy": "planx"}),
+            deployment("small", MODEL, max_input_tokens="4k"),
+            deployment("fine", MODEL, window=WINDOW, budget={"policy": "plan"}),
         )
 
         with pytest.raises(ValueError, match="3 invalid settings") as refused:
@@ -115,23 +111,23 @@ class TestAtStart:
 
     def test_a_real_router_is_checked(self) -> None:
         """The same through a ``litellm.Router``, whose deployments get an id of their own."""
-        router = litellm.Router(model_list=[deployment(litellm_budget={"protected_tail": "8"})])
+        router = litellm.Router(model_list=[deployment("m", MODEL, budget={"protected_tail": "8"})])
 
         with pytest.raises(ValueError, match=r"deployment 'm' \(model_info.id '.+'\): .*protected_tail = '8'"):
             ContextBudget(router=router)
 
-        assert ContextBudget(router=litellm.Router(model_list=[deployment(litellm_budget={"protected_tail": 4})]))
+        assert ContextBudget(router=litellm.Router(model_list=[deployment("m", MODEL, budget={"protected_tail": 4})]))
 
     def test_the_proxys_config_is_checked_while_it_loads(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """In a proxy the config it read is there before its callbacks are created (pinned in tests/e2e)."""
-        config = {"model_list": [deployment(id="dep-1", litellm_budget={"polcy": "plan"})]}
+        config = {"model_list": [deployment("m", MODEL, id="dep-1", budget={"polcy": "plan"})]}
         proxy_config = types.SimpleNamespace(get_config_state=lambda: copy.deepcopy(config))
         monkeypatch.setitem(sys.modules, "litellm.proxy.proxy_server", types.SimpleNamespace(proxy_config=proxy_config))
 
         with pytest.raises(ValueError, match=r"deployment 'm' \(model_info.id 'dep-1'\): .*polcy = 'plan'"):
             ContextBudget()
 
-        config["model_list"] = [deployment(id="dep-1", litellm_budget={"policy": "plan"})]
+        config["model_list"] = [deployment("m", MODEL, id="dep-1", budget={"policy": "plan"})]
         assert ContextBudget().settings.policy == "auto"  # the deployment's own policy applies to it only
 
 
@@ -234,8 +230,8 @@ class TestAtRequestTime:
     async def test_a_router_met_at_request_time_is_checked_on_first_use(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """The proxy's router, first seen in a request: every deployment's invalid setting is logged then, once."""
         router = ListRouter(
-            deployment(max_input_tokens=WINDOW),
-            deployment("other", id="dep-2", litellm_budget={"reserve_cap": -1}),
+            deployment("m", MODEL, window=WINDOW),
+            deployment("other", MODEL, id="dep-2", budget={"reserve_cap": -1}),
         )
         monkeypatch.setitem(sys.modules, "litellm.proxy.proxy_server", types.SimpleNamespace(llm_router=router))
         budget = ContextBudget()  # the server module has no config state here: nothing to check at start
@@ -276,10 +272,10 @@ class TestUnknownWindows:
     def test_a_group_without_a_window_is_named_at_start_with_the_fix(self) -> None:
         """No model_info window, none in LiteLLM's map, no default_window: a warning at start names it."""
         router = ListRouter(
-            deployment("known", max_input_tokens=WINDOW),
+            deployment("known", MODEL, window=WINDOW),
             {"model_name": "mystery", "litellm_params": {"model": "openai/acme-no-window", "api_key": "k"}},
             {"model_name": "mapped", "litellm_params": {"model": "openai/gpt-4o", "api_key": "k"}},
-            deployment("defaulted", litellm_budget={"default_window": 8000}),
+            deployment("defaulted", MODEL, budget={"default_window": 8000}),
         )
         with capture_logs() as logs:
             ContextBudget(router=router)
@@ -287,7 +283,7 @@ class TestUnknownWindows:
         (event,) = _events(logs, "window_unknown_at_start")
         assert event["model_groups"] == ["mystery"]
         assert "model_info: {max_input_tokens: <its window>}" in event["fix"]
-        assert not _events(_start_logs(deployment("known", max_input_tokens=WINDOW)), "window_unknown_at_start")
+        assert not _events(_start_logs(deployment("known", MODEL, window=WINDOW)), "window_unknown_at_start")
 
     def test_its_requests_are_counted_and_say_how_to_fix_it(self) -> None:
         """The request goes as it came, but its report has its tokens (not 0) and the fix in its reason."""

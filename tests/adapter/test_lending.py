@@ -16,7 +16,7 @@ from litellm_budget.adapter.fit_records import fingerprint, record_of
 from litellm_budget.adapter.lending import Lent
 from litellm_budget.adapter.lending import LentLists as Lenders
 from litellm_budget.core._report import BudgetReport
-from tests.support.builders import agent_session, tokens_of
+from tests.support.builders import agent_session, deployment, tokens_of
 
 REPORT = BudgetReport(model="gpt-4o", policy="auto", action="trimmed", window=4000)
 
@@ -170,17 +170,6 @@ class TestLenders:
         assert lenders.of("b") is not None
 
 
-def _deployments(*windows: int) -> list[dict[str, Any]]:
-    return [
-        {
-            "model_name": "group",
-            "litellm_params": {"model": "openai/gpt-4o"},
-            "model_info": {"id": f"d-{window}", "max_input_tokens": window},
-        }
-        for window in windows
-    ]
-
-
 def _deployment_kwargs(messages: list[Any], window: int, call_id: str, trace_id: str) -> dict[str, Any]:
     """What LiteLLM hands the deployment hook: a copy of the (lent) messages, its own ids."""
     return {
@@ -202,7 +191,8 @@ class TestThroughTheHooks:
         snapshot = copy.deepcopy(messages)
 
         with capture_logs() as logs:
-            await budget.async_filter_deployments("group", _deployments(6000), messages, {"litellm_trace_id": "t-1"})
+            small = deployment("group", "openai/gpt-4o", api_key=None, window=6000, id="d-6000")
+            await budget.async_filter_deployments("group", [small], messages, {"litellm_trace_id": "t-1"})
             kwargs = _deployment_kwargs(messages, 6000, "set-after-routing", "t-1")
             await budget.async_pre_call_deployment_hook(kwargs, "acompletion")
 
@@ -219,9 +209,9 @@ class TestThroughTheHooks:
         snapshot = copy.deepcopy(messages)
 
         with capture_logs() as logs:
-            await budget.async_filter_deployments(
-                "group", _deployments(6000, 16_000), messages, {"litellm_trace_id": "t-2"}
-            )
+            small = deployment("group", "openai/gpt-4o", api_key=None, window=6000, id="d-6000")
+            big = deployment("group", "openai/gpt-4o", api_key=None, window=16_000, id="d-16000")
+            await budget.async_filter_deployments("group", [small, big], messages, {"litellm_trace_id": "t-2"})
             assert fingerprint(messages) != fingerprint(snapshot)  # lent: trimmed for 16k
             kwargs = _deployment_kwargs(messages, 6000, "the-deployment-hooks-id", "t-2")
             await budget.async_pre_call_deployment_hook(kwargs, "acompletion")

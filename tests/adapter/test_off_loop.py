@@ -12,6 +12,7 @@ from litellm.types.utils import CallTypes
 from litellm_budget import ContextBudget
 from litellm_budget.adapter import hook_pass
 from tests.support.builders import agent_session, text, user
+from tests.support.waiting import wait_for_async
 
 
 def kwargs_for(messages: list[dict[str, Any]]) -> dict[str, Any]:
@@ -65,11 +66,10 @@ async def test_the_loop_serves_others_while_a_long_request_is_counted(monkeypatc
 
     async def ticker() -> None:
         nonlocal ticks
-        while not started.is_set():
-            await asyncio.sleep(0.001)
+        await wait_for_async(started.is_set, what="the long count to start")
         for _ in range(5):
             ticks += 1
-            await asyncio.sleep(0.001)
+            await asyncio.sleep(0.001)  # a tick: hands the loop back, as any coroutine beside the count does
         release.set()
 
     await asyncio.gather(budget.async_pre_call_deployment_hook(kwargs_for(long), CallTypes.acompletion), ticker())

@@ -24,6 +24,7 @@ from litellm_budget.tools.convert import converted
 from tests.support.builders import agent_session, text
 from tests.support.fake_router import REPLY, FakeRouter
 from tests.support.memory_redis import shared_cache
+from tests.support.waiting import wait_for_async
 
 SETTINGS = BudgetSettings(summary_model="cheap", summary_timeout=5)
 BLOCK = agent_session(6, 200)[2:]
@@ -129,7 +130,8 @@ async def test_a_slow_summary_fails_the_wait_and_is_ready_for_the_next_request()
     )
     assert (late.text, late.failed, late.calls) == (None, "timeout after 0.01s", 1)
 
-    await asyncio.sleep(0.3)
+    # The call goes on in the background: wait until it finished and wrote the summary where replicas read it.
+    await wait_for_async(lambda: shared.async_get_cache(CACHE_PREFIX + DIGEST), what="the late summary in the cache")
     ready = await summarizer.summary(
         SummarySource(router, None, hasty), Block(digest=DIGEST, messages=BLOCK, fmt="chat")
     )

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
 from typing import Any
 
 import pytest
@@ -17,6 +15,7 @@ from litellm_budget.core.formats import format_named
 from litellm_budget.core.policies._summary import block_digest
 from tests.support.builders import agent_session, tool_step
 from tests.support.fake_router import REPLY, FakeRouter
+from tests.support.waiting import wait_for_async
 
 pytestmark = pytest.mark.asyncio
 CHAT = format_named("chat")
@@ -82,8 +81,12 @@ async def test_a_heavy_step_with_no_known_summary_makes_no_call() -> None:
 
 
 async def test_a_hanging_summary_model_delays_only_the_first_request() -> None:
-    """A call in flight is waited for at most summary_timeout after it started: later requests go on at once."""
-    router, summarizer = FakeRouter(delay=0.6), Summarizer()
+    """
+    A call in flight is waited for at most summary_timeout after it started: later requests go on at
+    once. The call answers after 0.35 s: a second request that waited a summary_timeout of its own
+    (0.2 s more, after the first's) would get its answer; one that goes on at once comes back first.
+    """
+    router, summarizer = FakeRouter(delay=0.35), Summarizer()
     hasty = BudgetSettings(summary_model="cheap", summary_timeout=0.2)
     block = HISTORY[2:10]
     digest = block_digest(block)
@@ -91,18 +94,17 @@ async def test_a_hanging_summary_model_delays_only_the_first_request() -> None:
     first = await summarizer.summary(
         SummarySource(router, None, hasty), Block(digest=digest, messages=block, fmt="chat")
     )
-    started = time.monotonic()
     second = await summarizer.summary(
         SummarySource(router, None, hasty), Block(digest=digest, messages=block, fmt="chat")
     )
-    waited = time.monotonic() - started
-    await asyncio.sleep(0.6)
+    answered_before_second = router.returned
+    await wait_for_async(lambda: router.returned, what="the summary call's answer")
     third = await summarizer.summary(
         SummarySource(router, None, hasty), Block(digest=digest, messages=block, fmt="chat")
     )
 
     assert (first.failed, first.calls) == ("timeout after 0.2s", 1)
     assert (second.failed, second.calls) == ("timeout after 0.2s", 0)
-    assert waited < 0.1
+    assert answered_before_second == 0  # the second came back while the call it joined was still out
     assert (third.text, third.calls) == (REPLY, 0)
     assert len(router.calls) == 1

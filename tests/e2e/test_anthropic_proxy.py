@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,6 @@ from litellm_budget.core.formats._responses_checks import unsupported_reason as 
 from tests.support.builders import agent_session
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.jsonl import wait_for_count, wait_for_records
-from tests.support.paths import SUPPORT
 from tests.support.proxy_process import ProxyProcess, anthropic_client, start_proxy
 
 pytestmark = pytest.mark.proxy
@@ -36,7 +34,6 @@ SYSTEM = [
 @pytest.fixture(name="proxy", scope="module")
 def fixture_proxy(upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyProcess]:
     folder = tmp_path_factory.mktemp("messages")
-    shutil.copy(SUPPORT / "proxy_spy.py", folder / "proxy_spy.py")
     config = {
         "model_list": [
             {
@@ -57,7 +54,7 @@ def fixture_proxy(upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFacto
         ],
         "litellm_settings": {"callbacks": ["litellm_budget.handler", "proxy_spy.spy"]},
     }
-    with start_proxy(config, tmp_path=folder, env={"SPY_LOG": str(folder / "spy.jsonl")}) as proxy:
+    with start_proxy(config, tmp_path=folder, helpers=["proxy_spy.py"]) as proxy:
         yield proxy
 
 
@@ -157,7 +154,6 @@ def test_messages_bridged_to_an_openai_deployment_fit(client: anthropic.Anthropi
 @pytest.mark.slow  # its own proxy; calibration through the proxy runs by default in test_calibration_proxy.py
 def test_claudes_own_counting_is_learned_from_its_usage(tmp_path: Path) -> None:
     """Usage reported on /v1/messages calibrates later fits of that model, as on chat."""
-    shutil.copy(SUPPORT / "proxy_spy.py", tmp_path / "proxy_spy.py")
     with FakeUpstream(usage_ratio=2.0) as inflated:
         config = {
             "model_list": [
@@ -171,7 +167,7 @@ def test_claudes_own_counting_is_learned_from_its_usage(tmp_path: Path) -> None:
         }
         spy = tmp_path / "spy.jsonl"
         with (
-            start_proxy(config, tmp_path=tmp_path, env={"SPY_LOG": str(spy)}) as proxy,
+            start_proxy(config, tmp_path=tmp_path, helpers=["proxy_spy.py"]) as proxy,
             anthropic_client(proxy) as client,
         ):
             for number in range(8):

@@ -10,7 +10,6 @@ the conversation, a client's own kept.
 from __future__ import annotations
 
 import copy
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,11 +20,10 @@ import openai
 import pytest
 
 from litellm_budget.core.formats._anthropic_convert import from_chat
-from tests.support.builders import agent_session, system, text, tool_step, user
+from tests.support.builders import agent_session, deployment, system, text, tool_step, user
 from tests.support.fake_cache import PrefixCache
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.jsonl import wait_for_records
-from tests.support.paths import SUPPORT
 from tests.support.proxy_process import ProxyProcess, anthropic_client, openai_client, start_proxy
 
 pytestmark = pytest.mark.proxy
@@ -64,34 +62,26 @@ class Rig:
         return next(r for r in records if r["event"] == "cache_observed" and r.get("litellm_call_id") == call_id)
 
 
-def _deployment(name: str, model: str, api_base: str, **budget: Any) -> dict[str, Any]:
-    info: dict[str, Any] = {"max_input_tokens": WINDOW, **({"litellm_budget": budget} if budget else {})}
-    return {
-        "model_name": name,
-        "litellm_params": {"model": model, "api_base": api_base, "api_key": "k"},
-        "model_info": info,
-    }
-
-
 @pytest.fixture(name="rig", scope="module")
 def fixture_rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
     folder = tmp_path_factory.mktemp("cache-hints")
-    shutil.copy(SUPPORT / "proxy_structlog.py", folder / "proxy_structlog.py")
     with (
         FakeUpstream(cache=PrefixCache(breakpoints=True)) as claude_up,
         FakeUpstream(cache=PrefixCache()) as gpt_up,
     ):
         config = {
             "model_list": [
-                _deployment("claude", CLAUDE, claude_up.root_url),
-                _deployment("claude-hinted", CLAUDE, claude_up.root_url, **HINTS),
-                _deployment("gpt", "openai/gpt-4o", gpt_up.base_url),
-                _deployment("gpt-hinted", "openai/gpt-4o", gpt_up.base_url, **HINTS),
+                deployment("claude", CLAUDE, claude_up.root_url, window=WINDOW),
+                deployment("claude-hinted", CLAUDE, claude_up.root_url, window=WINDOW, budget=HINTS),
+                deployment("gpt", "openai/gpt-4o", gpt_up.base_url, window=WINDOW),
+                deployment("gpt-hinted", "openai/gpt-4o", gpt_up.base_url, window=WINDOW, budget=HINTS),
             ],
             "litellm_settings": {"callbacks": ["proxy_structlog.configured", "litellm_budget.handler"]},
         }
-        env = {"STRUCTLOG_FILE": str(folder / "structlog.jsonl")}
-        with start_proxy(config, tmp_path=folder, env=env) as proxy, anthropic_client(proxy) as claude:
+        with (
+            start_proxy(config, tmp_path=folder, helpers=["proxy_structlog.py"]) as proxy,
+            anthropic_client(proxy) as claude,
+        ):
             yield Rig(proxy, claude_up, gpt_up, folder, claude)
 
 

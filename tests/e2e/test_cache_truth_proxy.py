@@ -10,7 +10,6 @@ runs the plugin's cache clock in the proxy too.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,11 +20,11 @@ import openai
 import pytest
 
 from litellm_budget.tools.sessions import load_conversation, requests_of
-from tests.support.builders import system, text, tool_step, user
+from tests.support.builders import deployment, system, text, tool_step, user
 from tests.support.fake_cache import PrefixCache
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.jsonl import wait_for_records
-from tests.support.paths import SUPPORT, session_file
+from tests.support.paths import session_file
 from tests.support.proxy_process import ProxyProcess, openai_client, start_proxy
 from tests.support.shifted_clock import ENV_VAR, ShiftedClock
 
@@ -68,26 +67,27 @@ class Rig:
         return next(r for r in records if r["event"] == "cache_observed" and r.get("litellm_call_id") == call_id)
 
 
-def _deployment(name: str, upstream: FakeUpstream, tag: str, **model_info: Any) -> dict[str, Any]:
-    params = {"model": GPT, "api_base": upstream.base_url, "api_key": "k", "tags": [tag]}
-    return {"model_name": name, "litellm_params": params, "model_info": {"id": f"{name}-{tag}", **model_info}}
-
-
 @pytest.fixture(name="rig", scope="module")
 def fixture_rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
     folder = tmp_path_factory.mktemp("cache-truth")
-    for helper in ("proxy_structlog.py", "shifted_clock.py", "proxy_spy.py"):
-        shutil.copy(SUPPORT / helper, folder / helper)
     clock = ShiftedClock(folder / "clock")
     a = FakeUpstream(cache=PrefixCache(lifetime=LIFETIME, clock=clock))
     b = FakeUpstream(cache=PrefixCache(lifetime=LIFETIME, clock=clock))
     with a, b:
         config = {
-            "model_list": [
-                _deployment("gpt", a, "a", max_input_tokens=128_000),
-                _deployment("gpt", b, "b", max_input_tokens=128_000),
-                _deployment("small", a, "a", max_input_tokens=SMALL_WINDOW),
-                _deployment("planned", a, "a", max_input_tokens=SMALL_WINDOW, litellm_budget={"policy": "plan"}),
+            "model_list": [  # each deployment served by the fake its tag names (enable_tag_filtering)
+                deployment("gpt", GPT, a.base_url, window=128_000, params={"tags": ["a"]}, id="gpt-a"),
+                deployment("gpt", GPT, b.base_url, window=128_000, params={"tags": ["b"]}, id="gpt-b"),
+                deployment("small", GPT, a.base_url, window=SMALL_WINDOW, params={"tags": ["a"]}, id="small-a"),
+                deployment(
+                    "planned",
+                    GPT,
+                    a.base_url,
+                    window=SMALL_WINDOW,
+                    budget={"policy": "plan"},
+                    params={"tags": ["a"]},
+                    id="planned-a",
+                ),
             ],
             "router_settings": {"enable_tag_filtering": True},
             "litellm_settings": {
@@ -101,12 +101,8 @@ def fixture_rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
             },
             "callback_settings": {"litellm_budget": {"cache_lifetime": LIFETIME}},
         }
-        env = {
-            "STRUCTLOG_FILE": str(folder / "structlog.jsonl"),
-            "SPY_LOG": str(folder / "spy.jsonl"),
-            ENV_VAR: str(clock.path),
-        }
-        with start_proxy(config, tmp_path=folder, env=env) as proxy:
+        helpers = ["proxy_structlog.py", "shifted_clock.py", "proxy_spy.py"]
+        with start_proxy(config, tmp_path=folder, env={ENV_VAR: str(clock.path)}, helpers=helpers) as proxy:
             yield Rig(proxy, clock, a, b, folder)
 
 

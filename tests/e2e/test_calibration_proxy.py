@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +12,6 @@ from litellm_budget.core.counting._tokens import counter_for
 from tests.support.builders import agent_session, system, text, user
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.jsonl import wait_for_count
-from tests.support.paths import SUPPORT
 from tests.support.proxy_process import post_chat, start_proxy
 
 pytestmark = pytest.mark.proxy
@@ -27,7 +25,6 @@ def fixture_upstream() -> Iterator[FakeUpstream]:
 
 def test_learned_ratio_applies_to_later_requests(upstream: FakeUpstream, tmp_path: Path) -> None:
     """After a few answers reporting inflated usage, the proxy's reports carry a ratio above 1.5."""
-    shutil.copy(SUPPORT / "proxy_spy.py", tmp_path / "proxy_spy.py")
     config = {
         "model_list": [
             {
@@ -39,7 +36,7 @@ def test_learned_ratio_applies_to_later_requests(upstream: FakeUpstream, tmp_pat
         "litellm_settings": {"callbacks": ["litellm_budget.handler", "proxy_spy.spy"]},
     }
     spy_log = tmp_path / "spy.jsonl"
-    with start_proxy(config, tmp_path=tmp_path, env={"SPY_LOG": str(spy_log)}) as proxy:
+    with start_proxy(config, tmp_path=tmp_path, helpers=["proxy_spy.py"]) as proxy:
         for number in range(8):
             assert post_chat(proxy, {"model": "m", "messages": [system(), user(text(1500, number))]})[0] == 200
             wait_for_count(spy_log, number + 1)  # success logging (and learning) is asynchronous
@@ -79,10 +76,9 @@ def test_a_small_move_of_the_learned_ratio_leaves_a_conversation_as_it_was(tmp_p
             ],
             "litellm_settings": {"callbacks": ["litellm_budget.handler", "proxy_spy.spy"]},
         }
-        shutil.copy(SUPPORT / "proxy_spy.py", tmp_path / "proxy_spy.py")
         spy_log = tmp_path / "spy.jsonl"
         request = {"model": "m", "messages": agent_session(16, 700)}
-        with start_proxy(config, tmp_path=tmp_path, env={"SPY_LOG": str(spy_log)}) as proxy:
+        with start_proxy(config, tmp_path=tmp_path, helpers=["proxy_spy.py"]) as proxy:
             assert post_chat(proxy, request)[0] == 200
             wait_for_count(spy_log, 1)  # its usage moved the learned ratio
             assert post_chat(proxy, request)[0] == 200

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import litellm
@@ -10,9 +9,11 @@ import pytest
 from structlog.testing import capture_logs
 
 from litellm_budget import ContextBudget
+from litellm_budget.adapter import conversation_state
 from tests.support.builders import agent_session, tool_step
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.sdk_support import only_callbacks
+from tests.support.shifted_clock import shift_module_clock
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.usefixtures("quiet_logging")]
 WINDOW = 8000
@@ -49,21 +50,25 @@ async def test_without_state_each_request_is_fitted_afresh(upstream: FakeUpstrea
     assert [log["edits_kept"] for log in logs if log["event"] == "request_trimmed"] == [False, False]
 
 
-async def test_a_conversation_quiet_past_the_cache_lifetime_is_refitted(upstream: FakeUpstream) -> None:
+async def test_a_conversation_quiet_past_the_cache_lifetime_is_refitted(
+    upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
     first, second = conversation()
-    with only_callbacks(ContextBudget(default_window=WINDOW, cache_lifetime=0.2)), capture_logs() as logs:
+    with only_callbacks(ContextBudget(default_window=WINDOW, cache_lifetime=60)), capture_logs() as logs:
         await send(upstream, first)
-        await asyncio.sleep(0.3)
+        shift_module_clock(monkeypatch, conversation_state, 61)  # quiet past the lifetime
         await send(upstream, second)
     assert [log["edits_kept"] for log in logs if log["event"] == "request_trimmed"] == [False, False]
 
 
-async def test_a_provider_lifetime_overrides_the_default(upstream: FakeUpstream) -> None:
+async def test_a_provider_lifetime_overrides_the_default(
+    upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
     first, second = conversation()
-    plugin = ContextBudget(default_window=WINDOW, cache_lifetime=0.2, cache_lifetimes={"openai": 60})
+    plugin = ContextBudget(default_window=WINDOW, cache_lifetime=60, cache_lifetimes={"openai": 600})
     with only_callbacks(plugin), capture_logs() as logs:
         await send(upstream, first)
-        await asyncio.sleep(0.3)
+        shift_module_clock(monkeypatch, conversation_state, 61)  # past the default lifetime, not openai's
         await send(upstream, second)
     assert [log["edits_kept"] for log in logs if log["event"] == "request_trimmed"] == [False, True]
 

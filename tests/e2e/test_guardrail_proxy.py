@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ from tests.support.builders import agent_session
 from tests.support.docs import block
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.jsonl import complete_records, wait_for_records
-from tests.support.paths import DOCS, SUPPORT
+from tests.support.paths import DOCS
 from tests.support.proxy_process import ProxyProcess, ProxyStartError, post_chat, post_json, start_proxy
 
 pytestmark = pytest.mark.proxy
@@ -49,14 +48,8 @@ def _config(upstream: FakeUpstream, *, default_on: bool, callbacks: tuple[str, .
 
 
 def _start(config: dict[str, Any], folder: Path) -> ProxyProcess:
-    for helper in HELPERS:
-        shutil.copy(SUPPORT / helper, folder / helper)
-    env = {
-        "STRUCTLOG_FILE": str(folder / "structlog.jsonl"),
-        "SPEND_ROWS": str(folder / "rows.jsonl"),
-        "PROXY_KEYS_MORE": json.dumps({"sk-page": PAGE_KEY}),
-    }
-    return start_proxy(config, tmp_path=folder, env=env, timeout=90)
+    env = {"PROXY_KEYS_MORE": json.dumps({"sk-page": PAGE_KEY})}
+    return start_proxy(config, tmp_path=folder, env=env, helpers=HELPERS, timeout=90)
 
 
 @pytest.fixture(name="upstream", scope="module")

@@ -24,6 +24,7 @@ import litellm
 import openai
 import pytest
 
+from tests.support import builders
 from tests.support.fake_upstream import CWE_MARKER, FakeUpstream
 from tests.support.hook_recorder import ENV_VAR, HookRecorder, read_records
 from tests.support.proxy_process import REPO_ROOT, ProxyProcess, anthropic_client, openai_client, start_proxy
@@ -125,18 +126,10 @@ class Rig:
 def fixture_rig(upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
     folder = tmp_path_factory.mktemp("pins")
     log = folder / "hooks.jsonl"
-
-    def deployment(group: str, model: str, api_base: str) -> dict[str, Any]:
-        return {
-            "model_name": group,
-            "litellm_params": {"model": model, "api_base": api_base, "api_key": "sk-upstream"},
-            "model_info": {"max_input_tokens": 8000},
-        }
-
     config = {
         "model_list": [
-            deployment(CLAUDE_GROUP, CLAUDE_MODEL, upstream.root_url),
-            deployment(GPT_GROUP, GPT_MODEL, upstream.base_url),
+            builders.deployment(CLAUDE_GROUP, CLAUDE_MODEL, upstream.root_url, window=8000, api_key="sk-upstream"),
+            builders.deployment(GPT_GROUP, GPT_MODEL, upstream.base_url, window=8000, api_key="sk-upstream"),
         ],
         "litellm_settings": {"callbacks": ["tests.support.hook_recorder.recorder"]},
     }

@@ -19,7 +19,7 @@ import litellm
 import pytest
 
 from litellm_budget import ContextBudget
-from tests.support.builders import chat_session
+from tests.support.builders import chat_session, deployment
 from tests.support.llama_model import tiny_model, vocab_file
 from tests.support.llama_server import llama_available, llama_server
 from tests.support.proxy_process import ProxyProcess, post_chat, start_proxy
@@ -43,16 +43,11 @@ def fixture_llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[st
         yield base_url, log
 
 
-def _deployment(base_url: str) -> dict[str, Any]:
-    params = {"model": "openai/tiny-llama", "api_base": base_url, "api_key": "sk-local"}
-    return {"model_name": "local", "litellm_params": params, "model_info": {"max_input_tokens": CONFIGURED}}
-
-
 @pytest.fixture(name="served", scope="module")
 def fixture_served(llama: tuple[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyProcess]:
     """The proxy in front of the server."""
     config = {
-        "model_list": [_deployment(llama[0])],
+        "model_list": [deployment("local", "openai/tiny-llama", llama[0], window=CONFIGURED)],
         "litellm_settings": {"callbacks": ["litellm_budget.handler"], "num_retries": 0},
         "general_settings": {"master_key": "sk-llama-window-test"},
     }
@@ -103,7 +98,7 @@ async def test_the_sdk_router_refits_with_the_documented_fallback(llama: tuple[s
     base_url, log = llama
     refused_before = _refused(log)
     router = litellm.Router(
-        model_list=[{**_deployment(base_url), "model_info": {"id": "sdk-local", "max_input_tokens": CONFIGURED}}],
+        model_list=[deployment("local", "openai/tiny-llama", base_url, window=CONFIGURED, id="sdk-local")],
         context_window_fallbacks=[{"local": [{"model": "local", "litellm_budget_refit": "local"}]}],
     )
     litellm.callbacks = [ContextBudget(router=router)]

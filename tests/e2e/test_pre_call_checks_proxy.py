@@ -6,7 +6,6 @@ have sent (``litellm_budget_unfitted``), and never a report of the plugin's own.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,10 +14,9 @@ import anthropic
 import pytest
 
 from litellm_budget.core.formats._anthropic_convert import from_chat
-from tests.support.builders import agent_session, system, text, user
+from tests.support.builders import agent_session, deployment, system, text, user
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.jsonl import wait_for_records
-from tests.support.paths import SUPPORT
 from tests.support.proxy_process import ProxyProcess, anthropic_client, post_chat, start_proxy
 
 pytestmark = pytest.mark.proxy
@@ -37,21 +35,15 @@ EDITS = {
 @pytest.fixture(name="proxy", scope="module")
 def fixture_proxy(upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyProcess]:
     folder = tmp_path_factory.mktemp("pre-call-checks")
-    shutil.copy(SUPPORT / "proxy_spy.py", folder / "proxy_spy.py")
-
-    def deployment(group: str, model: str, api_base: str) -> dict[str, Any]:
-        params = {"model": model, "api_base": api_base, "api_key": "k"}
-        return {"model_name": group, "litellm_params": params, "model_info": {"max_input_tokens": WINDOW}}
-
     config = {
         "model_list": [
-            deployment("claude", "anthropic/claude-sonnet-4-5", upstream.root_url),
-            deployment("gpt", "openai/gpt-4o", upstream.base_url),
+            deployment("claude", "anthropic/claude-sonnet-4-5", upstream.root_url, window=WINDOW),
+            deployment("gpt", "openai/gpt-4o", upstream.base_url, window=WINDOW),
         ],
         "router_settings": {"enable_pre_call_checks": True},
         "litellm_settings": {"callbacks": ["litellm_budget.handler", "proxy_spy.spy"]},
     }
-    with start_proxy(config, tmp_path=folder, env={"SPY_LOG": str(folder / "spy.jsonl")}) as proxy:
+    with start_proxy(config, tmp_path=folder, helpers=["proxy_spy.py"]) as proxy:
         yield proxy
 
 

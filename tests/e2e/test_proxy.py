@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,33 +12,23 @@ import pytest
 from litellm_budget.core.counting._tokens import REPLY_PRIMING, counter_for
 from litellm_budget.core.formats._chat import CHAT
 from litellm_budget.core.wording._notices import NOTICE_PREFIX
-from tests.support.builders import agent_session, system, text, user
+from tests.support.builders import agent_session, deployment, system, text, user
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.jsonl import wait_for_count, wait_for_records
-from tests.support.paths import SUPPORT
 from tests.support.proxy_process import ProxyProcess, parse_sse, post_chat, start_proxy
 
 pytestmark = pytest.mark.proxy
 
 
-def deployment(upstream: FakeUpstream, name: str, model: str, window: int, **info: Any) -> dict[str, Any]:
-    return {
-        "model_name": name,
-        "litellm_params": {"model": model, "api_base": upstream.base_url, "api_key": "sk-upstream"},
-        "model_info": {"max_input_tokens": window, **info},
-    }
-
-
 @pytest.fixture(name="proxy", scope="module")
 def fixture_proxy(upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyProcess]:
     folder = tmp_path_factory.mktemp("proxy")
-    shutil.copy(SUPPORT / "proxy_spy.py", folder / "proxy_spy.py")
     config = {
         "model_list": [
-            deployment(upstream, "budget-model", "openai/gpt-4o", 8000),
-            deployment(upstream, "tuned", "openai/gpt-4o", 8000, litellm_budget={"policy": "plan"}),
-            deployment(upstream, "small-ctx", "openai/acme-tiny", 1000),
-            deployment(upstream, "big-ctx", "openai/acme-big", 60_000),
+            deployment("budget-model", "openai/gpt-4o", upstream.base_url, window=8000),
+            deployment("tuned", "openai/gpt-4o", upstream.base_url, window=8000, budget={"policy": "plan"}),
+            deployment("small-ctx", "openai/acme-tiny", upstream.base_url, window=1000),
+            deployment("big-ctx", "openai/acme-big", upstream.base_url, window=60_000),
         ],
         "litellm_settings": {
             "callbacks": ["litellm_budget.handler", "proxy_spy.spy", "prometheus"],
@@ -48,7 +37,7 @@ def fixture_proxy(upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFacto
         },
         "router_settings": {"enable_pre_call_checks": True},
     }
-    with start_proxy(config, tmp_path=folder, env={"SPY_LOG": str(folder / "spy.jsonl")}) as proxy:
+    with start_proxy(config, tmp_path=folder, helpers=["proxy_spy.py"]) as proxy:
         yield proxy
 
 

@@ -32,9 +32,9 @@ import pytest
 import tiktoken
 
 from litellm_budget.core.counting._encodings import load_offline
+from tests.support.builders import deployment
 from tests.support.fake_upstream import AgentScript, FakeUpstream
 from tests.support.jsonl import complete_records, wait_for_records
-from tests.support.paths import SUPPORT
 from tests.support.proxy_process import REPO_ROOT, ProxyProcess, start_proxy
 
 # Slow (20 s on two cores): `make test-slow` runs it, after `make test`, in CI.
@@ -138,24 +138,16 @@ def fixture_proxy(
     clis: Clis, upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ProxyProcess]:
     folder = tmp_path_factory.mktemp("clis")
-    shutil.copy(SUPPORT / "proxy_structlog.py", folder / "proxy_structlog.py")
-
-    def deployment(model: str, api_base: str) -> dict[str, Any]:
-        return {
-            "model_name": model.partition("/")[2],
-            "litellm_params": {"model": model, "api_base": api_base, "api_key": "k"},
-            "model_info": {"max_input_tokens": WINDOW},
-        }
-
     config = {
-        "model_list": [
-            deployment("anthropic/claude-sonnet-4-5", upstream.root_url),
-            deployment("anthropic/claude-opus-4-8", upstream.root_url),  # Claude Code's default model
-            deployment("openai/gpt-5.5", upstream.base_url),  # Codex's default model
+        "model_list": [  # each served under the name its CLI asks for
+            deployment("claude-sonnet-4-5", "anthropic/claude-sonnet-4-5", upstream.root_url, window=WINDOW),
+            # Claude Code's default model
+            deployment("claude-opus-4-8", "anthropic/claude-opus-4-8", upstream.root_url, window=WINDOW),
+            deployment("gpt-5.5", "openai/gpt-5.5", upstream.base_url, window=WINDOW),  # Codex's default model
         ],
         "litellm_settings": {"callbacks": ["litellm_budget.handler", "proxy_structlog.configured"]},
     }
-    with start_proxy(config, tmp_path=folder, env={"STRUCTLOG_FILE": str(folder / "structlog.jsonl")}) as proxy:
+    with start_proxy(config, tmp_path=folder, helpers=["proxy_structlog.py"]) as proxy:
         yield proxy
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,7 +23,6 @@ from litellm_budget.core.formats._anthropic_convert import from_chat
 from tests.support.builders import agent_session, system, user
 from tests.support.fake_upstream import RECALL_TOOL, FakeUpstream, RecallScript
 from tests.support.jsonl import complete_records, wait_for_records
-from tests.support.paths import SUPPORT
 from tests.support.proxy_process import ProxyProcess, parse_sse, post_chat, post_json, start_proxies, start_proxy
 from tests.support.redis_process import RedisServer, redis_server_or_skip
 
@@ -87,13 +85,8 @@ def fixture_rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
         def start(name: str) -> Replica:
             folder = root / name
             folder.mkdir()
-            shutil.copy(SUPPORT / "proxy_spy.py", folder / "proxy_spy.py")
-            env = {
-                "SPY_LOG": str(folder / "spy.jsonl"),
-                "REDIS_CIRCUIT_BREAKER_RECOVERY_TIMEOUT": "1",
-                "ANTHROPIC_API_KEY": "k",
-            }
-            return Replica(start_proxy(config, tmp_path=folder, env=env), folder)
+            env = {"REDIS_CIRCUIT_BREAKER_RECOVERY_TIMEOUT": "1", "ANTHROPIC_API_KEY": "k"}
+            return Replica(start_proxy(config, tmp_path=folder, env=env, helpers=["proxy_spy.py"]), folder)
 
         a, b = start_proxies(["a", "b"], start)
         try:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,8 +13,7 @@ import pytest
 
 from tests.support.builders import system, text, user
 from tests.support.fake_upstream import FakeUpstream
-from tests.support.jsonl import wait_for_count
-from tests.support.paths import SUPPORT
+from tests.support.jsonl import wait_for_count, wait_for_records
 from tests.support.proxy_process import ProxyProcess, ProxyStartError, post_chat, post_json, start_proxy
 
 pytestmark = pytest.mark.proxy
@@ -41,10 +39,7 @@ def fixture_upstream() -> Iterator[FakeUpstream]:
 @pytest.fixture(name="proxy", scope="module")
 def fixture_proxy(upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyProcess]:
     folder = tmp_path_factory.mktemp("call-types")
-    for helper in ("proxy_spy.py", "proxy_structlog.py"):
-        shutil.copy(SUPPORT / helper, folder / helper)
-    env = {"SPY_LOG": str(folder / "spy.jsonl"), "STRUCTLOG_FILE": str(folder / "structlog.jsonl")}
-    with start_proxy(_config(upstream), tmp_path=folder, env=env) as proxy:
+    with start_proxy(_config(upstream), tmp_path=folder, helpers=["proxy_spy.py", "proxy_structlog.py"]) as proxy:
         yield proxy
 
 
@@ -91,25 +86,29 @@ def test_a_rejection_reaches_failure_logging(proxy: ProxyProcess) -> None:
 
     status, _, body = post_chat(proxy, {"model": "m", "messages": [system(text(2 * WINDOW)), user("hi")]})
     failure = _spy_lines(proxy, before + 1)[-1]
-    time.sleep(1.0)  # a second failure event, if LiteLLM ever logs these itself, would arrive by now
+    # A second failure event, if LiteLLM ever logs these itself, would come before the success of a
+    # later request (a text completion: the plugin leaves it alone, and it teaches nothing).
+    later = post_json(proxy, "/v1/completions", {"model": "m", "prompt": "hi", "max_tokens": 5})[1]["x-litellm-call-id"]
+    logged = wait_for_records(
+        proxy.log_path.parent / "spy.jsonl",
+        lambda records: later in {r["call_id"] for r in records},
+        what="a later request",
+    )
 
     assert status == 400
     assert body["error"]["provider_specific_fields"]["litellm_budget"]["action"] == "rejected"
     assert failure["outcome"] == "failure"
     assert failure["metadata"]["spend_logs_metadata"]["litellm_budget"]["action"] == "rejected"
     assert failure["metadata"]["spend_logs_metadata"]["litellm_budget_action"] == "rejected"
-    assert len(_spy_lines(proxy, before + 1)) == before + 1
+    assert [record["call_id"] for record in logged[before:]] == [failure["call_id"], later]
 
 
 def test_a_wrong_setting_stops_the_proxy_at_start(upstream: FakeUpstream, tmp_path: Path) -> None:
     """A typo in callback_settings.litellm_budget stops the proxy at start, naming key, value and the known ones."""
-    for helper in ("proxy_spy.py", "proxy_structlog.py"):
-        shutil.copy(SUPPORT / helper, tmp_path / helper)
     config = _config(upstream, callback_settings={"litellm_budget": {"polcy": "plan"}})
-    env = {"SPY_LOG": str(tmp_path / "spy.jsonl"), "STRUCTLOG_FILE": str(tmp_path / "structlog.jsonl")}
 
     with pytest.raises(ProxyStartError) as failed:
-        start_proxy(config, tmp_path=tmp_path, env=env, timeout=90)
+        start_proxy(config, tmp_path=tmp_path, helpers=["proxy_spy.py", "proxy_structlog.py"], timeout=90)
 
     assert "callback_settings.litellm_budget.polcy = 'plan': is not a setting (did you mean 'policy'?)" in str(
         failed.value

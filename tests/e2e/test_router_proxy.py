@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -10,10 +9,9 @@ from typing import Any
 import litellm
 import pytest
 
-from tests.support.builders import agent_session
+from tests.support.builders import agent_session, deployment
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.jsonl import wait_for_records
-from tests.support.paths import SUPPORT
 from tests.support.proxy_process import ProxyProcess, post_chat, start_proxy
 
 pytestmark = pytest.mark.proxy
@@ -21,33 +19,18 @@ SMALL, BIG = 4000, 16000
 TRIM_HERE = {"prefer_fallbacks": False}
 
 
-def _deployment(upstream: FakeUpstream, group: str, model: str, window: int, **info: Any) -> dict[str, Any]:
-    return {
-        "model_name": group,
-        "litellm_params": {"model": model, "api_base": upstream.base_url, "api_key": "k"},
-        "model_info": {"max_input_tokens": window, **info},
-    }
-
-
 @pytest.fixture(name="proxy", scope="module")
 def fixture_proxy(upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyProcess]:
     folder = tmp_path_factory.mktemp("router")
-    shutil.copy(SUPPORT / "proxy_spy.py", folder / "proxy_spy.py")
     config = {
         "model_list": [
-            _deployment(upstream, "small-model", "openai/acme-small", SMALL),
-            _deployment(upstream, "big-model", "openai/acme-big", BIG),
-            _deployment(
-                upstream, "cheap-model", "openai/acme-cheap", SMALL, litellm_budget={"prefer_fallbacks": False}
-            ),
-            _deployment(upstream, "mixed", "openai/acme-mixed-small", SMALL),
-            _deployment(upstream, "mixed", "openai/acme-mixed-big", BIG),
-            {
-                # A window only the plugin knows: LiteLLM's own check cannot refuse it first.
-                "model_name": "unmapped-small",
-                "litellm_params": {"model": "openai/acme-unmapped", "api_base": upstream.base_url, "api_key": "k"},
-                "model_info": {"litellm_budget": {"default_window": SMALL}},
-            },
+            deployment("small-model", "openai/acme-small", upstream.base_url, window=SMALL),
+            deployment("big-model", "openai/acme-big", upstream.base_url, window=BIG),
+            deployment("cheap-model", "openai/acme-cheap", upstream.base_url, window=SMALL, budget=TRIM_HERE),
+            deployment("mixed", "openai/acme-mixed-small", upstream.base_url, window=SMALL),
+            deployment("mixed", "openai/acme-mixed-big", upstream.base_url, window=BIG),
+            # A window only the plugin knows: LiteLLM's own check cannot refuse it first.
+            deployment("unmapped-small", "openai/acme-unmapped", upstream.base_url, budget={"default_window": SMALL}),
         ],
         "litellm_settings": {
             "callbacks": ["litellm_budget.handler", "proxy_spy.spy"],
@@ -59,7 +42,7 @@ def fixture_proxy(upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFacto
         },
         "router_settings": {"enable_pre_call_checks": True},
     }
-    with start_proxy(config, tmp_path=folder, env={"SPY_LOG": str(folder / "spy.jsonl")}) as proxy:
+    with start_proxy(config, tmp_path=folder, helpers=["proxy_spy.py"]) as proxy:
         yield proxy
 
 
@@ -151,10 +134,10 @@ def test_without_the_plugin_the_same_deployments_serve(upstream: FakeUpstream, t
     """LiteLLM alone routes these requests to the same deployments: the plugin honours the router."""
     config = {
         "model_list": [
-            _deployment(upstream, "small-model", "openai/acme-small", SMALL),
-            _deployment(upstream, "big-model", "openai/acme-big", BIG),
-            _deployment(upstream, "mixed", "openai/acme-mixed-small", SMALL),
-            _deployment(upstream, "mixed", "openai/acme-mixed-big", BIG),
+            deployment("small-model", "openai/acme-small", upstream.base_url, window=SMALL),
+            deployment("big-model", "openai/acme-big", upstream.base_url, window=BIG),
+            deployment("mixed", "openai/acme-mixed-small", upstream.base_url, window=SMALL),
+            deployment("mixed", "openai/acme-mixed-big", upstream.base_url, window=BIG),
         ],
         "litellm_settings": {"context_window_fallbacks": [{"small-model": ["big-model"]}]},
         "router_settings": {"enable_pre_call_checks": True},

@@ -7,7 +7,6 @@ own ``extract_compression_saved_tokens``; what it reads must be what the plugin'
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,36 +15,26 @@ import pytest
 
 from litellm_budget.core.formats import _anthropic_convert as anthropic_convert
 from litellm_budget.core.formats import _responses as responses
-from tests.support.builders import agent_session
+from tests.support.builders import agent_session, deployment
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.jsonl import wait_for_records
-from tests.support.paths import SUPPORT
 from tests.support.proxy_process import ProxyProcess, post_json, start_proxy
 
 pytestmark = pytest.mark.proxy
 WINDOW = 6000
 
 
-def _deployment(name: str, model: str, api_base: str) -> dict[str, Any]:
-    return {
-        "model_name": name,
-        "litellm_params": {"model": model, "api_base": api_base, "api_key": "k"},
-        "model_info": {"max_input_tokens": WINDOW},
-    }
-
-
 @pytest.fixture(name="proxy", scope="module")
 def fixture_proxy(upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyProcess]:
     folder = tmp_path_factory.mktemp("savings")
-    shutil.copy(SUPPORT / "proxy_spend_rows.py", folder / "proxy_spend_rows.py")
     config = {
         "model_list": [
-            _deployment("gpt", "openai/gpt-4o", upstream.base_url),
-            _deployment("claude", "anthropic/claude-sonnet-4-5", upstream.root_url),
+            deployment("gpt", "openai/gpt-4o", upstream.base_url, window=WINDOW),
+            deployment("claude", "anthropic/claude-sonnet-4-5", upstream.root_url, window=WINDOW),
         ],
         "litellm_settings": {"callbacks": ["litellm_budget.handler", "proxy_spend_rows.rows"]},
     }
-    with start_proxy(config, tmp_path=folder, env={"SPEND_ROWS": str(folder / "rows.jsonl")}) as proxy:
+    with start_proxy(config, tmp_path=folder, helpers=["proxy_spend_rows.py"]) as proxy:
         yield proxy
 
 

@@ -19,9 +19,10 @@ from litellm_budget.core.formats._anthropic import join_system
 from litellm_budget.core.formats._anthropic_checks import unsupported_reason as anthropic_unsupported
 from litellm_budget.core.formats._anthropic_convert import from_chat
 from litellm_budget.core.wording._notices import NOTICE_PREFIX
-from tests.support.builders import agent_session, system, text, user
+from tests.support.builders import agent_session, deployment, system, text, user
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.sdk_support import PayloadSpy, only_callbacks
+from tests.support.waiting import wait_for_async
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.usefixtures("quiet_logging")]
 SMALL = 8000
@@ -32,14 +33,6 @@ def fixture_spy() -> Iterator[PayloadSpy]:
     spy = PayloadSpy()
     with only_callbacks(ContextBudget(default_window=SMALL), spy):
         yield spy
-
-
-def deployment(upstream: FakeUpstream, name: str, window: int, model: str = "openai/acme-small") -> dict[str, Any]:
-    return {
-        "model_name": name,
-        "litellm_params": {"model": model, "api_base": upstream.base_url, "api_key": "sk-test"},
-        "model_info": {"id": f"{name}-{window}", "max_input_tokens": window},
-    }
 
 
 def long_session() -> list[dict[str, Any]]:
@@ -121,7 +114,9 @@ class TestAcompletion:
                 messages=[system(text(20_000)), user("hi")],
                 num_retries=2,
             )
-            await asyncio.sleep(0.2)  # the success event runs after the call returns
+            await wait_for_async(  # the success event runs after the call returns
+                lambda: any(log["event"] == "rejected_request_resent" for log in logs), what="the resent warning"
+            )
         assert len(upstream.requests) == 1  # LiteLLM sent it, untouched
         events = [log["event"] for log in logs]
         assert "request_rejected" in events
@@ -158,7 +153,7 @@ class TestAcompletion:
 class TestRouter:
     async def test_window_from_deployment_model_info(self, upstream: FakeUpstream, spy: PayloadSpy) -> None:
         """The chosen deployment's model_info.max_input_tokens is the window."""
-        router = litellm.Router(model_list=[deployment(upstream, "small", 6000, model="openai/gpt-4o")])
+        router = litellm.Router(model_list=[deployment("small", "openai/gpt-4o", upstream.base_url, window=6000)])
         upstream.clear()
 
         with capture_logs() as logs:
@@ -174,8 +169,8 @@ class TestRouter:
         """A request that cannot fit the small model falls back to the big one, which answers it."""
         router = litellm.Router(
             model_list=[
-                deployment(upstream, "small", 1000),
-                deployment(upstream, "big", 60_000, model="openai/acme-big"),
+                deployment("small", "openai/acme-small", upstream.base_url, window=1000),
+                deployment("big", "openai/acme-big", upstream.base_url, window=60_000),
             ],
             context_window_fallbacks=[{"small": ["big"]}],
         )
@@ -189,7 +184,8 @@ class TestRouter:
     async def test_trims_before_enable_pre_call_checks(self, upstream: FakeUpstream, spy: PayloadSpy) -> None:
         """With the Router's own window check on, the request is trimmed first, so the deployment stays."""
         router = litellm.Router(
-            model_list=[deployment(upstream, "small", 6000, model="openai/gpt-4o")], enable_pre_call_checks=True
+            model_list=[deployment("small", "openai/gpt-4o", upstream.base_url, window=6000)],
+            enable_pre_call_checks=True,
         )
         messages = long_session()
         snapshot = copy.deepcopy(messages)
@@ -203,7 +199,8 @@ class TestRouter:
     async def test_pre_call_checks_alone_reject_it(self, upstream: FakeUpstream) -> None:
         """Without the plugin LiteLLM's own check refuses the same request (what the plugin saves us from)."""
         router = litellm.Router(
-            model_list=[deployment(upstream, "small", 6000, model="openai/gpt-4o")], enable_pre_call_checks=True
+            model_list=[deployment("small", "openai/gpt-4o", upstream.base_url, window=6000)],
+            enable_pre_call_checks=True,
         )
         with only_callbacks(), pytest.raises(litellm.ContextWindowExceededError):
             await router.acompletion(model="small", messages=long_session())
@@ -236,7 +233,7 @@ class TestRouter:
                 seen["call after"] = kwargs.get("litellm_call_id")
                 seen["trace after"] = kwargs.get("litellm_trace_id")
 
-        router = litellm.Router(model_list=[deployment(upstream, "small", 6000, model="openai/gpt-4o")])
+        router = litellm.Router(model_list=[deployment("small", "openai/gpt-4o", upstream.base_url, window=6000)])
         with only_callbacks(Recorder()):
             await router.acompletion(model="small", messages=[user("hi")])
 
@@ -263,7 +260,8 @@ class TestRouter:
                 return await super().async_filter_deployments(model, healthy_deployments, messages, copied)
 
         router = litellm.Router(
-            model_list=[deployment(upstream, "small", 6000, model="openai/gpt-4o")], enable_pre_call_checks=True
+            model_list=[deployment("small", "openai/gpt-4o", upstream.base_url, window=6000)],
+            enable_pre_call_checks=True,
         )
         messages = long_session()
         snapshot = copy.deepcopy(messages)
@@ -298,7 +296,9 @@ class TestRouter:
             ) -> list[Any]:
                 return []
 
-        router = litellm.Router(model_list=[deployment(upstream, "small", 6000, model="openai/gpt-4o")], num_retries=0)
+        router = litellm.Router(
+            model_list=[deployment("small", "openai/gpt-4o", upstream.base_url, window=6000)], num_retries=0
+        )
         budget, messages = ContextBudget(), long_session()
         snapshot = copy.deepcopy(messages)
         with only_callbacks(budget, NoDeployment()), pytest.raises(litellm.RouterRateLimitError):
@@ -320,7 +320,8 @@ class TestRouter:
     async def test_message_objects_are_read_like_dicts(self, upstream: FakeUpstream, spy: PayloadSpy) -> None:
         """A history holding litellm.Message objects is fitted on every hook, never reported unsupported."""
         router = litellm.Router(
-            model_list=[deployment(upstream, "small", 6000, model="openai/gpt-4o")], enable_pre_call_checks=True
+            model_list=[deployment("small", "openai/gpt-4o", upstream.base_url, window=6000)],
+            enable_pre_call_checks=True,
         )
         messages: list[Any] = long_session()
         messages[2] = litellm.Message(**messages[2])
@@ -338,8 +339,8 @@ class TestRouter:
         """Over the small model's window, the Router's bigger fallback serves it whole; the deferral is logged."""
         router = litellm.Router(
             model_list=[
-                deployment(upstream, "small", 4000, model="openai/acme-small"),
-                deployment(upstream, "big", 16000, model="openai/acme-big"),
+                deployment("small", "openai/acme-small", upstream.base_url, window=4000),
+                deployment("big", "openai/acme-big", upstream.base_url, window=16000),
             ],
             context_window_fallbacks=[{"small": ["big"]}],
         )
@@ -371,8 +372,8 @@ class TestRouter:
         """A plugin that was not given the Router cannot see its fallbacks: it fits the small model, as before."""
         router = litellm.Router(
             model_list=[
-                deployment(upstream, "small", 4000, model="openai/acme-small"),
-                deployment(upstream, "big", 16000, model="openai/acme-big"),
+                deployment("small", "openai/acme-small", upstream.base_url, window=4000),
+                deployment("big", "openai/acme-big", upstream.base_url, window=16000),
             ],
             context_window_fallbacks=[{"small": ["big"]}],
         )

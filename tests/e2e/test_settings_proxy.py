@@ -9,7 +9,6 @@ router exists only later, and an exception raised there stops the proxy with its
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,6 @@ from litellm_budget.core.counting._tokens import counter_for
 from tests.support.builders import agent_session
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.jsonl import complete_records
-from tests.support.paths import SUPPORT
 from tests.support.proxy_process import ProxyProcess, ProxyStartError, post_chat, start_proxy
 
 pytestmark = pytest.mark.proxy
@@ -42,10 +40,7 @@ def _config(upstream_url: str, model_info: dict[str, Any], **extra: Any) -> dict
 
 
 def _start(config: dict[str, Any], folder: Path) -> ProxyProcess:
-    for helper in HELPERS:
-        shutil.copy(SUPPORT / helper, folder / helper)
-    env = {"STRUCTLOG_FILE": str(folder / "structlog.jsonl"), "PROBE_LOG": str(folder / "probe.jsonl")}
-    return start_proxy(config, tmp_path=folder, env=env, timeout=90)
+    return start_proxy(config, tmp_path=folder, helpers=HELPERS, timeout=90)
 
 
 def _refused(model_info: dict[str, Any], folder: Path) -> tuple[str, str]:

@@ -29,7 +29,7 @@ from litellm.proxy.spend_tracking.compression_savings import extract_compression
 from litellm.proxy.spend_tracking.spend_tracking_utils import get_logging_payload
 
 from litellm_budget import ContextBudget
-from tests.support.builders import agent_session, system, text, user
+from tests.support.builders import agent_session, deployment, system, text, user
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.sdk_support import only_callbacks
 
@@ -153,14 +153,6 @@ def proxy_request(**fields: Any) -> dict[str, Any]:
     return dict(request)
 
 
-def deployment(upstream: FakeUpstream, name: str, window: int, model: str) -> dict[str, Any]:
-    return {
-        "model_name": name,
-        "litellm_params": {"model": model, "api_base": upstream.base_url, "api_key": "sk-test"},
-        "model_info": {"id": f"{name}-{window}", "max_input_tokens": window},
-    }
-
-
 @pytest.fixture(name="spy")
 def fixture_spy() -> Iterator[EventSpy]:
     spy = EventSpy()
@@ -177,9 +169,9 @@ def fixture_rows() -> SpendRows:
 def fixture_routed(upstream: FakeUpstream) -> Iterator[tuple[litellm.Router, EventSpy]]:
     """A 4000-token group whose context-window fallback is a 16000-token group, given to the plugin."""
     router = litellm.Router(
-        model_list=[
-            deployment(upstream, "small", 4000, "openai/acme-small"),
-            deployment(upstream, "big", 16_000, "openai/acme-big"),
+        model_list=[  # their ids are the rows' model_id
+            deployment("small", "openai/acme-small", upstream.base_url, window=4000, id="small-4000"),
+            deployment("big", "openai/acme-big", upstream.base_url, window=16_000, id="big-16000"),
         ],
         context_window_fallbacks=[{"small": ["big"]}],
     )

@@ -11,9 +11,7 @@ the replica test is skipped.
 from __future__ import annotations
 
 import json
-import shutil
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,10 +23,10 @@ from litellm_budget.core.client_edits._compaction import COMPACT
 from litellm_budget.core.formats._anthropic_convert import from_chat
 from litellm_budget.core.wording._notices import NOTICE_PREFIX
 from litellm_budget.tools.sessions import load_conversation, requests_of
-from tests.support.builders import agent_session, tool_step
+from tests.support.builders import agent_session, deployment, tool_step
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.jsonl import wait_for_records
-from tests.support.paths import SUPPORT, session_file
+from tests.support.paths import session_file
 from tests.support.proxy_process import ProxyProcess, anthropic_client, post_chat, start_proxies, start_proxy
 from tests.support.redis_process import RedisServer, ensure_redis_server
 
@@ -37,6 +35,7 @@ pytestmark = pytest.mark.proxy
 #: where ../shared/sessions is absent, the made shell agent's.
 SESSION = session_file("mini__astropy__astropy-14508", "made__shell")
 WINDOW = 8000
+SUMMARY_WINDOW = 128_000  # the summary models' window
 SUMMARY = "Task: fix the failing test. Decisions made: patched parse(). Files and entities touched: app/parse.py."
 MARKER = "omitted from this conversation"  # the plain marker's words (core/wording/_notices.py)
 SLOW_SECONDS = 2.5  # the slow summarizer's delay, past its groups' summary_timeout (0.5 s)
@@ -90,39 +89,43 @@ class Rig:
     redis: RedisServer | None
 
 
-def _deployment(
-    group: str, model: str, api_base: str, params: dict[str, Any] | None = None, **budget: Any
-) -> dict[str, Any]:
-    info: dict[str, Any] = {"max_input_tokens": WINDOW if group.startswith(("agent", "claude")) else 128_000}
-    if budget:
-        info["litellm_budget"] = budget
-    return {
-        "model_name": group,
-        "litellm_params": {"model": model, "api_base": api_base, "api_key": "k", **(params or {})},
-        "model_info": info,
-    }
-
-
 def rig_config(
     agent: FakeUpstream, summaries: dict[str, FakeUpstream], broken: FakeUpstream, redis: RedisServer | None
 ) -> dict[str, Any]:
     """Agent groups (one per test, so each reads its own reports) and the summary groups, on one router."""
-    quick = {"summary_timeout": 0.5}
+    slow_summaries = {"summary_model": "summarizer-slow", "summary_timeout": 0.5}
     config: dict[str, Any] = {
         "model_list": [
-            _deployment("agent", "openai/agent-a", agent.base_url),
-            _deployment("agent-plain", "openai/agent-plain", agent.base_url, summary_model=None),
-            _deployment("agent-replay", "openai/agent-replay", agent.base_url),
-            _deployment("agent-shared", "openai/agent-shared", agent.base_url),
-            _deployment("agent-slow", "openai/agent-slow", agent.base_url, summary_model="summarizer-slow", **quick),
-            _deployment("agent-broken", "openai/agent-broken", agent.base_url, summary_model="summarizer-broken"),
-            _deployment("claude", "anthropic/claude-sonnet-4-5", agent.root_url),
+            deployment("agent", "openai/agent-a", agent.base_url, window=WINDOW),
+            deployment(
+                "agent-plain", "openai/agent-plain", agent.base_url, window=WINDOW, budget={"summary_model": None}
+            ),
+            deployment("agent-replay", "openai/agent-replay", agent.base_url, window=WINDOW),
+            deployment("agent-shared", "openai/agent-shared", agent.base_url, window=WINDOW),
+            deployment("agent-slow", "openai/agent-slow", agent.base_url, window=WINDOW, budget=slow_summaries),
+            deployment(
+                "agent-broken",
+                "openai/agent-broken",
+                agent.base_url,
+                window=WINDOW,
+                budget={"summary_model": "summarizer-broken"},
+            ),
+            deployment("claude", "anthropic/claude-sonnet-4-5", agent.root_url, window=WINDOW),
             # /v1/messages to an OpenAI model: LiteLLM bridges it to the Responses API.
-            _deployment("agent-bridge", "openai/agent-bridge", agent.base_url),
-            *(_deployment(group, f"openai/{group}", fake.base_url) for group, fake in summaries.items()),
+            deployment("agent-bridge", "openai/agent-bridge", agent.base_url, window=WINDOW),
+            *(
+                deployment(group, f"openai/{group}", fake.base_url, window=SUMMARY_WINDOW)
+                for group, fake in summaries.items()
+            ),
             # The Router retries a 500 twice by default (with back-off, past summary_timeout); this
             # deployment fails fast, so the reason is the error itself.
-            _deployment("summarizer-broken", "openai/summarizer-broken", broken.base_url, {"num_retries": 0}),
+            deployment(
+                "summarizer-broken",
+                "openai/summarizer-broken",
+                broken.base_url,
+                window=SUMMARY_WINDOW,
+                params={"num_retries": 0},
+            ),
         ],
         "litellm_settings": {"callbacks": ["litellm_budget.handler", "proxy_spy.spy"]},
         # The fake's usage is an estimate, not our count: a learned ratio would move the fits
@@ -148,9 +151,7 @@ def _start(names: list[str], config: dict[str, Any], root: Path) -> list[Replica
     def start(name: str) -> Replica:
         folder = root / name
         folder.mkdir()
-        shutil.copy(SUPPORT / "proxy_spy.py", folder / "proxy_spy.py")
-        env = {"SPY_LOG": str(folder / "spy.jsonl")}
-        return Replica(name, start_proxy(config, tmp_path=folder, env=env), folder)
+        return Replica(name, start_proxy(config, tmp_path=folder, helpers=["proxy_spy.py"]), folder)
 
     return start_proxies(names, start)
 
@@ -345,9 +346,12 @@ def test_a_slow_summarizer_leaves_the_marker_and_the_summary_comes_with_the_next
     rig.slow.clear()
     ids = [send(rig.a, "agent-slow", first)]
     late = agent_bodies(rig, "agent-slow")[-1]
-    rig.slow.wait_for_requests(1)
-    # The call the first request stopped waiting for goes on in the background.
-    time.sleep(SLOW_SECONDS + 1.0)
+    # The call the first request stopped waiting for goes on in the background: until it is logged.
+    wait_for_records(
+        rig.a.folder / "spy.jsonl",
+        lambda records: any(r["model_group"] == "summarizer-slow" and r["outcome"] == "success" for r in records),
+        what="the slow summary",
+    )
     ids.append(send(rig.a, "agent-slow", second))
     on_time = agent_bodies(rig, "agent-slow")[-1]
     reports = rig.a.reports("agent-slow", ids)

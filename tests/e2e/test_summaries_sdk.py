@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import litellm
@@ -11,9 +10,10 @@ from structlog.testing import capture_logs
 
 from litellm_budget import ContextBudget
 from litellm_budget.core.wording._notices import NOTICE_PREFIX
-from tests.support.builders import agent_session, tool_step
+from tests.support.builders import agent_session, deployment, tool_step
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.sdk_support import only_callbacks
+from tests.support.waiting import wait_for_async
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.usefixtures("quiet_logging")]
 WINDOW = 3000
@@ -21,14 +21,16 @@ SUMMARY = "Task: fix the failing test. Decisions: ran the suite. Files: none yet
 
 
 def router_for(upstream: FakeUpstream) -> litellm.Router:
-    def deployment(name: str, window: int) -> dict[str, Any]:
-        return {
-            "model_name": name,
-            "litellm_params": {"model": f"openai/{name}", "api_base": upstream.base_url, "api_key": "k"},
-            "model_info": {"max_input_tokens": window},
-        }
+    return litellm.Router(
+        model_list=[
+            deployment("agent", "openai/agent", upstream.base_url, window=WINDOW),
+            deployment("summarizer", "openai/summarizer", upstream.base_url, window=128_000),
+        ]
+    )
 
-    return litellm.Router(model_list=[deployment("agent", WINDOW), deployment("summarizer", 128_000)])
+
+def agent_reports(logs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [log for log in logs if log["event"] == "request_trimmed" and log.get("model_group") == "agent"]
 
 
 async def test_the_summary_stands_where_the_marker_was_and_is_made_once(upstream: FakeUpstream) -> None:
@@ -41,7 +43,8 @@ async def test_the_summary_stands_where_the_marker_was_and_is_made_once(upstream
     with only_callbacks(plugin), capture_logs() as logs:
         await router.acompletion(model="agent", messages=first)
         await router.acompletion(model="agent", messages=second)
-        await asyncio.sleep(0.1)
+        # Its report is published a loop turn after its hook (the size gate counts it then).
+        await wait_for_async(lambda: len(agent_reports(logs)) == 2, what="the second request's report")
     bodies = [r for r in upstream.requests if r.get("model") == "agent"]
     summary_calls = [r for r in upstream.requests if r.get("model") == "summarizer"]
     assert len(summary_calls) == 1, "one summary for the one dropped block, reused by the next request"
@@ -49,7 +52,7 @@ async def test_the_summary_stands_where_the_marker_was_and_is_made_once(upstream
         notices = [m for m in body["messages"] if NOTICE_PREFIX in str(m.get("content"))]
         assert any(SUMMARY in str(m["content"]) for m in notices)
     assert bodies[1]["messages"][: len(bodies[0]["messages"])] == bodies[0]["messages"]
-    reports = [log for log in logs if log["event"] == "request_trimmed" and log.get("model_group") == "agent"]
+    reports = agent_reports(logs)
     assert [r["summarized"] for r in reports] == [True, True]
     assert [r["edits_kept"] for r in reports] == [False, True]  # the silent trial fit is not a request sent
     assert reports[0]["summary_calls"] == 1
@@ -60,15 +63,8 @@ async def test_the_summary_stands_where_the_marker_was_and_is_made_once(upstream
 async def test_a_failing_summarizer_leaves_the_marker(upstream: FakeUpstream) -> None:
     router = litellm.Router(
         model_list=[
-            {
-                "model_name": "agent",
-                "litellm_params": {"model": "openai/agent", "api_base": upstream.base_url, "api_key": "k"},
-                "model_info": {"max_input_tokens": WINDOW},
-            },
-            {
-                "model_name": "summarizer",
-                "litellm_params": {"model": "openai/summarizer", "api_base": "http://127.0.0.1:9", "api_key": "k"},
-            },
+            deployment("agent", "openai/agent", upstream.base_url, window=WINDOW),
+            deployment("summarizer", "openai/summarizer", "http://127.0.0.1:9"),  # nothing listens there
         ]
     )
     plugin = ContextBudget(router=router, summary_model="summarizer", summary_timeout=2.0, summary_max_tokens=200)

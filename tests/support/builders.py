@@ -1,4 +1,4 @@
-"""Small builders for OpenAI-format conversations used across the tests."""
+"""Small builders used across the tests: OpenAI-format conversations, and the deployments they go to."""
 
 from __future__ import annotations
 
@@ -107,4 +107,36 @@ def deployment_kwargs(messages: list[dict[str, Any]], window: int, call_id: str)
         "model_info": {"max_input_tokens": window},
         "litellm_call_id": call_id,
         "metadata": {},
+    }
+
+
+def deployment(
+    group: str,
+    model: str,
+    api_base: str | None = None,
+    *,
+    window: int | None = None,
+    api_key: str | None = "k",
+    budget: dict[str, Any] | None = None,
+    params: dict[str, Any] | None = None,
+    **model_info: Any,
+) -> dict[str, Any]:
+    """
+    One ``model_list`` entry, as a proxy config or ``litellm.Router`` takes it: the model group
+    ``group`` served by ``model`` at ``api_base`` with ``api_key`` (either left out when None), more
+    ``litellm_params`` in ``params``; ``model_info`` holds ``max_input_tokens: window`` (when given),
+    the plugin's per-deployment settings ``litellm_budget: budget`` (when given), then ``model_info``.
+    """
+    litellm_params: dict[str, Any] = {"model": model}
+    if api_base is not None:
+        litellm_params["api_base"] = api_base
+    if api_key is not None:
+        litellm_params["api_key"] = api_key
+    info: dict[str, Any] = {} if window is None else {"max_input_tokens": window}
+    if budget is not None:
+        info["litellm_budget"] = budget
+    return {
+        "model_name": group,
+        "litellm_params": {**litellm_params, **(params or {})},
+        "model_info": {**info, **model_info},
     }

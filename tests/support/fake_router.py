@@ -17,10 +17,13 @@ class FakeRouter:
     def __init__(self, reply: str = REPLY, *, delay: float = 0.0, error: Exception | None = None) -> None:
         self.reply, self.delay, self.error = reply, delay, error
         self.calls: list[dict[str, Any]] = []
+        #: How many calls came back (answered or raised): a test waits for this, not for ``delay``.
+        self.returned = 0
 
     async def acompletion(self, **kwargs: Any) -> litellm.ModelResponse:
         self.calls.append(kwargs)
-        await asyncio.sleep(self.delay)
+        await asyncio.sleep(self.delay)  # the summary model's own latency
+        self.returned += 1
         if self.error is not None:
             raise self.error
         response = litellm.ModelResponse(

@@ -22,6 +22,7 @@ import copy
 import json
 import os
 import secrets
+import shutil
 import subprocess
 import threading
 from collections.abc import Callable
@@ -37,7 +38,7 @@ from litellm_budget.tools.proxy_runner import (
     stop_process,
     wait_until_ready,
 )
-from tests.support.paths import REPO_ROOT
+from tests.support.paths import REPO_ROOT, SUPPORT
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -180,11 +181,33 @@ def _child_env(extra: dict[str, str] | None) -> dict[str, str]:
     return env
 
 
+#: The callbacks of tests/support a test proxy loads from beside its config, with the variable that
+#: names the file each writes (in the proxy's folder): ``start_proxy(..., helpers=[...])``.
+HELPER_FILES = {
+    "proxy_spy.py": ("SPY_LOG", "spy.jsonl"),
+    "proxy_structlog.py": ("STRUCTLOG_FILE", "structlog.jsonl"),
+    "proxy_spend_rows.py": ("SPEND_ROWS", "rows.jsonl"),
+    "proxy_startup_probe.py": ("PROBE_LOG", "probe.jsonl"),
+}
+
+
+def _copy_helpers(helpers: list[str] | tuple[str, ...], folder: Path) -> dict[str, str]:
+    """Copy each of ``helpers`` (files of tests/support) into ``folder``; the env naming the files they write."""
+    env = {}
+    for helper in helpers:
+        shutil.copy(SUPPORT / helper, folder / helper)
+        if helper in HELPER_FILES:
+            variable, name = HELPER_FILES[helper]
+            env[variable] = str(folder / name)
+    return env
+
+
 def start_proxy(
     config: dict[str, Any] | str | Path,
     *,
     tmp_path: Path,
     env: dict[str, str] | None = None,
+    helpers: list[str] | tuple[str, ...] = (),
     timeout: float = 120.0,
     host: str = "127.0.0.1",
     port: int | None = None,
@@ -192,17 +215,19 @@ def start_proxy(
 ) -> ProxyProcess:
     """Start ``litellm --config ... --host 127.0.0.1 --port N`` and wait until it answers.
 
-    cwd is ``tmp_path`` and output goes to ``tmp_path/proxy.log``. The child env is ours plus
-    LITELLM_LOCAL_MODEL_COST_MAP=True, NO_PROXY for loopback,
-    then ``env``. Raises :class:`ProxyStartError` with the log tail if the process exits or is
-    not ready within ``timeout`` seconds.
+    cwd is ``tmp_path`` and output goes to ``tmp_path/proxy.log``. ``helpers`` (``proxy_spy.py``,
+    ``proxy_structlog.py``...: ``HELPER_FILES``) are copied into ``tmp_path`` for the config's
+    ``callbacks`` to name, each writing ``tmp_path/spy.jsonl``, ``tmp_path/structlog.jsonl``...
+    The child env is ours plus LITELLM_LOCAL_MODEL_COST_MAP=True, NO_PROXY for loopback, the
+    helpers' files, then ``env``. Raises :class:`ProxyStartError` with the log tail if the process
+    exits or is not ready within ``timeout`` seconds.
     """
     if not RUNNING_TEST["marked_proxy"]:
         msg = "a test that starts the proxy must carry @pytest.mark.proxy (make test-fast deselects them)"
         raise RuntimeError(msg)
     tmp_path = Path(tmp_path)
     tmp_path.mkdir(parents=True, exist_ok=True)
-    child_env = _child_env(env)
+    child_env = _child_env({**_copy_helpers(helpers, tmp_path), **(env or {})})
     cfg_path, master_key = _prepare_config(config, child_env, tmp_path)
     port = port or free_port(host)
     log_path = tmp_path / "proxy.log"

@@ -6,6 +6,9 @@ The offset lives in a file (``$SHIFTED_CLOCK_FILE``): :class:`ShiftedClock` writ
 it, and a proxy that names ``shifted_clock.shifter`` in its ``callbacks`` (this file copied beside
 its config, as ``proxy_structlog.py`` is) runs the plugin's cache clock
 (``litellm_budget.adapter.cache_observed.now``) by it.
+
+In the test's own process, :func:`shift_module_clock` moves the ``time.monotonic()`` one plugin
+module reads (a learned window's life, a conversation's lifetime, a shared cache's rest).
 """
 
 from __future__ import annotations
@@ -13,6 +16,11 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pytest
 
 ENV_VAR = "SHIFTED_CLOCK_FILE"
 
@@ -36,6 +44,29 @@ class ShiftedClock:
 
     def __call__(self) -> float:
         return time.monotonic() + self.offset()
+
+
+class _LaterTime:
+    """The ``time`` module, but ``monotonic()`` reads ``seconds`` later."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def monotonic(self) -> float:
+        return time.monotonic() + self.seconds
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)
+
+
+def shift_module_clock(monkeypatch: pytest.MonkeyPatch, module: ModuleType, seconds: float) -> None:
+    """
+    From now on (until the test ends) ``module``'s ``time.monotonic()`` reads ``seconds`` later, as
+    if that long went by: for a module that does ``import time``. Shifting again adds up.
+    """
+    current = getattr(module, "time", time)
+    already = current.seconds if isinstance(current, _LaterTime) else 0.0
+    monkeypatch.setattr(module, "time", _LaterTime(already + seconds))
 
 
 def _install() -> object:
