@@ -27,12 +27,12 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import litellm
 import structlog
 
-from litellm_budget.adapter.cache_hints import hint_cache
-from litellm_budget.adapter.cache_observed import PromptHistory, observe_success
-from litellm_budget.adapter.calls import Calls
-from litellm_budget.adapter.conversation_state import conversation_key
-from litellm_budget.adapter.shapes import CHAT_SHAPE
-from litellm_budget.adapter.targets import Target
+from litellm_budget.adapter.hooks.cache_hints import hint_cache
+from litellm_budget.adapter.records.calls import Calls
+from litellm_budget.adapter.records.conversations import conversation_key
+from litellm_budget.adapter.report.cache_observed import PromptHistory, observe_success
+from litellm_budget.adapter.request.shapes import CHAT_SHAPE
+from litellm_budget.adapter.request.targets import Target
 from litellm_budget.core._fit import fit_request
 from litellm_budget.core._fit_input import FitRequest
 from litellm_budget.core._report import BudgetReport

@@ -47,8 +47,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import httpx
 import yaml
 
-from litellm_budget.tools.demo_session import demo_session
-from litellm_budget.tools.proxy_runner import running_proxy
+from litellm_budget.tools.demo.agent import demo_session
+from litellm_budget.tools.demo.proxy import running_proxy
 from litellm_budget.tools.sessions import requests_of
 
 ROOT = Path(__file__).resolve().parents[1]

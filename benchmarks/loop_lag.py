@@ -26,7 +26,7 @@ from litellm.types.utils import CallTypes
 from responsive import long_request
 
 from litellm_budget import ContextBudget
-from litellm_budget.adapter import hook_pass
+from litellm_budget.adapter.hooks import hook_pass
 
 DEFAULT = hook_pass.OFF_LOOP_BYTES
 

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import httpx
 from load_proxy import KEY, start_upstream, write_config
 
-from litellm_budget.tools.proxy_runner import running_proxy
+from litellm_budget.tools.demo.proxy import running_proxy
 
 WINDOW = 128_000
 SMALL_CLIENTS, LONG_CLIENTS = 8, 2

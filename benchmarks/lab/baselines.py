@@ -13,7 +13,7 @@ from typing import Any
 from litellm_budget.core._fit_input import DEFAULT_SETTINGS
 from litellm_budget.core.budget._limits import limits_for
 from litellm_budget.core.counting._tokens import counter_for
-from litellm_budget.core.formats._chat_checks import SYSTEM_ROLES
+from litellm_budget.core.validity._chat_checks import SYSTEM_ROLES
 from litellm_budget.typing import Message
 
 from .langchain_peer import langchain_trim_peer

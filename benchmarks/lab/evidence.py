@@ -33,7 +33,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from litellm_budget.core.formats._chat_checks import SYSTEM_ROLES
+from litellm_budget.core.validity._chat_checks import SYSTEM_ROLES
 from litellm_budget.typing import Message
 
 #: Fewer characters than this is too likely to occur by chance.

@@ -16,8 +16,8 @@ from litellm_budget.core._fit_input import DEFAULT_SETTINGS
 from litellm_budget.core.budget._limits import limits_for
 from litellm_budget.core.client_edits._context_edits import CLEARED_RESULT, DEFAULT_KEEP_TOOL_USES, uses_cleared
 from litellm_budget.core.counting._tokens import counter_for
-from litellm_budget.core.formats._chat_checks import ANSWER_ROLES
 from litellm_budget.core.formats._parts import texts_of
+from litellm_budget.core.validity._chat_checks import ANSWER_ROLES
 from litellm_budget.typing import Message
 
 Peer = Callable[[list[Message]], list[Message]]

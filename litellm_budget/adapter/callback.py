@@ -11,25 +11,25 @@ from litellm.integrations.custom_logger import CustomLogger
 
 from litellm_budget.core.api import BudgetSettings, preload_counters
 
-from . import observers
-from .cache_hints import hint_cache
-from .calls import call_id_of
-from .coexistence import compression_registered
-from .config import ConfiguredSettings
 from .failopen import Guard
-from .fallbacks import FALLBACK_KEYS, is_refit_of, refit_on_any_error, refit_refused, with_refit
-from .hook_pass import DEPLOYMENT_HOOK, FILTER_HOOK, PRE_CALL_HOOK, Context
-from .invalid_settings import check_at_start
+from .hooks import observers
+from .hooks.cache_hints import hint_cache
+from .hooks.hook_pass import DEPLOYMENT_HOOK, FILTER_HOOK, PRE_CALL_HOOK, Context
+from .hooks.passes import DeploymentPass, FilterPass, GroupPass
 from .memory import Memory
-from .metrics import prepare_metrics
-from .passes import DeploymentPass, FilterPass, GroupPass
-from .recall_server import RecallServer
-from .recall_tool import loop_depth
-from .request import read_metadata
-from .served_windows import deployment_of
-from .shapes import CHAT_SHAPE, shape_for
-from .summarizer import is_summary_call
-from .targets import deployment_target, group_target, pre_call_target
+from .recall.offer import loop_depth
+from .recall.server import RecallServer
+from .records.calls import call_id_of
+from .report.metrics import prepare_metrics
+from .request.fallbacks import FALLBACK_KEYS, is_refit_of, refit_on_any_error, refit_refused, with_refit
+from .request.kwargs import read_metadata
+from .request.shapes import CHAT_SHAPE, shape_for
+from .request.targets import deployment_target, group_target, pre_call_target
+from .settings.coexistence import compression_registered
+from .settings.config import ConfiguredSettings
+from .settings.invalid import check_at_start
+from .summaries.summarizer import is_summary_call
+from .windows.served_windows import deployment_of
 
 if TYPE_CHECKING:  # LiteLLM's own types of its hooks' arguments (SDK modules: no proxy extras needed)
     from litellm.caching.caching import DualCache

@@ -25,8 +25,8 @@ from litellm_budget.core.api import BudgetSettings
 from .callback import ContextBudget
 from .failopen import Guard
 from .guardrail_start import StartRefusedError, check_guardrail_start, settings_in
-from .hook_pass import DEPLOYMENT_HOOK, FILTER_HOOK, PRE_CALL_HOOK
-from .publish import REPORT_KEY, report_in, saved_by
+from .hooks.hook_pass import DEPLOYMENT_HOOK, FILTER_HOOK, PRE_CALL_HOOK
+from .report.publish import REPORT_KEY, report_in, saved_by
 
 if TYPE_CHECKING:
     from litellm.caching.caching import DualCache

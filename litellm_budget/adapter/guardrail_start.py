@@ -13,7 +13,7 @@ from typing import Any
 
 from litellm_budget.core.api import BudgetSettings, apply_valid
 
-from .invalid_settings import InvalidSetting, refusal
+from .settings.invalid import InvalidSetting, refusal
 
 #: The class names of the two forms, compared by name: LiteLLM may load a module twice.
 CALLBACK_FORM = "ContextBudget"

@@ -8,16 +8,16 @@ synchronous), shared through Redis where the proxy has one, and written after it
 
 from __future__ import annotations
 
-from .cache_observed import PromptHistory
-from .calibration import Calibration
-from .calls import Calls
-from .conversation_state import Conversations
-from .invalid_settings import InvalidSettings
-from .later_counts import LaterCounts
-from .recall_state import RecallState
-from .served_windows import ServedWindows
-from .summarizer import Summarizer
-from .targets import Target
+from .recall.scope import RecallState
+from .records.calls import Calls
+from .records.conversations import Conversations
+from .report.cache_observed import PromptHistory
+from .report.later_counts import LaterCounts
+from .request.targets import Target
+from .settings.invalid import InvalidSettings
+from .summaries.summarizer import Summarizer
+from .windows.calibration import Calibration
+from .windows.served_windows import ServedWindows
 
 
 class Memory:

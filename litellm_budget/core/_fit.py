@@ -21,13 +21,14 @@ from litellm_budget.core.counting._size_gate import GateContext, bounded_counts,
 from litellm_budget.core.counting._tokens import counter_for, counts_exactly
 from litellm_budget.core.formats import format_named, joined, lead_of
 from litellm_budget.core.formats._message_keys import Reading
-from litellm_budget.core.formats._verdicts import remember_passed, resume_from
 from litellm_budget.core.policies._ledger import NO_SUMMARIES, Derived, Draft, Ledger
 from litellm_budget.core.policies._registry import POLICIES
+from litellm_budget.core.policies._stored import stored_items
 from litellm_budget.core.policies._summary import summaries_wanted, summary_fields
 from litellm_budget.core.state._conversation import continues, kept_as_sent, kept_edits
 from litellm_budget.core.state._rereads import rereads
-from litellm_budget.core.wording._recall import NOTHING_STORED, stored_items
+from litellm_budget.core.validity._verdicts import remember_passed, resume_from
+from litellm_budget.core.wording._recall import NOTHING_STORED
 from litellm_budget.typing import Action, Message, Tools
 
 

@@ -18,7 +18,7 @@ from litellm_budget.tools.convert import FORMATS
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 #: The demo's proxy config, shipped as package data next to this module.
-BUILTIN_CONFIG = "demo_config.yaml"
+BUILTIN_CONFIG = "config.yaml"
 
 
 #: The research replay's options: peers, prices, the provider's cache, watermark sweeps and plots.
@@ -193,7 +193,7 @@ def _demo(args: argparse.Namespace) -> int:
             "or this package with its demo extra (in a clone: pip install '.[demo]')"
         )
         raise RuntimeError(msg)
-    from .demo import run_demo
+    from .demo.run import run_demo
 
     with demo_config(args.config) as config:
         return run_demo(config, model=args.model, steps=args.steps, out=sys.stdout)
@@ -210,7 +210,7 @@ def _importable(module: str) -> bool:
 def demo_config(path: Path | None) -> Iterator[Path]:
     """The demo's proxy config: ``path``, or the one shipped in the package (a real file while open)."""
     if path is None:
-        with resources.as_file(resources.files("litellm_budget.tools").joinpath(BUILTIN_CONFIG)) as builtin:
+        with resources.as_file(resources.files("litellm_budget.tools.demo").joinpath(BUILTIN_CONFIG)) as builtin:
             yield builtin
         return
     if not path.is_file():

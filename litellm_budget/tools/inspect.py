@@ -11,7 +11,7 @@ from litellm_budget.core._fit_input import FitRequest
 from litellm_budget.core._report import parse_ranges
 from litellm_budget.core.budget._settings import BudgetSettings
 from litellm_budget.core.counting._tokens import counter_for
-from litellm_budget.core.formats._chat_checks import SYSTEM_ROLES
+from litellm_budget.core.validity._chat_checks import SYSTEM_ROLES
 
 from . import table
 from .sessions import Conversation

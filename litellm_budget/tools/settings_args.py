@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from litellm_budget.adapter.invalid_settings import SETTINGS_KEY
+from litellm_budget.adapter.settings.invalid import SETTINGS_KEY
 from litellm_budget.core._checks import is_mapping
 from litellm_budget.core.budget._setting_problems import not_a_setting
 from litellm_budget.core.budget._settings import SETTING_NAMES, BudgetSettings, SettingError

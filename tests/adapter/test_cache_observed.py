@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 import structlog
 
-from litellm_budget.adapter.cache_observed import CACHE_KEY, PromptHistory, observe_success, sent_of, usage_of
-from litellm_budget.adapter.calls import Calls
+from litellm_budget.adapter.records.calls import Calls
+from litellm_budget.adapter.report.cache_observed import CACHE_KEY, PromptHistory, observe_success, sent_of, usage_of
 from litellm_budget.core._report import BudgetReport
 from litellm_budget.core.budget._settings import BudgetSettings
 from litellm_budget.core.cache._cache_truth import CacheUsage

@@ -10,7 +10,7 @@ import litellm
 import pytest
 
 from litellm_budget import BudgetSettings, ContextBudget, fit
-from litellm_budget.adapter.calibration import CACHE_PREFIX, Calibration
+from litellm_budget.adapter.windows.calibration import CACHE_PREFIX, Calibration
 from litellm_budget.core._fit import fit_request
 from litellm_budget.core._fit_input import FitRequest
 from tests.support.builders import agent_session, system, text, user

@@ -15,7 +15,7 @@ import litellm_budget
 from litellm_budget import BudgetSettings, ContextBudget
 from litellm_budget.adapter.callback import ContextBudget as DefinedHere
 from litellm_budget.adapter.failopen import HookFailedError
-from litellm_budget.adapter.publish import EVENTS
+from litellm_budget.adapter.report.publish import EVENTS
 from tests.support.builders import agent_session, system, text, user
 
 
@@ -123,7 +123,7 @@ class TestFailOpen:
         def broken(*args: Any, **kwargs: Any) -> None:
             raise RuntimeError("boom with a secret that must not be logged")
 
-        monkeypatch.setattr("litellm_budget.adapter.hook_pass.fit_request", broken)
+        monkeypatch.setattr("litellm_budget.adapter.hooks.hook_pass.fit_request", broken)
         messages = agent_session(20, 900)
         request = kwargs_for(messages)
 
@@ -146,7 +146,7 @@ class TestFailOpen:
         def broken(*args: Any, **kwargs: Any) -> None:
             raise RuntimeError("boom")
 
-        monkeypatch.setattr("litellm_budget.adapter.hook_pass.fit_request", broken)
+        monkeypatch.setattr("litellm_budget.adapter.hooks.hook_pass.fit_request", broken)
 
         with pytest.raises(
             HookFailedError, match=r"at its fit step .*fail_closed is set, so the request is refused"

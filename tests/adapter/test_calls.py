@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from litellm_budget.adapter.calls import Calls, call_id_of
-from litellm_budget.adapter.fit_records import FitRecord, record_of
-from litellm_budget.adapter.lending import Lent
+from litellm_budget.adapter.records.calls import Calls, call_id_of
+from litellm_budget.adapter.records.fit_records import FitRecord, record_of
+from litellm_budget.adapter.records.lending import Lent
 from litellm_budget.core._report import BudgetReport
 
 INPUT = FitRecord(8000, "auto", 41, 0)

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from litellm_budget import BudgetSettings
-from litellm_budget.adapter.context_management import respond_with_edits, serve_compaction
-from litellm_budget.adapter.summarizer import Summarizer
-from litellm_budget.adapter.targets import Target
+from litellm_budget.adapter.request.targets import Target
+from litellm_budget.adapter.served_edits.context_management import respond_with_edits, serve_compaction
+from litellm_budget.adapter.summaries.summarizer import Summarizer
 from litellm_budget.core.client_edits._compaction import COMPACT, compaction_note
 from litellm_budget.core.counting._tokens import counter_for
 from litellm_budget.core.formats._anthropic import ANTHROPIC

@@ -118,14 +118,14 @@ async def pre_api_call(budget: ContextBudget) -> Any:
     return budget.log_pre_api_call("m", [], {"litellm_call_id": "c"})
 
 
-HOOK_PASS = "litellm_budget.adapter.hook_pass"
+HOOK_PASS = "litellm_budget.adapter.hooks.hook_pass"
 PRE, FILTER, DEPLOYMENT = "async_pre_call_hook", "async_filter_deployments", "async_pre_call_deployment_hook"
 #: What each step calls that is made to fail.
-READ = "litellm_budget.adapter.shapes.Shape.read"
-REFRESH = "litellm_budget.adapter.calibration.Calibration.refresh"
-STATE = "litellm_budget.adapter.conversation_state.Conversations.refresh"
-FLUSH = "litellm_budget.adapter.conversation_state.Conversations.flush"
-WRITE = "litellm_budget.adapter.shapes.Shape.write"
+READ = "litellm_budget.adapter.request.shapes.Shape.read"
+REFRESH = "litellm_budget.adapter.windows.calibration.Calibration.refresh"
+STATE = "litellm_budget.adapter.records.conversations.Conversations.refresh"
+FLUSH = "litellm_budget.adapter.records.conversations.Conversations.flush"
+WRITE = "litellm_budget.adapter.request.shapes.Shape.write"
 
 
 async def compacting(budget: ContextBudget) -> Any:
@@ -144,12 +144,14 @@ CASES = [
     Case(PRE, "fit", f"{HOOK_PASS}.fit_request", pre_call),
     Case(PRE, "write", WRITE, pre_call),
     Case(PRE, "after", FLUSH, pre_call, still_fits=True),
-    Case(PRE, "failure_event", "litellm_budget.adapter.passes.log_failure_event", rejected_pre_call, refuses=False),
+    Case(
+        PRE, "failure_event", "litellm_budget.adapter.hooks.passes.log_failure_event", rejected_pre_call, refuses=False
+    ),
     Case(FILTER, "read", READ, filtering),
     Case(FILTER, "fit", f"{HOOK_PASS}.fit_request", filtering),
-    Case(FILTER, "write", "litellm_budget.adapter.lending.LentLists.lend", filtering),
+    Case(FILTER, "write", "litellm_budget.adapter.records.lending.LentLists.lend", filtering),
     Case(DEPLOYMENT, "read", READ, deployment),
-    Case(DEPLOYMENT, "lent", "litellm_budget.adapter.lending.LentLists.adopt", deployment, still_fits=True),
+    Case(DEPLOYMENT, "lent", "litellm_budget.adapter.records.lending.LentLists.adopt", deployment, still_fits=True),
     Case(DEPLOYMENT, "calibration", REFRESH, deployment, still_fits=True),
     Case(DEPLOYMENT, "conversation_state", STATE, deployment, still_fits=True),
     Case(DEPLOYMENT, "summary_step", f"{HOOK_PASS}.summary_ahead", deployment, still_fits=True, knobs=SUMMARY),
@@ -157,20 +159,27 @@ CASES = [
     Case(DEPLOYMENT, "fit", f"{HOOK_PASS}.fit_request", deployment),
     Case(DEPLOYMENT, "write", WRITE, deployment),
     Case(DEPLOYMENT, "after", FLUSH, deployment, still_fits=True),
-    Case("async_post_call_response_headers_hook", "headers", "litellm_budget.adapter.observers.headers_for", headers),
+    Case(
+        "async_post_call_response_headers_hook",
+        "headers",
+        "litellm_budget.adapter.hooks.observers.headers_for",
+        headers,
+    ),
     Case(
         "async_post_call_success_hook",
         "client_edits",
-        "litellm_budget.adapter.observers.respond_with_edits",
+        "litellm_budget.adapter.hooks.observers.respond_with_edits",
         success_hook,
     ),
     Case(
         "async_log_success_event",
         "calibration",
-        "litellm_budget.adapter.calibration.Calibration.learn_from",
+        "litellm_budget.adapter.windows.calibration.Calibration.learn_from",
         success_event,
     ),
-    Case("log_pre_api_call", "resent", "litellm_budget.adapter.calls.Calls.resent_after_rejection", pre_api_call),
+    Case(
+        "log_pre_api_call", "resent", "litellm_budget.adapter.records.calls.Calls.resent_after_rejection", pre_api_call
+    ),
 ]
 #: The hooks that run after the call was answered only observe: they never refuse.
 OBSERVERS = {

@@ -18,8 +18,8 @@ from litellm.types.utils import CallTypes
 from structlog.testing import capture_logs
 
 from litellm_budget import ContextBudget
-from litellm_budget.adapter.invalid_settings import InvalidSetting, InvalidSettings
-from litellm_budget.adapter.publish import EVENTS
+from litellm_budget.adapter.report.publish import EVENTS
+from litellm_budget.adapter.settings.invalid import InvalidSetting, InvalidSettings
 from litellm_budget.core.budget._setting_problems import SettingProblem
 from tests.support.builders import agent_session, deployment
 

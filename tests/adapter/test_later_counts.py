@@ -16,7 +16,7 @@ from litellm.types.utils import CallTypes
 from structlog.testing import capture_logs
 
 from litellm_budget import ContextBudget
-from litellm_budget.adapter.later_counts import LaterCounts
+from litellm_budget.adapter.report.later_counts import LaterCounts
 from litellm_budget.core._fit import fit_request
 from litellm_budget.core._fit_input import FitRequest
 from litellm_budget.core._report import BudgetReport

@@ -12,9 +12,9 @@ import pytest
 from structlog.testing import capture_logs
 
 from litellm_budget import ContextBudget
-from litellm_budget.adapter.fit_records import fingerprint, record_of
-from litellm_budget.adapter.lending import Lent
-from litellm_budget.adapter.lending import LentLists as Lenders
+from litellm_budget.adapter.records.fit_records import fingerprint, record_of
+from litellm_budget.adapter.records.lending import Lent
+from litellm_budget.adapter.records.lending import LentLists as Lenders
 from litellm_budget.core._report import BudgetReport
 from tests.support.builders import agent_session, deployment, tokens_of
 

@@ -10,7 +10,7 @@ import pytest
 from litellm.types.utils import CallTypes
 
 from litellm_budget import ContextBudget
-from litellm_budget.adapter import hook_pass
+from litellm_budget.adapter.hooks import hook_pass
 from tests.support.builders import agent_session, text, user
 from tests.support.waiting import wait_for_async
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from litellm_budget.adapter.recall_answer import ANSWER_BYTES, MIN_ANSWER_BYTES, Asked, answer, cap_for
-from litellm_budget.adapter.recall_store import ITEM_CHARS, RecallStore
+from litellm_budget.adapter.recall.answer import ANSWER_BYTES, MIN_ANSWER_BYTES, Asked, answer, cap_for
+from litellm_budget.adapter.recall.store import ITEM_CHARS, RecallStore
 
 TEXT = "\n".join(f"line {n}: value_{n}" for n in range(1, 201))
 

@@ -12,8 +12,7 @@ import litellm
 import pytest
 
 from litellm_budget import BudgetReport, BudgetSettings, ContextBudget
-from litellm_budget.adapter import served_windows
-from litellm_budget.adapter.fallbacks import (
+from litellm_budget.adapter.request.fallbacks import (
     REFIT_KEY,
     has_fallbacks,
     is_refit_of,
@@ -21,8 +20,9 @@ from litellm_budget.adapter.fallbacks import (
     refit_on_any_error,
     with_refit,
 )
-from litellm_budget.adapter.served_windows import Deployment, ServedWindows
-from litellm_budget.adapter.targets import Target
+from litellm_budget.adapter.request.targets import Target
+from litellm_budget.adapter.windows import served_windows
+from litellm_budget.adapter.windows.served_windows import Deployment, ServedWindows
 from tests.support.builders import agent_session
 from tests.support.shifted_clock import shift_module_clock
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from litellm_budget.adapter.shapes import ANTHROPIC_SHAPE, RESPONSES_SHAPE, Shape
+from litellm_budget.adapter.request.shapes import ANTHROPIC_SHAPE, RESPONSES_SHAPE, Shape
 
 
 class TestHistoryOnTheServer:

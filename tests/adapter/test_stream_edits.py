@@ -7,7 +7,7 @@ import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from litellm_budget.adapter.stream_edits import streamed_with_edits
+from litellm_budget.adapter.served_edits.stream_edits import streamed_with_edits
 
 EVENTS = [
     {"type": "message_start", "message": {"id": "msg_1", "content": []}},

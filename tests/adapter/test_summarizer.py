@@ -8,7 +8,8 @@ from typing import Any
 import litellm
 import pytest
 
-from litellm_budget.adapter.summarizer import (
+from litellm_budget.adapter.summaries.prompt import bounded_summary, max_words, render_block, summary_prompt
+from litellm_budget.adapter.summaries.summarizer import (
     CACHE_PREFIX,
     SUMMARY_TAG,
     Block,
@@ -16,7 +17,6 @@ from litellm_budget.adapter.summarizer import (
     SummarySource,
     is_summary_call,
 )
-from litellm_budget.adapter.summary_prompt import bounded_summary, max_words, render_block, summary_prompt
 from litellm_budget.core.budget._settings import BudgetSettings
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.policies._summary import block_digest, summary_job

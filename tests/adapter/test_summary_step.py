@@ -1,4 +1,4 @@
-"""The hook's summary step (adapter/summary_step.py): what it asks the summarizer for, given a silent trial fit."""
+"""The hook's summary step (adapter/summaries/step.py): what it asks the summarizer for, given a silent trial fit."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from litellm_budget import BudgetSettings
-from litellm_budget.adapter.summarizer import Block, Summarizer, SummarySource
-from litellm_budget.adapter.summary_step import summary_ahead
+from litellm_budget.adapter.summaries.step import summary_ahead
+from litellm_budget.adapter.summaries.summarizer import Block, Summarizer, SummarySource
 from litellm_budget.core._fit import fit_request
 from litellm_budget.core._fit_input import FitRequest, Fitted
 from litellm_budget.core.formats import format_named

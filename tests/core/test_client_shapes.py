@@ -26,8 +26,8 @@ from litellm_budget.core.cache._breakpoints import MAX_BREAKPOINTS, breakpoints_
 from litellm_budget.core.counting._tokens import counter_for
 from litellm_budget.core.formats import SYSTEM
 from litellm_budget.core.formats._anthropic import ANTHROPIC, join_system
-from litellm_budget.core.formats._anthropic_checks import unsupported_reason as anthropic_unsupported
 from litellm_budget.core.formats._responses import RESPONSES
+from litellm_budget.core.validity._anthropic_checks import unsupported_reason as anthropic_unsupported
 from litellm_budget.core.wording._notices import NOTICE_PREFIX
 from litellm_budget.exceptions import BudgetExceededError
 from tests.core.test_format_anthropic import conversations

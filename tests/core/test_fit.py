@@ -200,8 +200,8 @@ class TestFormats:
     def test_anthropic_messages_fit_with_their_system_apart(self) -> None:
         """fit(format="anthropic") counts the system, never returns it, and the messages stay valid."""
         from litellm_budget.core.formats._anthropic import join_system
-        from litellm_budget.core.formats._anthropic_checks import unsupported_reason as anthropic_reason
         from litellm_budget.core.formats._anthropic_convert import from_chat
+        from litellm_budget.core.validity._anthropic_checks import unsupported_reason as anthropic_reason
 
         system, messages = from_chat(agent_session(30, 700))
 
@@ -215,7 +215,7 @@ class TestFormats:
     def test_responses_input_fits_with_its_instructions_apart(self) -> None:
         """fit(format="responses") takes input items or a string, and instructions as system."""
         from litellm_budget.core.formats._responses import from_chat
-        from litellm_budget.core.formats._responses_checks import unsupported_reason as responses_reason
+        from litellm_budget.core.validity._responses_checks import unsupported_reason as responses_reason
 
         items = from_chat(agent_session(30, 700)[1:])
 

@@ -18,11 +18,11 @@ from litellm_budget.core._fit_input import FitRequest, Fitted
 from litellm_budget.core.counting._tokens import counter_for
 from litellm_budget.core.formats import ASSISTANT, SYSTEM, TOOL, USER, format_named
 from litellm_budget.core.formats._anthropic import ANTHROPIC, JOINED_KEY, join_system, split_system
-from litellm_budget.core.formats._anthropic_checks import unsupported_reason
 from litellm_budget.core.formats._anthropic_convert import from_chat
 from litellm_budget.core.formats._chat import CHAT
 from litellm_budget.core.formats._placement import plain
 from litellm_budget.core.policies._units import layout_of
+from litellm_budget.core.validity._anthropic_checks import unsupported_reason
 from litellm_budget.core.wording._notices import NOTICE_PREFIX, TOOL_ELIDED
 from litellm_budget.tools.prefix import text_heads
 from litellm_budget.tools.sessions import requests_of

@@ -1,6 +1,6 @@
 """
 Pins of what LiteLLM 1.108.5 hands a success callback about the provider's prompt cache, on every
-route the plugin fits, through the real proxy and the official SDKs (``adapter/cache_observed.py``
+route the plugin fits, through the real proxy and the official SDKs (``adapter/report/cache_observed.py``
 reads exactly this).
 
 Each route sends one prompt twice to a fake provider that caches prefixes as its API does (OpenAI

@@ -9,7 +9,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from litellm_budget import ContextBudget
-from litellm_budget.adapter import conversation_state
+from litellm_budget.adapter.records import conversations as conversation_state
 from tests.support.builders import agent_session, tool_step
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.sdk_support import only_callbacks

@@ -13,10 +13,10 @@ from prometheus_client import REGISTRY
 from structlog.testing import capture_logs
 
 from litellm_budget import ContextBudget
-from litellm_budget.adapter.coexistence import REASON
-from litellm_budget.adapter.recall_answer import GONE, LAST
-from litellm_budget.adapter.recall_server import RecallServer
-from litellm_budget.adapter.recall_tool import TOOLS
+from litellm_budget.adapter.recall.answer import GONE, LAST
+from litellm_budget.adapter.recall.offer import TOOLS
+from litellm_budget.adapter.recall.server import RecallServer
+from litellm_budget.adapter.settings.coexistence import REASON
 from litellm_budget.core.wording._notices import NOTICE_PREFIX
 from tests.support.builders import agent_session, chat_session, user
 from tests.support.fake_upstream import RECALL_TOOL, FakeUpstream, RecallScript

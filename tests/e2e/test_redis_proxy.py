@@ -13,7 +13,7 @@ What is pinned here, on LiteLLM 1.108.5:
   a ``DualCache.async_set_cache`` made in a success callback is queued on the request's Redis
   pipeline, which the request already flushed, so it never reaches Redis; and a reader's in-memory
   tier answers before Redis, so once a replica holds a value it does not see later writes by others.
-  This is why the plugin reads and writes the DualCache's ``redis_cache`` directly (adapter/shared.py).
+  This is why the plugin reads and writes the DualCache's ``redis_cache`` directly (adapter/replicas/shared.py).
 * **Through the proxies:** a ratio learned on replica A is adopted by replica B; with Redis stopped in
   the middle of a run every request to either replica is answered and fitted, the plugin warns once
   and logs no failure of its own; when Redis returns (same port, empty) the sharing resumes.
@@ -35,7 +35,7 @@ from typing import Any
 import pytest
 import yaml
 
-from litellm_budget.adapter.conversation_state import CACHE_PREFIX as CONVERSATION_PREFIX
+from litellm_budget.adapter.records.conversations import CACHE_PREFIX as CONVERSATION_PREFIX
 from litellm_budget.core._report import parse_ranges
 from tests.support.builders import agent_session, deployment, system, text, user
 from tests.support.fake_upstream import FakeUpstream
@@ -219,7 +219,7 @@ def settled_ratio(redis: RedisServer, group: str, quiet: float = 1.5, timeout: f
 def wait_for_shared_edits(redis: RedisServer, report: dict[str, Any], timeout: float = 10.0) -> None:
     """
     Wait until Redis holds a conversation state with the edits ``report`` says were sent. A replica
-    queues its write and does not wait for it (``adapter/shared.py``): on a busy machine the next
+    queues its write and does not wait for it (``adapter/replicas/shared.py``): on a busy machine the next
     request could reach the other replica first, which then fits from its own older state, as it
     should. The test is about what a replica does once the other's state is there.
     """
@@ -418,7 +418,7 @@ def fixture_live_redis(redis: RedisServer) -> RedisServer:
 
 @pytest.mark.asyncio
 async def test_pin_a_set_after_the_request_pipeline_flushed_never_reaches_redis(live_redis: RedisServer) -> None:
-    """A DualCache write from a success callback stays queued, unsent (why adapter/shared.py writes Redis directly)."""
+    """A DualCache write from a success callback stays queued, unsent (why replicas/shared.py writes Redis directly)."""
     from litellm.caching.redis_batch import request_redis_batch_scope
 
     cache = _auth_cache(live_redis)

@@ -16,8 +16,8 @@ from structlog.testing import capture_logs
 
 from litellm_budget import ContextBudget
 from litellm_budget.core.formats._anthropic import join_system
-from litellm_budget.core.formats._anthropic_checks import unsupported_reason as anthropic_unsupported
 from litellm_budget.core.formats._anthropic_convert import from_chat
+from litellm_budget.core.validity._anthropic_checks import unsupported_reason as anthropic_unsupported
 from litellm_budget.core.wording._notices import NOTICE_PREFIX
 from tests.support.builders import agent_session, deployment, system, text, user
 from tests.support.fake_upstream import FakeUpstream
@@ -210,7 +210,7 @@ class TestRouter:
         Pin: the filter and deployment hooks of a Router call see the same ``litellm_trace_id``. A
         ``litellm_call_id`` the filter hook sets reached the deployment hook through LiteLLM 1.109;
         1.110's Router hands the filter hook a copy of the kwargs, so there the plugin finds the list
-        it lent by the trace id (``adapter/lending.py``).
+        it lent by the trace id (``adapter/records/lending.py``).
         """
         seen: dict[str, object] = {}
 

@@ -1,5 +1,5 @@
 """
-The shared layer (``adapter/shared.py``, ``adapter/redis_pipe.py``) on a real redis-server, with
+The shared layer (``adapter/replicas/shared.py``, ``adapter/replicas/redis_pipe.py``) on a real redis-server, with
 the RedisCache LiteLLM builds: values it reads and writes are LiteLLM's (namespace, JSON);
 concurrent requests share pipelines; a write is queued, and read back by the next read; a
 stopped Redis is a miss, and the layer rests a second before it tries again.
@@ -14,7 +14,7 @@ import pytest
 from litellm.caching.dual_cache import DualCache
 from litellm.caching.redis_cache import RedisCache
 
-from litellm_budget.adapter import shared
+from litellm_budget.adapter.replicas import shared
 from tests.support.redis_process import RedisServer
 from tests.support.shifted_clock import shift_module_clock
 

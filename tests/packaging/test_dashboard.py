@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from prometheus_client import REGISTRY
 
-from litellm_budget.adapter.metrics import (
+from litellm_budget.adapter.report.metrics import (
     METRICS,
     record_cache,
     record_deferred,

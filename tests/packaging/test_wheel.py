@@ -24,7 +24,7 @@ from packaging.requirements import Requirement
 
 from tests.support.paths import README, REPO_ROOT
 
-DEMO_CONFIG = Path("litellm_budget/tools/demo_config.yaml")
+DEMO_CONFIG = Path("litellm_budget/tools/demo/config.yaml")
 #: The research replay's modules (``benchmarks/lab``): a clone's, never the wheel's.
 LAB_MODULES = {
     "baselines",

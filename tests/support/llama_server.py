@@ -24,7 +24,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from litellm_budget.tools.proxy_runner import Readiness, free_port, stop_process, wait_until_ready
+from litellm_budget.tools.demo.proxy import Readiness, free_port, stop_process, wait_until_ready
 from tests.support.llama_model import vocab_file
 
 __all__ = ["LlamaStartError", "llama_available", "llama_python", "llama_server", "log_tail"]

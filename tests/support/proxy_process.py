@@ -31,7 +31,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from litellm_budget.tools.proxy_runner import (
+from litellm_budget.tools.demo.proxy import (
     ProxyStartError,
     free_port,
     proxy_command,

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from litellm_budget.tools.proxy_runner import stop_process
+from litellm_budget.tools.demo.proxy import stop_process
 
 if TYPE_CHECKING:
     from typing_extensions import Self

@@ -5,7 +5,7 @@ proxy subprocess, so a conversation goes idle past a cache's lifetime without an
 The offset lives in a file (``$SHIFTED_CLOCK_FILE``): :class:`ShiftedClock` writes it and reads
 it, and a proxy that names ``shifted_clock.shifter`` in its ``callbacks`` (this file copied beside
 its config, as ``proxy_structlog.py`` is) runs the plugin's cache clock
-(``litellm_budget.adapter.cache_observed.now``) by it.
+(``litellm_budget.adapter.report.cache_observed.now``) by it.
 
 In the test's own process, :func:`shift_module_clock` moves the ``time.monotonic()`` one plugin
 module reads (a learned window's life, a conversation's lifetime, a shared cache's rest).
@@ -73,7 +73,7 @@ def _install() -> object:
     """In a proxy: the plugin's cache clock becomes the shifted one; the callback itself does nothing."""
     from litellm.integrations.custom_logger import CustomLogger
 
-    from litellm_budget.adapter import cache_observed
+    from litellm_budget.adapter.report import cache_observed
 
     cache_observed.now = ShiftedClock(os.environ[ENV_VAR])  # type: ignore[assignment]
     return CustomLogger()

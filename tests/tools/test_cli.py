@@ -608,7 +608,7 @@ def test_demo_without_its_extra_says_what_to_install(
 ) -> None:
     """A missing demo dependency (an SDK-only install lacks the proxy's) names the demo extra, not a traceback."""
     monkeypatch.setitem(sys.modules, module, None)
-    monkeypatch.delitem(sys.modules, "litellm_budget.tools.demo", raising=False)
+    monkeypatch.delitem(sys.modules, "litellm_budget.tools.demo.run", raising=False)
 
     assert main(["demo"]) == 2
     assert capsys.readouterr().err == (
@@ -619,7 +619,7 @@ def test_demo_without_its_extra_says_what_to_install(
 
 def test_demo_rows_say_why_the_edit_changed() -> None:
     """The why column is read from the counts: what changed since the row above, blank when nothing did."""
-    from litellm_budget.tools.demo import reasons
+    from litellm_budget.tools.demo.run import reasons
 
     counts = [
         ("passthrough", 0, 0),
@@ -687,7 +687,7 @@ def test_demo_through_the_real_proxy(
 
 def test_demo_reads_a_master_key_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """A config whose master_key is os.environ/NAME (as the README's) gives the demo that variable's value."""
-    from litellm_budget.tools.demo import master_key_of
+    from litellm_budget.tools.demo.run import master_key_of
 
     monkeypatch.setenv("DEMO_KEY_FOR_TEST", "sk-from-env")
 

@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from benchmarks.replay import main as lab_replay
-from litellm_budget.tools import demo
 from litellm_budget.tools.cli import main
+from litellm_budget.tools.demo import run as demo
 from tests.support.builders import agent_session
 
 
@@ -122,7 +122,7 @@ class TestDemo:
         assert main(["demo", "--model", "nope"]) == 2
         err = capsys.readouterr().err
         assert err.startswith("litellm-budget: error: --model 'nope' is not a model_name of ")
-        assert err.endswith("demo_config.yaml; its models: agent-model, agent-model-plan\n")
+        assert err.endswith("demo/config.yaml; its models: agent-model, agent-model-plan\n")
         assert len(err.splitlines()) == 1
 
     def test_an_error_answer_is_one_line(self) -> None:

@@ -28,7 +28,7 @@ from benchmarks.lab.replay import Row, Session, Totals, replay_session, strategy
 from litellm_budget.core.client_edits._context_edits import CLEARED_RESULT
 from litellm_budget.core.client_edits._context_edits import clear_tool_uses as core_clear_tool_uses
 from litellm_budget.core.formats import _anthropic_convert as anthropic_convert
-from litellm_budget.core.formats._chat_checks import unsupported_reason
+from litellm_budget.core.validity._chat_checks import unsupported_reason
 from litellm_budget.tools.sessions import requests_of
 from tests.support.builders import agent_session, chat_session, system, text, tool_step, user
 

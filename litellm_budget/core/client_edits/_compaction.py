@@ -3,7 +3,7 @@ Anthropic's compaction (``compact_20260112`` in a client's ``context_management.
 as it is pure: which edit was asked, its trigger, and a history that carries a ``compaction``
 block read the way the API reads it (everything before the block is gone; the block's summary
 stands in its place, as a user text block any upstream understands). Making the summary is the
-adapter's (``adapter/context_management.py``), with the summary model.
+adapter's (``adapter/served_edits/context_management.py``), with the summary model.
 """
 
 from __future__ import annotations

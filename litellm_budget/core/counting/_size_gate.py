@@ -58,12 +58,13 @@ from litellm_budget.core._canonical import as_json
 from litellm_budget.core._checks import is_mapping
 from litellm_budget.core._report import BudgetReport, elapsed_ms
 from litellm_budget.core.budget._limits import Limits, max_tokens_to_send
-from litellm_budget.core.counting._tokens import MESSAGE_OVERHEAD, NAME_OVERHEAD, MemoCounter, TokenCounter, counter_for
+from litellm_budget.core.counting._tokens import MESSAGE_OVERHEAD, NAME_OVERHEAD, MemoCounter, counter_for
 from litellm_budget.core.formats import MessageFormat
 from litellm_budget.core.formats._message_keys import Reading
-from litellm_budget.core.formats._verdicts import remember_passed, resume_from
+from litellm_budget.core.formats._protocol import TokenCounter
 from litellm_budget.core.policies._ledger import SentEdits
 from litellm_budget.core.state._conversation import continues_from
+from litellm_budget.core.validity._verdicts import remember_passed, resume_from
 from litellm_budget.typing import Message, Tools
 
 

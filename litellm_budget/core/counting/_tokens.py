@@ -6,20 +6,22 @@ import functools
 import math
 import re
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from litellm_budget.core._canonical import as_json, text_key
 from litellm_budget.core._checks import bare_model, is_mapping
 from litellm_budget.core._memo import Memo, forget_all
 from litellm_budget.core.counting._encodings import load_offline
 from litellm_budget.core.formats._parts import IMAGE_PART_TYPES, part_text
+from litellm_budget.core.formats._protocol import TokenCounter
 from litellm_budget.logs import get_logger
 from litellm_budget.typing import Message, Tools
 
 if TYPE_CHECKING:
-    from litellm_budget.core.formats import MessageFormat
+    from litellm_budget.core.formats._protocol import MessageFormat
 
 log = get_logger()
+
 
 # OpenAI's accounting, as LiteLLM's token_counter applies it: every message pays 3 tokens of
 # framing, a ``name`` one more, every reply is primed with 3, and a tools schema costs 9 extra.
@@ -52,26 +54,6 @@ _OWN_TOKENIZER = re.compile(r"^(chatgpt|gpt-|o1|o3|o4|text-embedding|davinci|bab
 
 #: Entries per counter's memo of text counts.
 MEMO_ENTRIES = 65_536
-
-
-class TokenCounter(Protocol):
-    """Counts tokens the way the model will; the default wraps tiktoken."""
-
-    @property
-    def name(self) -> str:
-        """What counted, e.g. ``tiktoken:o200k_base`` or ``estimate``."""
-
-    def count_text(self, text: str) -> int:
-        """Tokens of a bare string."""
-
-    def count_message(self, message: Message) -> int:
-        """Tokens of one chat message, its per-message overhead included."""
-
-    def count_tools(self, tools: Tools | None) -> int:
-        """Tokens of the ``tools`` schema, plus the reply priming every request pays."""
-
-    def count_messages(self, fmt: MessageFormat, messages: Sequence[Message], keys: Sequence[Hashable]) -> list[int]:
-        """Each message's tokens in ``fmt``, remembered by its content key (``keys``, one per message)."""
 
 
 def encoding_name_for(model: str) -> str:

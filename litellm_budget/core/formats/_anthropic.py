@@ -16,16 +16,16 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from litellm_budget.core._checks import is_mapping
-from litellm_budget.core.formats._anthropic_checks import CALL_TYPES, COMPACTION, HISTORY_MARKS, RESULT_TYPE
-from litellm_budget.core.formats._anthropic_checks import check as check_request
 from litellm_budget.core.formats._history import pinned_kinds
 from litellm_budget.core.formats._placement import LEADING_KEY, NOTICE_KEY, place_notices
 from litellm_budget.core.formats._protocol import ASSISTANT, SYSTEM, TOOL, USER
-from litellm_budget.core.formats._verdicts import START, Resume, Verdict
+from litellm_budget.core.validity._anthropic_checks import CALL_TYPES, COMPACTION, HISTORY_MARKS, RESULT_TYPE
+from litellm_budget.core.validity._anthropic_checks import check as check_request
+from litellm_budget.core.validity._verdicts import START, Resume, Verdict
 from litellm_budget.typing import Message
 
 if TYPE_CHECKING:
-    from litellm_budget.core.counting._tokens import TokenCounter
+    from litellm_budget.core.formats._protocol import TokenCounter
 
 _TURN_ROLES = frozenset({"user", "assistant"})
 #: Marks the pseudo-message ``join_system`` makes, so a client's own system message is never taken for it.

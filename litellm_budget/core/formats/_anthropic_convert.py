@@ -8,7 +8,7 @@ from typing import Any
 
 from litellm_budget.core._checks import is_mapping
 from litellm_budget.core.formats._anthropic import _is_type, merge_same_roles
-from litellm_budget.core.formats._anthropic_checks import RESULT_TYPE
+from litellm_budget.core.validity._anthropic_checks import RESULT_TYPE
 from litellm_budget.typing import Message
 
 

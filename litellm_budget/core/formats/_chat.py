@@ -6,16 +6,16 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from litellm_budget.core._checks import is_mapping
-from litellm_budget.core.formats._chat_checks import SYSTEM_ROLES
-from litellm_budget.core.formats._chat_checks import check as check_request
 from litellm_budget.core.formats._parts import map_texts, texts_of
 from litellm_budget.core.formats._placement import LEADING_KEY, NOTICE_KEY, SEPARATOR, is_notice, place_notices
 from litellm_budget.core.formats._protocol import ASSISTANT, SYSTEM, TOOL, USER
-from litellm_budget.core.formats._verdicts import START, Resume, Verdict
+from litellm_budget.core.validity._chat_checks import SYSTEM_ROLES
+from litellm_budget.core.validity._chat_checks import check as check_request
+from litellm_budget.core.validity._verdicts import START, Resume, Verdict
 from litellm_budget.typing import Message
 
 if TYPE_CHECKING:
-    from litellm_budget.core.counting._tokens import TokenCounter
+    from litellm_budget.core.formats._protocol import TokenCounter
 
 _KINDS = {"system": SYSTEM, "developer": SYSTEM, "user": USER, "assistant": ASSISTANT, "tool": TOOL, "function": TOOL}
 

@@ -1,19 +1,17 @@
 """
 What every format implements: the kinds of message the policies tell apart, and ``MessageFormat``,
-the one protocol through which they read and write a message. Each format module implements it and
+the one protocol through which they read and write a message; beside it ``TokenCounter``, the one
+through which a format is counted (``counting/_tokens.py`` implements it). Each format module
 imports only this (and its checks), so the package imports it all at once without a cycle.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from typing import Protocol
 
-from litellm_budget.core.formats._verdicts import START, Resume, Verdict
-from litellm_budget.typing import Message
-
-if TYPE_CHECKING:
-    from litellm_budget.core.counting._tokens import TokenCounter
+from litellm_budget.core.validity._verdicts import START, Resume, Verdict
+from litellm_budget.typing import Message, Tools
 
 #: The kinds of message the policies tell apart, whatever a format calls them.
 SYSTEM, USER, ASSISTANT, TOOL = "system", "user", "assistant", "tool"
@@ -81,3 +79,23 @@ class MessageFormat(Protocol):
         ``unsupported_reason`` with the pairing state at the end, resumed after a prefix whose
         very content passed before (``verdicts``): the same verdict a whole check gives.
         """
+
+
+class TokenCounter(Protocol):
+    """Counts tokens the way the model will; the default wraps tiktoken."""
+
+    @property
+    def name(self) -> str:
+        """What counted, e.g. ``tiktoken:o200k_base`` or ``estimate``."""
+
+    def count_text(self, text: str) -> int:
+        """Tokens of a bare string."""
+
+    def count_message(self, message: Message) -> int:
+        """Tokens of one chat message, its per-message overhead included."""
+
+    def count_tools(self, tools: Tools | None) -> int:
+        """Tokens of the ``tools`` schema, plus the reply priming every request pays."""
+
+    def count_messages(self, fmt: MessageFormat, messages: Sequence[Message], keys: Sequence[Hashable]) -> list[int]:
+        """Each message's tokens in ``fmt``, remembered by its content key (``keys``, one per message)."""

@@ -16,7 +16,7 @@ from litellm_budget.core.formats._parts import map_texts as map_content_texts
 from litellm_budget.core.formats._parts import part_text, texts_of
 from litellm_budget.core.formats._placement import LEADING_KEY, NOTICE_KEY, is_notice, place_notices
 from litellm_budget.core.formats._protocol import ASSISTANT, SYSTEM, TOOL, USER
-from litellm_budget.core.formats._responses_checks import (
+from litellm_budget.core.validity._responses_checks import (
     BUILTIN_CALLS,
     CALL_TYPES,
     COMPACTION,
@@ -28,14 +28,14 @@ from litellm_budget.core.formats._responses_checks import (
     SYSTEM_ROLES,
     item_type,
 )
-from litellm_budget.core.formats._responses_checks import (
+from litellm_budget.core.validity._responses_checks import (
     check as check_request,
 )
-from litellm_budget.core.formats._verdicts import START, Resume, Verdict
+from litellm_budget.core.validity._verdicts import START, Resume, Verdict
 from litellm_budget.typing import Message
 
 if TYPE_CHECKING:
-    from litellm_budget.core.counting._tokens import TokenCounter
+    from litellm_budget.core.formats._protocol import TokenCounter
 
 #: What opens a new step right after an output even in a step that began with reasoning.
 STEP_OPENERS = frozenset({"reasoning"})

@@ -6,11 +6,11 @@ import dataclasses
 from collections.abc import Callable, Sequence
 
 from litellm_budget.core.policies._ledger import Draft, Entry, Ledger
+from litellm_budget.core.policies._stored import block_handle
 from litellm_budget.core.policies._summary import summaries_wanted, summary_entry
 from litellm_budget.core.policies._units import Unit
 from litellm_budget.core.wording._marker_digest import marker_digest
 from litellm_budget.core.wording._notices import omitted_note
-from litellm_budget.core.wording._recall import block_handle
 
 
 def drop_oldest(draft: Draft, ledger: Ledger, units: Sequence[Unit], target: int) -> Draft:

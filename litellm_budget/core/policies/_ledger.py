@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from litellm_budget.core.budget._limits import Limits
 from litellm_budget.core.budget._settings import BudgetSettings
-from litellm_budget.core.counting._tokens import TokenCounter
 from litellm_budget.core.formats import MessageFormat
 from litellm_budget.core.formats._message_keys import message_keys
+from litellm_budget.core.formats._protocol import TokenCounter
 from litellm_budget.core.policies._units import Layout, layout_of_kinds
 from litellm_budget.core.wording._names import InText, StepNames
 from litellm_budget.typing import Message

@@ -6,6 +6,7 @@ A handle is a keyed hash of the content under its scope's salt (the adapter deri
 a secret, the conversation and the API key): the same content reads the same bytes in every
 request of the conversation, so the cached prompt prefix stays put, and a handle names nothing
 outside its scope. Without a scope nothing is named, and a fit is byte for byte what it was.
+What a fit stores under the handles it named: ``policies/_stored.py``.
 """
 
 from __future__ import annotations
@@ -13,15 +14,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING
-
-from litellm_budget.core.wording._digest import outputs_of, steps_of
-from litellm_budget.typing import Message
-
-if TYPE_CHECKING:
-    from litellm_budget.core.policies._ledger import Draft, Ledger
 
 #: The tool's name, in every format.
 TOOL_NAME = "litellm_budget_recall"
@@ -58,63 +52,3 @@ class RecallScope:
 def joined_texts(texts: Sequence[str]) -> str:
     """What one digest line stands for, as it is stored: a call's outputs, or a step's texts, one per line."""
     return "\n".join(texts).strip()
-
-
-def stored_items(ledger: Ledger, draft: Draft, sent: Sequence[Message]) -> Mapping[str, str]:
-    """
-    What the sent request names by handle, by handle: the original texts of its elided outputs
-    and of its dropped steps that a placeholder or the marker's digest names.
-    """
-    scope = ledger.recall
-    if scope is None or not (draft.elided or draft.dropped):
-        return NOTHING_STORED
-    originals = {id(message) for message in ledger.messages}
-    named = {
-        handle
-        for message in sent
-        if id(message) not in originals
-        for text in ledger.format.texts(message)
-        for handle in HANDLE.findall(text)
-    }
-    found: dict[str, str] = {}
-    for content in _candidates(ledger, draft):
-        handle = scope.handle(content)
-        if handle in named:
-            found[handle] = content
-    return MappingProxyType(found)
-
-
-def block_text(ledger: Ledger, gone: Sequence[int]) -> str:
-    """What a dropped block is stored as: its messages' texts, one per line, oldest first."""
-    fmt, messages = ledger.format, ledger.messages
-    return joined_texts([text for index in gone for text in fmt.texts(messages[index])])
-
-
-def block_handle(ledger: Ledger, gone: Sequence[int]) -> str | None:
-    """
-    The handle a marker names for its whole dropped block (older steps its digest does not list
-    included); ``None`` without a scope. Made once per block a request: a policy prices several.
-    """
-    if ledger.recall is None or not gone:
-        return None
-    key = tuple(gone)
-    found = ledger.derived.block_handles.get(key)
-    if found is None:
-        found = ledger.derived.block_handles[key] = ledger.recall.handle(block_text(ledger, gone))
-    return found
-
-
-def _candidates(ledger: Ledger, draft: Draft) -> Iterator[str]:
-    """Every text a placeholder or a digest line of ``draft`` may stand for."""
-    fmt, messages = ledger.format, ledger.messages
-    for entry in draft.entries:
-        if entry.source in draft.elided:
-            before, after = fmt.texts(messages[entry.source]), fmt.texts(entry.message)
-            yield from (text for text, placeholder in zip(before, after, strict=False) if text != placeholder)
-    if draft.dropped:
-        yield block_text(ledger, draft.dropped)
-    gone = [messages[index] for index in draft.dropped]
-    yield from map(joined_texts, outputs_of(fmt, gone).values())
-    kinds = [ledger.kinds[index] for index in draft.dropped]
-    for group in steps_of(kinds):
-        yield joined_texts([text for index in group for text in fmt.texts(gone[index])])

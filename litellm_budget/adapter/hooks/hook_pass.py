@@ -1,0 +1,299 @@
+"""
+One pass per hook: the request read once, then its steps, each a ``with guard.step(name):`` block: ``before``
+(what other replicas and the summary model know), ``fit``, ``write`` (the fit into the request), ``after``
+(share what was learned); what differs per hook is in ``passes.py``. A fit is published once, whichever hook,
+retry or fallback sees it (``calls.py``); silent fits (the filter's, a ``trial``) publish and remember nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Mapping, MutableMapping, Sequence
+from typing import Any, ClassVar, TypeVar
+
+from litellm_budget.adapter.failopen import Guard
+from litellm_budget.adapter.memory import Memory
+from litellm_budget.adapter.recall.scope import RecallStep
+from litellm_budget.adapter.records.calls import call_id_of
+from litellm_budget.adapter.records.conversations import KnownKey, conversation_key
+from litellm_budget.adapter.records.fit_records import FitRecord, record_of, sent_record
+from litellm_budget.adapter.replicas.shared import shared_store
+from litellm_budget.adapter.report.later_counts import PendingCount, ReportTo
+from litellm_budget.adapter.report.publish import DEFERRED_KEY, record_in_metadata
+from litellm_budget.adapter.request.shapes import ANTHROPIC_SHAPE, Parts, Shape
+from litellm_budget.adapter.request.targets import Target
+from litellm_budget.adapter.served_edits.context_management import serve_compaction
+from litellm_budget.adapter.summaries.step import summary_ahead
+from litellm_budget.adapter.summaries.summarizer import SummaryOutcome, SummarySource
+from litellm_budget.core.api import Fitted, RecallScope, fit_request, new_bytes, passed_through, unsent
+from litellm_budget.logs import get_logger
+
+log = get_logger()
+
+#: From this many bytes new to the conversation (about 100k characters), a fit runs off the event loop.
+OFF_LOOP_BYTES = 100_000
+
+PRE_CALL_HOOK = "async_pre_call_hook"
+FILTER_HOOK = "async_filter_deployments"
+DEPLOYMENT_HOOK = "async_pre_call_deployment_hook"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Context:
+    """What a pass works with besides its request: the plugin's memory, the router in use, the proxy's shared cache."""
+
+    memory: Memory
+    router: Any
+    cache: Any
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Prepared:
+    """What ``before`` prepared for the fit: the conversation key read, summaries known, what they cost."""
+
+    conversation: KnownKey | None = None
+    summaries: Mapping[str, str] | None = None
+    summary: SummaryOutcome | None = None
+
+
+NOTHING_PREPARED = Prepared()
+_Pass = TypeVar("_Pass", bound="HookPass")
+
+
+@dataclasses.dataclass(slots=True, kw_only=True)
+class HookPass:
+    """One hook's pass over one request; the subclasses are the hooks."""
+
+    hook: ClassVar[str]
+    request: MutableMapping[str, Any]
+    shape: Shape
+    target: Target
+    call_id: str
+    context: Context
+    guard: Guard
+    #: The request as the core fits it, read once (and again only after a step rewrote its messages).
+    parts: Parts
+    #: Where the report goes in the request; ``None``: nowhere (silent fits).
+    metadata: MutableMapping[str, Any] | None = None
+    prepared: Prepared = NOTHING_PREPARED
+    #: Nothing is published or remembered: the outcome is handed to a later hook that knows more.
+    silent: bool = False
+    #: The fit's recall step, where the request may be offered the recall tool (``recall/scope.py``).
+    recall: RecallStep | None = None
+
+    @classmethod
+    def reading(
+        cls: type[_Pass],
+        request: MutableMapping[str, Any],
+        shape: Shape,
+        target: Target,
+        context: Context,
+        guard: Guard,
+    ) -> _Pass:
+        """The pass over ``request``, read once; the settings its target left out are logged (once)."""
+        context.memory.invalid.note(target.invalid)
+        parts, call_id = shape.read(request), call_id_of(request)
+        return cls(
+            request=request, shape=shape, target=target, call_id=call_id, context=context, guard=guard, parts=parts
+        )
+
+    async def before(self) -> None:
+        """Serve a client's compaction, adopt what other replicas learned, get the summary a fit wants."""
+        with self.guard.step("before", ends_pass=False):
+            await self._before()
+
+    def fit(self) -> Fitted | None:
+        """This hook's fit of the request; ``None``: nothing to send differently."""
+        if self.guard.ok:
+            with self.guard.step("fit"):
+                return self._fit()
+        return None
+
+    async def fit_in_turn(self) -> Fitted | None:
+        """
+        ``fit``, in a worker thread where ``OFF_LOOP_BYTES`` or more of the request are new to this
+        conversation (tiktoken releases the GIL, so the proxy's event loop goes on); a growing
+        conversation's request stays on the loop. The first look at the messages is in the boundary.
+        """
+        off_loop = False
+        if self.guard.ok:
+            with self.guard.step("fit"):
+                off_loop = new_bytes(self.parts.messages, self.shape.format, above=OFF_LOOP_BYTES) >= OFF_LOOP_BYTES
+        return await asyncio.to_thread(self.fit) if off_loop else self.fit()
+
+    def write(self, fitted: Fitted | None) -> Exception | None:
+        """Put ``fitted`` into the request; for a fit that cannot be sent, the error that refuses it."""
+        if fitted is not None and self.guard.ok:
+            with self.guard.step("write"):
+                return self._write(fitted)
+        return None
+
+    async def after(self) -> None:
+        """Share the conversation edits remembered during the fit, and what it stored for recall."""
+        memory, cache = self.context.memory, self.context.cache
+        if self.guard.ok:
+            with self.guard.step("after"):
+                await memory.conversations.flush(cache)
+        if self.recall is not None and self.guard.ok:
+            with self.guard.step("recall_store"):
+                await memory.recall.store.flush(cache)
+
+    def trial(self, parts: Parts) -> Fitted | None:
+        """A silent fit of ``parts`` (``_trial_parts``), for the summary step to see what would drop: nothing kept."""
+        return dataclasses.replace(self, parts=parts, metadata=None, silent=True)._fit_once()
+
+    def _trial_parts(self) -> Parts:
+        """The parts the summary step reads: the caller's own list where the filter hook lent it a trim."""
+        lent = self.context.memory.calls.lent_of(self.call_id)
+        if lent is None or not self.target.settings.summary_model:
+            return self.parts
+        return self.shape.read({**self.request, "messages": list(lent.original)})
+
+    def _fit(self) -> Fitted | None:
+        return self._fit_once()
+
+    def _write(self, fitted: Fitted) -> Exception | None:
+        self.shape.write(self.request, fitted)
+        if self.recall is not None:
+            self.recall.write(self.request)
+        return None
+
+    def _reread(self) -> None:
+        """A step rewrote the request's messages: read the parts again."""
+        self.parts = self.shape.read(self.request)
+
+    async def _before(self) -> None:
+        memory, cache = self.context.memory, self.context.cache
+        settings, model = self.target.settings, self.target.model
+        if self.shape is ANTHROPIC_SHAPE and self.request.get("context_management"):
+            with self.guard.step("compaction", ends_pass=False):
+                await self._serve_compaction()
+        if cache is not None and settings.calibrate and memory.calibration.due_for_refresh(model):
+            with self.guard.step("calibration", ends_pass=False):
+                await memory.calibration.refresh(cache, model, settings)
+        if settings.recall_tool:
+            with self.guard.step("recall", ends_pass=False):
+                await memory.recall.prepare(self)
+        refresh_state = settings.conversation_state and shared_store(cache) is not None
+        if not refresh_state and settings.summary_model is None:
+            return  # the common case: nothing to read the request for
+        parts = self._trial_parts()  # once, for both steps below
+        if refresh_state:
+            with self.guard.step("conversation_state", ends_pass=False):
+                known = await self._refresh_state(parts.messages)
+                self.prepared = dataclasses.replace(self.prepared, conversation=known)
+        if settings.summary_model is not None:
+            with self.guard.step("summary_step", ends_pass=False):
+                summaries, outcome = await self._summary_step(parts)
+                self.prepared = dataclasses.replace(self.prepared, summaries=summaries, summary=outcome)
+
+    async def _serve_compaction(self) -> None:
+        memory, target = self.context.memory, self.target
+        try:
+            served = await serve_compaction(
+                memory.summarizer, self.request, target, router=self.context.router, cache=self.context.cache
+            )
+        finally:
+            self._reread()  # the edit was taken out, and earlier compaction blocks were read as the API does
+        if served:
+            memory.calls.record_edits(self.call_id, served)
+
+    async def _refresh_state(self, messages: Any) -> KnownKey | None:
+        target, conversations = self.target, self.context.memory.conversations
+        lifetime = target.settings.lifetime_for(target.model)
+        return await conversations.refresh(self.context.cache, target.fit_scope, self.shape.format, messages, lifetime)
+
+    async def _summary_step(self, parts: Parts) -> tuple[Mapping[str, str] | None, SummaryOutcome | None]:
+        source = SummarySource.through(self.context.router, self.context.cache, self.target.settings)
+        trial = self.trial(parts)
+        return await summary_ahead(self.context.memory.summarizer, source, trial, parts.messages, self.shape.format)
+
+    def _fit_once(self, *, defer: bool = False, bigger_window: int | None = None) -> Fitted | None:
+        """
+        Fit unless these messages are already this call's fitted output; publish a new outcome once.
+        ``defer`` leaves a rejection to a later hook (a bigger deployment or a fallback may take it);
+        with ``bigger_window`` (a fallback's) what does not fit untrimmed is ``deferred``, not trimmed.
+        """
+        parts, target, calls = self.parts, self.target, self.context.memory.calls
+        if parts.unsupported is not None:
+            self._pass_unsupported(parts.unsupported)
+            return None
+        wanted = record_of(target.window, target.settings.policy, parts.messages, parts.max_tokens)
+        if calls.get(self.call_id).already_fitted(wanted):
+            return None
+        key = self._conversation_key()
+        fitted = self._fitted(key)
+        if self.silent:
+            return fitted  # not sent (yet): whoever sends it keeps the state
+        calls.note_conversation(self.call_id, key)
+        report = fitted.report
+        bigger = bigger_window is not None and (report.window or 0) < bigger_window
+        if bigger and report.action in {"trimmed", "rejected"}:
+            report = unsent(report, "deferred", f"a router fallback has a {bigger_window}-token window")
+            fitted = Fitted(messages=list(parts.messages), max_tokens=parts.max_tokens, report=report)
+        if target.refused:
+            log.warning("request_override_refused", keys=list(target.refused), model_group=target.group, hook=self.hook)
+        if defer and report.action == "rejected":
+            log.info("rejection_deferred", hook=self.hook, model_group=target.group, window=report.window)
+            return None
+        if key:
+            self.context.memory.conversations.keep(target, self.shape.format, parts.messages, report, key=key)
+        self._report_once(fitted, wanted._replace(window=report.window or 0))
+        return fitted
+
+    def _fitted(self, key: str | None) -> Fitted:
+        parts, target, memory = self.parts, self.target, self.context.memory
+        previous = memory.conversations.recall(key, parts.messages) if key else None
+        known = {"previous": previous, "summaries": self.prepared.summaries, "gate": target.settings.size_gate}
+        ratio, fmt = memory.ratio(target), self.shape.format
+
+        def fit_parts(parts: Parts, scope: RecallScope | None) -> Fitted:
+            return fit_request(target.fit_request(parts, fmt, ratio, recall=scope, **known))
+
+        self.recall = memory.recall.step(self) if target.settings.recall_tool else None
+        fitted = fit_parts(parts, None) if self.recall is None else self.recall.fit(fit_parts, parts)
+        summary = self.prepared.summary
+        return fitted if summary is None else dataclasses.replace(fitted, report=summary.charged(fitted.report))
+
+    def _conversation_key(self) -> str | None:
+        """The conversation key of a stateful fit: the one ``before`` read for these messages, else read now."""
+        if not self.target.settings.conversation_state:
+            return None
+        messages, scope, known = self.parts.messages, self.target.fit_scope, self.prepared.conversation
+        return (known.of(messages, scope) if known is not None else None) or conversation_key(
+            scope, self.shape.format, messages
+        )
+
+    def _pass_unsupported(self, reason: str) -> None:
+        """A request this plugin will not fit goes as it came; its first sight is reported as such."""
+        parts, target, calls = self.parts, self.target, self.context.memory.calls
+        settings, fmt = target.settings, self.shape.format
+        untouched = passed_through(
+            parts.messages, model=target.model, settings=settings, fmt=fmt, max_tokens=parts.max_tokens, reason=reason
+        )
+        if not self.silent and not calls.get(self.call_id).served:
+            self._publish(untouched.report, self.hook)
+            calls.sent_as_it_came(self.call_id, untouched.report)  # what is sent: the request as it came
+
+    def _report_once(self, fitted: Fitted, fitted_input: FitRecord) -> None:
+        """Publish a new outcome, and remember what later hooks and attempts of this call must know."""
+        calls, report = self.context.memory.calls, fitted.report
+        if not calls.get(self.call_id).already_reported(fitted_input):
+            self._publish(report, self.hook, fitted.keys)
+        elif self.metadata is not None:
+            record_in_metadata(self.metadata, report)  # a retry's fresh metadata still carries it
+        if report.action == "deferred":
+            calls.deferred(self.call_id, report)
+        elif report.action != "rejected":
+            output = sent_record(fitted_input, fitted, self.parts.max_tokens)
+            calls.fitted(self.call_id, fitted_input, output, report)
+            deferred = calls.get(self.call_id).deferred
+            if deferred is not None and self.metadata is not None:
+                # The attempt a fallback now serves: its payload tells both outcomes.
+                record_in_metadata(self.metadata, deferred, key=DEFERRED_KEY)
+
+    def _publish(self, report: Any, hook: str, keys: Sequence[int] | None = None) -> None:
+        to = ReportTo(metadata=self.metadata, hook=hook, model_group=self.target.group, call_id=self.call_id)
+        pending = PendingCount(self.parts, self.shape.format, self.target.settings, keys)
+        self.context.memory.later.publish(report, to, pending)

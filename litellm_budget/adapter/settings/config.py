@@ -1,0 +1,114 @@
+"""The plugin's settings: defaults, then the proxy's ``callback_settings``, then the instance's knobs."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from typing import Any
+
+from litellm_budget.core.api import BudgetSettings, SettingProblem, apply_valid
+
+from .invalid import (
+    IN_CALLBACK_SETTINGS,
+    IN_KNOBS,
+    SETTINGS_KEY,
+    InvalidSetting,
+    InvalidSettings,
+    proxy_config_state,
+)
+
+#: The proxy config's section whose ``litellm_budget`` entry LiteLLM hands the plugin.
+CALLBACK_SETTINGS = "callback_settings"
+
+
+class ConfiguredSettings:
+    """
+    The settings in force, re-read only when the proxy's ``callback_settings`` change, so the
+    request path pays one dict comparison.
+
+    They are checked when the plugin is created: the proxy creates it while loading its
+    config (``callback_settings`` are set by then), so a wrong key or value stops the proxy at
+    start with a message naming it (``found_at_start``, raised by the plugin). Settings that
+    turn wrong later (a config reload) are left out, each logged once (``settings_invalid``);
+    the valid rest applies: one bad line neither fails the gateway nor sends requests unfitted.
+    """
+
+    def __init__(self, knobs: Mapping[str, Any], invalid: InvalidSettings) -> None:
+        self._knobs = dict(knobs)
+        self._invalid = invalid
+        configured = _configured()
+        settings, found = self._build(configured)
+        #: What was invalid when the plugin was created: the plugin refuses to start with it.
+        self.found_at_start = tuple(found)
+        self._seen: tuple[object, BudgetSettings] = (_copy(configured), settings)
+
+    def current(self) -> BudgetSettings:
+        """The settings for the next request."""
+        configured = _configured()
+        seen, settings = self._seen
+        if configured != seen:  # the request path: a comparison, no copy
+            settings, found = self._build(configured)
+            self._invalid.note(found)
+            self._seen = (_copy(configured), settings)
+        return settings
+
+    def _build(self, configured: object) -> tuple[BudgetSettings, list[InvalidSetting]]:
+        settings, configured_problems = apply_valid(BudgetSettings(), configured)
+        settings, knob_problems = apply_valid(settings, self._knobs)
+        found = [InvalidSetting(source=IN_CALLBACK_SETTINGS, problem=problem) for problem in configured_problems]
+        found += [InvalidSetting(source="callback_settings", problem=problem) for problem in _misspelled_sections()]
+        found += [InvalidSetting(source="config", problem=problem) for problem in _misspelled_top_level()]
+        return settings, found + [InvalidSetting(source=IN_KNOBS, problem=problem) for problem in knob_problems]
+
+
+def _configured() -> object:
+    """``callback_settings.litellm_budget`` as the proxy set it (``{}`` when unset)."""
+    import litellm
+
+    return (getattr(litellm, "callback_settings", None) or {}).get(SETTINGS_KEY) or {}
+
+
+def _misspelled_sections() -> list[SettingProblem]:
+    """
+    The ``callback_settings`` sections that look like ``litellm_budget`` and are not (``litelm_budget``,
+    ``litellm-budget``): their settings would be ignored without a word, as LiteLLM reads no
+    section by a name it does not know.
+    """
+    import litellm
+
+    sections = getattr(litellm, "callback_settings", None) or {}
+    names = [name for name in sections if isinstance(name, str) and name != SETTINGS_KEY]
+    return [
+        SettingProblem.of(
+            name, sections[name], f"is not a section LiteLLM gives the plugin; did you mean {SETTINGS_KEY!r}?"
+        )
+        for name in names
+        if _looks_like(name)
+    ]
+
+
+def _misspelled_top_level() -> list[SettingProblem]:
+    """
+    The proxy config's top-level sections that look like ``callback_settings`` and are not
+    (``callback_setting``), or that are the plugin's own section out of place: the proxy starts
+    with them, and the settings in them would be ignored without a word.
+    """
+    config = proxy_config_state()
+    sections = [name for name in config if isinstance(name, str)]
+    problems = [
+        SettingProblem.of(name, config[name], f"is not a section LiteLLM reads; did you mean {CALLBACK_SETTINGS!r}?")
+        for name in sections
+        if name != CALLBACK_SETTINGS and _looks_like(name, CALLBACK_SETTINGS)
+    ]
+    where = f"belongs under {CALLBACK_SETTINGS!r}: write {CALLBACK_SETTINGS}: {{{SETTINGS_KEY}: {{...}}}}"
+    return problems + [SettingProblem.of(name, config[name], where) for name in sections if _looks_like(name)]
+
+
+def _looks_like(name: str, wanted: str = SETTINGS_KEY) -> bool:
+    folded = name.lower().replace("-", "_").replace(" ", "_")
+    return folded == wanted or difflib.SequenceMatcher(None, folded, wanted).ratio() >= 0.85
+
+
+def _copy(configured: object) -> object:
+    """What was seen, kept apart from the live value, which the operator's config may change in place."""
+    return dict(configured) if isinstance(configured, Mapping) else configured
