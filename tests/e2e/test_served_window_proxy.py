@@ -85,6 +85,14 @@ def fixture_rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Prox
         }
         for name, upstream in upstreams.items()
     ]
+    # Two deployments of one model, one with ``model_info`` and one without: LiteLLM's Router writes
+    # the first's window into the model map's entry of gpt-4o, which the second must not borrow.
+    upstreams["gpt-4o"] = FakeUpstream().start()
+    params = {"model": "openai/gpt-4o", "api_base": upstreams["gpt-4o"].base_url, "api_key": "sk-fake"}
+    model_list += [
+        {"model_name": "small", "litellm_params": params, "model_info": {"max_input_tokens": 4000}},
+        {"model_name": "big", "litellm_params": params},
+    ]
     # The operator's own fallbacks, for any error: they still fire, after the refit where there is one
     # (a smaller window than the one learned, so the plugin does not prefer it to the refit).
     fallbacks = [{name: ["spare"]} for name in ("mistral", *FAILING)]
@@ -167,3 +175,17 @@ def test_a_silent_cut_is_reported_once_and_not_repeated(rig: tuple[ProxyProcess,
     assert len([tokens for tokens in reached if tokens > SERVED]) == 1, reached  # cut once, then fitted
     assert outcomes[-1][1]["x-litellm-budget-window-source"] == "truncation"
     assert int(outcomes[-1][1]["x-litellm-budget-window"]) <= SERVED
+
+
+def test_a_deployment_without_model_info_gets_its_own_models_window(
+    rig: tuple[ProxyProcess, dict[str, FakeUpstream]],
+) -> None:
+    proxy, _ = rig
+    messages = agent_session(30, 700)  # about 21,000 tokens
+    _, big, _ = post_chat(proxy, {"model": "big", "messages": messages})
+    _, small, _ = post_chat(proxy, {"model": "small", "messages": messages})
+
+    assert (big["x-litellm-budget-window"], big["x-litellm-budget-window-source"]) == ("128000", "model_map")
+    assert big["x-litellm-budget-action"] == "passthrough"
+    assert (small["x-litellm-budget-window"], small["x-litellm-budget-window-source"]) == ("4000", "deployment")
+    assert small["x-litellm-budget-action"] == "trimmed"
