@@ -5,9 +5,10 @@ the tokenizers it ships and the error ``fit()`` raises. The adapter and the CLI 
 ``api.py``.
 
 The request path, in order: ``_fit.py`` (``fit_request``: resolve the window in ``budget/``,
-count and gate in ``counting/``, read the format in ``formats/``) -> ``policies/`` (``elide``,
-``plan``, ``auto``, ``summarize``: the ledger, the units, elision, drops, the cut) -> ``wording/``
-(what the model reads of what was removed) -> ``_report.py``. A request it will not trim goes
+count and gate in ``counting/``, read the format in ``formats/``, check it is well-formed in
+``validity/``) -> ``policies/`` (``elide``, ``plan``, ``auto``, ``summarize``: the ledger, the units,
+elision, drops, the cut, what is stored for recall) -> ``wording/`` (what the model reads of what
+was removed) -> ``_report.py``. A request it will not trim goes
 through ``_untouched.py``; ``state/`` keeps a conversation's edits, ``cache/`` what a prompt cache
 reads, ``client_edits/`` a client's own context management. Beside them: ``_fit_input.py`` (what
 a fit reads and returns), ``_errors.py`` (the one place a rejection becomes LiteLLM's error),
