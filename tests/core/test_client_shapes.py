@@ -30,7 +30,7 @@ from litellm_budget.core.formats._responses import RESPONSES
 from litellm_budget.core.validity._anthropic_checks import unsupported_reason as anthropic_unsupported
 from litellm_budget.core.wording._notices import NOTICE_PREFIX
 from litellm_budget.exceptions import BudgetExceededError
-from tests.core.test_format_anthropic import conversations
+from tests.core.formats.test_format_anthropic import conversations
 from tests.support.builders import text
 
 COUNTER = counter_for("claude-sonnet-4-5")

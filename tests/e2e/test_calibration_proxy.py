@@ -55,7 +55,7 @@ def test_learned_ratio_applies_to_later_requests(upstream: FakeUpstream, tmp_pat
     assert "the gateway cut this message" in upstream.requests[-1]["messages"][-1]["content"]
 
 
-@pytest.mark.slow  # its own proxy; tests/adapter/test_calibration.py covers the rule by default
+@pytest.mark.slow  # its own proxy; tests/adapter/windows/test_calibration.py covers the rule by default
 def test_a_small_move_of_the_learned_ratio_leaves_a_conversation_as_it_was(tmp_path: Path) -> None:
     """
     The reported bug: the same 9k-token request twice, one response in between moving the

@@ -36,7 +36,7 @@ TOOLS_OVERHEAD = 9
 CHUNK_CHARS = 2048
 # Without a tokenizer, tokens are estimated from character classes, weighted so the estimate
 # stays above both encodings' real counts on code, logs, prose, CJK, emoji and random text
-# (tests/core/test_tokens.py checks every message of the real sessions); about 1.7x on English.
+# (tests/core/counting/test_tokens.py checks every message of the real sessions); about 1.7x on English.
 _ESTIMATE_WEIGHTS = {"lower": 0.35, "upper": 0.65, "digit": 0.6, "space": 0.25, "break": 0.75, "other": 1.0}
 _ESTIMATE_SAFETY = 1.1
 _NOT_LOWER = re.compile(r"[^a-z]+")
