@@ -15,7 +15,7 @@ from litellm_budget.tools import table
 from litellm_budget.tools.convert import converted
 from litellm_budget.tools.progress import Progress
 from litellm_budget.tools.replay import format_rows
-from litellm_budget.tools.sessions import load_conversation, requests_of, session_files
+from litellm_budget.tools.sessions import load_conversations, requests_of
 from litellm_budget.tools.settings_args import non_defaults, settings_from
 
 from .cache_model import CacheSetup
@@ -85,10 +85,7 @@ def run_replay(args: argparse.Namespace) -> int:
             "prices (e.g. gpt-4o, claude-sonnet-4-5), or your own price with --price-per-mtok"
         )
         raise ValueError(msg)
-    conversations = [load_conversation(path) for path in session_files(args.paths)]
-    if not conversations:
-        msg = "no session files found"
-        raise ValueError(msg)
+    conversations = load_conversations(args.paths)
     fmt = format_named(args.format)
     runs = _runs(args, base)
     for run in runs:

@@ -17,7 +17,7 @@ from . import table
 from .convert import converted
 from .progress import Progress
 from .replay import Row, Totals, format_rows, policy_strategy, replayed
-from .sessions import load_conversation, requests_of, session_files
+from .sessions import load_conversations, requests_of
 from .settings_args import non_defaults, settings_from
 
 #: The policies this replay runs; ``summarize`` needs a summary model, which only the research replay stands in for.
@@ -57,10 +57,7 @@ def run_replay(args: argparse.Namespace) -> int:
                 "baselines and peers run in the research replay: python -m benchmarks.replay, from a clone"
             )
             raise ValueError(msg)
-    conversations = [load_conversation(path) for path in session_files(args.paths)]
-    if not conversations:
-        msg = "no session files found"
-        raise ValueError(msg)
+    conversations = load_conversations(args.paths)
     fmt = format_named(args.format)
     settings = dataclasses.replace(base, conversation_state=base.conversation_state and not args.stateless)
     requests = {c.name: [converted(r, args.format) for r in requests_of(c.messages)] for c in conversations}

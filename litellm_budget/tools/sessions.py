@@ -65,6 +65,15 @@ def session_files(paths: Sequence[Path]) -> list[Path]:
     return found
 
 
+def load_conversations(paths: Sequence[Path]) -> list[Conversation]:
+    """The sessions of ``paths`` (``session_files``), each read; none found is a ``ValueError`` the CLI prints."""
+    conversations = [load_conversation(path) for path in session_files(paths)]
+    if not conversations:
+        msg = "no session files found"
+        raise ValueError(msg)
+    return conversations
+
+
 def requests_of(messages: Sequence[Message]) -> Iterator[list[Message]]:
     """Every request an agent sent during a session: the history before each assistant message."""
     for index, message in enumerate(messages):
