@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import functools
 import sys
-from collections.abc import AsyncIterator, Callable, Mapping, MutableMapping
-from typing import TYPE_CHECKING, Any, TypeVar, final
+from collections.abc import AsyncIterator, Mapping, MutableMapping
+from typing import TYPE_CHECKING, Any, final
 
 from litellm.integrations.custom_logger import CustomLogger
 
@@ -13,9 +12,9 @@ from litellm_budget.core.api import BudgetSettings, preload_counters
 
 from .failopen import Guard
 from .hooks import observers
-from .hooks.cache_hints import hint_cache
+from .hooks.chain import through
 from .hooks.hook_pass import DEPLOYMENT_HOOK, FILTER_HOOK, PRE_CALL_HOOK, Context
-from .hooks.passes import DeploymentPass, FilterPass, GroupPass
+from .hooks.passes import DEPLOYMENT_STEPS, FILTER_STEPS, GROUP_STEPS, DeploymentPass, FilterPass, GroupPass
 from .memory import Memory
 from .recall.offer import loop_depth
 from .recall.server import RecallServer
@@ -36,8 +35,6 @@ if TYPE_CHECKING:  # LiteLLM's own types of its hooks' arguments (SDK modules: n
     from litellm.types.llms.openai import AllMessageValues
     from litellm.types.proxy.auth.user_api_key_auth import UserAPIKeyAuth
     from litellm.types.utils import CallTypes, CallTypesLiteral, LLMResponseTypes, ModelResponseStream
-
-_T = TypeVar("_T")
 
 
 @final
@@ -89,20 +86,16 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
     ) -> dict[str, Any]:
         """Proxy, before routing: fit the group's largest window (what any deployment needs)."""
         self._shared_cache = cache if cache is not None else self._shared_cache
-        with Guard(PRE_CALL_HOOK, fail_closed=self.settings.fail_closed).step("refit_fallback"):
-            if shape_for(call_type, data) is not None and isinstance(data.get("model"), str):
-                data[FALLBACK_KEYS[0]] = with_refit(data["model"], data, self._router_in_use())
-                generic = refit_on_any_error(data, self._router_in_use())
-                if generic is not None:
-                    data[FALLBACK_KEYS[1]] = generic
-                    self._memory.calls.gave_fallbacks(call_id_of(data), data["model"], generic)
-        hook_pass = self._read(PRE_CALL_HOOK, functools.partial(self._group_pass, data, call_type))
+        settings = self.settings
+        with Guard(PRE_CALL_HOOK, fail_closed=settings.fail_closed).step("refit_fallback"):
+            self._refit_first(data, call_type)
+        guard, hook_pass = Guard(PRE_CALL_HOOK, fail_closed=settings.fail_closed), None
+        with guard.step("read"):
+            hook_pass = self._group_pass(data, call_type, settings, guard)
         if hook_pass is not None:
-            await hook_pass.before()
-            refusal = hook_pass.write(await hook_pass.fit_in_turn())
-            await hook_pass.after()
-            if refusal is not None:
-                await hook_pass.refuse(refusal)
+            done = await through(hook_pass, GROUP_STEPS)
+            if done.refusal is not None:
+                await done.refuse(done.refusal)
         return data
 
     async def async_filter_deployments(
@@ -114,19 +107,16 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         parent_otel_span: Any = None,
     ) -> list[Any]:
         """Router, before its own window check: fit in place, so ``enable_pre_call_checks`` keeps deployments."""
-        kwargs = request_kwargs or {}
-
-        def lending(settings: BudgetSettings, guard: Guard) -> FilterPass | None:
-            if not isinstance(messages, list) or not messages or not self._may_be_chat(kwargs):
-                return None
-            self._memory.calls.reclaim(messages)  # still lent: its call failed between the hooks
-            target = group_target(model, healthy_deployments, settings)
-            context = self._context(settings)
-            return None if target is None else FilterPass.lending(kwargs, messages, target, context, guard)
-
-        hook_pass = self._read(FILTER_HOOK, lending)
+        kwargs, settings = request_kwargs or {}, self.settings
+        guard, hook_pass = Guard(FILTER_HOOK, fail_closed=settings.fail_closed), None
+        with guard.step("read"):
+            if isinstance(messages, list) and messages and self._may_be_chat(kwargs):
+                self._memory.calls.reclaim(messages)  # still lent: its call failed between the hooks
+                target = group_target(model, healthy_deployments, settings)
+                if target is not None:
+                    hook_pass = FilterPass.lending(kwargs, messages, target, self._context(settings), guard)
         if hook_pass is not None:
-            hook_pass.write(await hook_pass.fit_in_turn())
+            await through(hook_pass, FILTER_STEPS)
         return healthy_deployments
 
     async def async_pre_call_deployment_hook(
@@ -136,23 +126,16 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         group = read_metadata(kwargs).get("model_group")
         if is_refit_of(kwargs, str(group)) and self._memory.served.learned(deployment_of(kwargs)) is None:
             raise refit_refused(kwargs)  # the error taught no window: on to the operator's fallbacks
-        hook_pass = self._read(
-            DEPLOYMENT_HOOK, lambda settings, guard: self._deployment_pass(kwargs, call_type, settings, guard)
-        )
+        settings = self.settings
+        guard, hook_pass = Guard(DEPLOYMENT_HOOK, fail_closed=settings.fail_closed), None
+        with guard.step("read"):
+            hook_pass = self._deployment_pass(kwargs, call_type, settings, guard)
         if hook_pass is None:
             return None
-        await hook_pass.before()
-        fitted = await hook_pass.fit_in_turn()
-        refusal = hook_pass.write(fitted)
-        written = fitted is not None and not hook_pass.guard.failed
-        hinted = False
-        if refusal is None and hook_pass.guard.ok:
-            with hook_pass.guard.step("cache_hints"):
-                hinted = self._hint(hook_pass)
-        await hook_pass.after()
-        if refusal is not None:
-            raise refusal
-        return kwargs if written or hinted else None
+        done = await through(hook_pass, DEPLOYMENT_STEPS)
+        if done.refusal is not None:
+            raise done.refusal
+        return kwargs if done.changed else None
 
     async def async_post_call_response_headers_hook(
         self,
@@ -219,13 +202,14 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         """Every call, just before it goes out: a request rejected here is being re-sent past the hooks."""
         observers.resent(self._memory, kwargs)
 
-    def _read(self, hook: str, read: Callable[[BudgetSettings, Guard], _T]) -> _T | None:
-        """The hook's pass, read inside its boundary; ``None``: nothing for this hook to do."""
-        settings = self.settings
-        guard = Guard(hook, fail_closed=settings.fail_closed)
-        with guard.step("read"):
-            return read(settings, guard)
-        return None
+    def _refit_first(self, data: dict[str, Any], call_type: Any) -> None:
+        """The refit first among the call's own copy of its fallbacks (``request/fallbacks.py``)."""
+        if shape_for(call_type, data) is not None and isinstance(data.get("model"), str):
+            data[FALLBACK_KEYS[0]] = with_refit(data["model"], data, self._router_in_use())
+            generic = refit_on_any_error(data, self._router_in_use())
+            if generic is not None:
+                data[FALLBACK_KEYS[1]] = generic
+                self._memory.calls.gave_fallbacks(call_id_of(data), data["model"], generic)
 
     def _group_pass(
         self, data: dict[str, Any], call_type: Any, settings: BudgetSettings, guard: Guard
@@ -247,16 +231,9 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         shape = shape_for(call_type, kwargs)
         if shape is None or is_summary_call(kwargs):
             return None
-        target = deployment_target(kwargs, settings)
-        hook_pass = DeploymentPass.reading(kwargs, shape, target, self._context(settings), guard)
-        hook_pass.silent = loop_depth(kwargs) > 0  # LiteLLM's follow-up after a recall: the call was reported
-        return hook_pass
-
-    def _hint(self, hook_pass: DeploymentPass) -> bool:
-        """The cache hints the settings ask for, in the request this deployment is about to get."""
-        return hint_cache(
-            hook_pass.request, hook_pass.shape, hook_pass.target, self._memory.calls.get(hook_pass.call_id)
-        )
+        target, context = deployment_target(kwargs, settings), self._context(settings)
+        # LiteLLM's follow-up after a recall is silent: the call was reported.
+        return DeploymentPass.reading(kwargs, shape, target, context, guard, silent=loop_depth(kwargs) > 0)
 
     def _context(self, settings: BudgetSettings) -> Context:
         """What a pass works with; a router first met here (the proxy's) has its deployments' settings checked."""

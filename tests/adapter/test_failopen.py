@@ -123,6 +123,7 @@ PRE, FILTER, DEPLOYMENT = "async_pre_call_hook", "async_filter_deployments", "as
 #: What each step calls that is made to fail.
 READ = "litellm_budget.adapter.request.shapes.Shape.read"
 REFRESH = "litellm_budget.adapter.windows.calibration.Calibration.refresh"
+DUE = "litellm_budget.adapter.windows.calibration.Calibration.due_for_refresh"
 STATE = "litellm_budget.adapter.records.conversations.Conversations.refresh"
 FLUSH = "litellm_budget.adapter.records.conversations.Conversations.flush"
 WRITE = "litellm_budget.adapter.request.shapes.Shape.write"
@@ -140,7 +141,8 @@ CASES = [
     Case(PRE, "calibration", REFRESH, pre_call, still_fits=True),
     Case(PRE, "conversation_state", STATE, pre_call, still_fits=True),
     Case(PRE, "summary_step", f"{HOOK_PASS}.summary_ahead", pre_call, still_fits=True, knobs=SUMMARY),
-    Case(PRE, "before", f"{HOOK_PASS}.HookPass._before", pre_call, still_fits=True),
+    # A step's condition runs inside its boundary too.
+    Case(PRE, "calibration", DUE, pre_call, still_fits=True),
     Case(PRE, "fit", f"{HOOK_PASS}.fit_request", pre_call),
     Case(PRE, "write", WRITE, pre_call),
     Case(PRE, "after", FLUSH, pre_call, still_fits=True),
@@ -155,7 +157,7 @@ CASES = [
     Case(DEPLOYMENT, "calibration", REFRESH, deployment, still_fits=True),
     Case(DEPLOYMENT, "conversation_state", STATE, deployment, still_fits=True),
     Case(DEPLOYMENT, "summary_step", f"{HOOK_PASS}.summary_ahead", deployment, still_fits=True, knobs=SUMMARY),
-    Case(DEPLOYMENT, "before", f"{HOOK_PASS}.HookPass._before", deployment, still_fits=True),
+    Case(DEPLOYMENT, "calibration", DUE, deployment, still_fits=True),
     Case(DEPLOYMENT, "fit", f"{HOOK_PASS}.fit_request", deployment),
     Case(DEPLOYMENT, "write", WRITE, deployment),
     Case(DEPLOYMENT, "after", FLUSH, deployment, still_fits=True),

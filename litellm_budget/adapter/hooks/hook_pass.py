@@ -1,8 +1,10 @@
 """
-One pass per hook: the request read once, then its steps, each a ``with guard.step(name):`` block: ``before``
-(what other replicas and the summary model know), ``fit``, ``write`` (the fit into the request), ``after``
-(share what was learned); what differs per hook is in ``passes.py``. A fit is published once, whichever hook,
-retry or fallback sees it (``calls.py``); silent fits (the filter's, a ``trial``) publish and remember nothing.
+One pass per hook: the request read once (``HookPass.reading``), then a chain of named steps
+(``chain.py``). A pass is a frozen value: a step that learns or changes something returns the next
+pass, as structlog's processors hand on the event. The chains, one per hook, and what each hook does
+differently are in ``passes.py``. A fit is published once,
+whichever hook, retry or fallback sees it (``calls.py``); silent fits (the filter's, a ``trial``)
+publish and remember nothing.
 """
 
 from __future__ import annotations
@@ -18,10 +20,9 @@ from litellm_budget.adapter.recall.scope import RecallStep
 from litellm_budget.adapter.records.calls import call_id_of
 from litellm_budget.adapter.records.conversations import KnownKey, conversation_key
 from litellm_budget.adapter.records.fit_records import FitRecord, record_of, sent_record
-from litellm_budget.adapter.replicas.shared import shared_store
 from litellm_budget.adapter.report.later_counts import PendingCount, ReportTo
 from litellm_budget.adapter.report.publish import DEFERRED_KEY, record_in_metadata
-from litellm_budget.adapter.request.shapes import ANTHROPIC_SHAPE, Parts, Shape
+from litellm_budget.adapter.request.shapes import Parts, Shape
 from litellm_budget.adapter.request.targets import Target
 from litellm_budget.adapter.served_edits.context_management import serve_compaction
 from litellm_budget.adapter.summaries.step import summary_ahead
@@ -61,7 +62,7 @@ NOTHING_PREPARED = Prepared()
 _Pass = TypeVar("_Pass", bound="HookPass")
 
 
-@dataclasses.dataclass(slots=True, kw_only=True)
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class HookPass:
     """One hook's pass over one request; the subclasses are the hooks."""
 
@@ -74,13 +75,19 @@ class HookPass:
     guard: Guard
     #: The request as the core fits it, read once (and again only after a step rewrote its messages).
     parts: Parts
+    #: Nothing is published or remembered: the outcome is handed to a later hook that knows more.
+    silent: bool = False
     #: Where the report goes in the request; ``None``: nowhere (silent fits).
     metadata: MutableMapping[str, Any] | None = None
     prepared: Prepared = NOTHING_PREPARED
-    #: Nothing is published or remembered: the outcome is handed to a later hook that knows more.
-    silent: bool = False
     #: The fit's recall step, where the request may be offered the recall tool (``recall/scope.py``).
     recall: RecallStep | None = None
+    #: What the fit step made; ``None``: nothing to send differently.
+    fitted: Fitted | None = None
+    #: The error that refuses a fit that cannot be sent (the write step's).
+    refusal: Exception | None = None
+    #: Whether a step changed the request (the deployment hook returns it then).
+    changed: bool = False
 
     @classmethod
     def reading(
@@ -90,58 +97,96 @@ class HookPass:
         target: Target,
         context: Context,
         guard: Guard,
+        *,
+        silent: bool = False,
     ) -> _Pass:
         """The pass over ``request``, read once; the settings its target left out are logged (once)."""
         context.memory.invalid.note(target.invalid)
         parts, call_id = shape.read(request), call_id_of(request)
         return cls(
-            request=request, shape=shape, target=target, call_id=call_id, context=context, guard=guard, parts=parts
+            request=request,
+            shape=shape,
+            target=target,
+            call_id=call_id,
+            context=context,
+            guard=guard,
+            parts=parts,
+            silent=silent,
         )
 
-    async def before(self) -> None:
-        """Serve a client's compaction, adopt what other replicas learned, get the summary a fit wants."""
-        with self.guard.step("before", ends_pass=False):
-            await self._before()
+    def reread(self: _Pass) -> _Pass:
+        """The pass with its parts read again: a step rewrote the request's messages."""
+        return dataclasses.replace(self, parts=self.shape.read(self.request))
 
-    def fit(self) -> Fitted | None:
-        """This hook's fit of the request; ``None``: nothing to send differently."""
-        if self.guard.ok:
-            with self.guard.step("fit"):
-                return self._fit()
-        return None
+    # The steps every hook shares (``passes.py`` chains them), in their order.
 
-    async def fit_in_turn(self) -> Fitted | None:
+    async def served_compaction(self) -> HookPass:
+        """A client's ``compact`` edit served here (Anthropic Messages, where the provider does not)."""
+        memory, target = self.context.memory, self.target
+        served = await serve_compaction(
+            memory.summarizer, self.request, target, router=self.context.router, cache=self.context.cache
+        )
+        if served:
+            memory.calls.record_edits(self.call_id, served)
+        return self
+
+    async def refresh_calibration(self) -> HookPass:
+        """The token ratios other replicas learned for this model."""
+        await self.context.memory.calibration.refresh(self.context.cache, self.target.model, self.target.settings)
+        return self
+
+    async def prepare_recall(self) -> HookPass:
+        """The request's recall scope, and what another replica stored for its conversation."""
+        await self.context.memory.recall.prepare(self)
+        return self
+
+    async def read_conversation(self) -> HookPass:
+        """The conversation's edits other replicas kept (``Prepared.conversation``)."""
+        target, conversations = self.target, self.context.memory.conversations
+        lifetime = target.settings.lifetime_for(target.model)
+        messages = self._trial_parts().messages
+        known = await conversations.refresh(self.context.cache, target.fit_scope, self.shape.format, messages, lifetime)
+        return dataclasses.replace(self, prepared=dataclasses.replace(self.prepared, conversation=known))
+
+    async def ask_summary(self) -> HookPass:
+        """The summaries of what a fit would drop, from the summary model (``Prepared.summaries``)."""
+        parts = self._trial_parts()
+        source = SummarySource.through(self.context.router, self.context.cache, self.target.settings)
+        trial = self.trial(parts)
+        summarizer = self.context.memory.summarizer
+        summaries, outcome = await summary_ahead(summarizer, source, trial, parts.messages, self.shape.format)
+        return dataclasses.replace(
+            self, prepared=dataclasses.replace(self.prepared, summaries=summaries, summary=outcome)
+        )
+
+    async def fit_in_turn(self) -> HookPass:
         """
-        ``fit``, in a worker thread where ``OFF_LOOP_BYTES`` or more of the request are new to this
-        conversation (tiktoken releases the GIL, so the proxy's event loop goes on); a growing
-        conversation's request stays on the loop. The first look at the messages is in the boundary.
+        This hook's fit (``_fit``), in a worker thread where ``OFF_LOOP_BYTES`` or more of the request
+        are new to this conversation (tiktoken releases the GIL, so the proxy's event loop goes on);
+        a growing conversation's request stays on the loop.
         """
-        off_loop = False
-        if self.guard.ok:
-            with self.guard.step("fit"):
-                off_loop = new_bytes(self.parts.messages, self.shape.format, above=OFF_LOOP_BYTES) >= OFF_LOOP_BYTES
-        return await asyncio.to_thread(self.fit) if off_loop else self.fit()
+        off_loop = new_bytes(self.parts.messages, self.shape.format, above=OFF_LOOP_BYTES) >= OFF_LOOP_BYTES
+        return await asyncio.to_thread(self._fit) if off_loop else self._fit()
 
-    def write(self, fitted: Fitted | None) -> Exception | None:
-        """Put ``fitted`` into the request; for a fit that cannot be sent, the error that refuses it."""
-        if fitted is not None and self.guard.ok:
-            with self.guard.step("write"):
-                return self._write(fitted)
-        return None
+    def write(self) -> HookPass:
+        """The fit put into the request; a fit that cannot be sent leaves the error that refuses it."""
+        if self.fitted is None:
+            return self
+        return dataclasses.replace(self, refusal=self._write(self.fitted), changed=True)
 
-    async def after(self) -> None:
-        """Share the conversation edits remembered during the fit, and what it stored for recall."""
-        memory, cache = self.context.memory, self.context.cache
-        if self.guard.ok:
-            with self.guard.step("after"):
-                await memory.conversations.flush(cache)
-        if self.recall is not None and self.guard.ok:
-            with self.guard.step("recall_store"):
-                await memory.recall.store.flush(cache)
+    async def share_edits(self) -> HookPass:
+        """The conversation edits remembered during the fit, shared with other replicas."""
+        await self.context.memory.conversations.flush(self.context.cache)
+        return self
+
+    async def store_recalled(self) -> HookPass:
+        """What the fit stored for recall, shared with other replicas."""
+        await self.context.memory.recall.store.flush(self.context.cache)
+        return self
 
     def trial(self, parts: Parts) -> Fitted | None:
         """A silent fit of ``parts`` (``_trial_parts``), for the summary step to see what would drop: nothing kept."""
-        return dataclasses.replace(self, parts=parts, metadata=None, silent=True)._fit_once()
+        return dataclasses.replace(self, parts=parts, metadata=None, silent=True)._fit_once().fitted
 
     def _trial_parts(self) -> Parts:
         """The parts the summary step reads: the caller's own list where the filter hook lent it a trim."""
@@ -150,7 +195,7 @@ class HookPass:
             return self.parts
         return self.shape.read({**self.request, "messages": list(lent.original)})
 
-    def _fit(self) -> Fitted | None:
+    def _fit(self: _Pass) -> _Pass:
         return self._fit_once()
 
     def _write(self, fitted: Fitted) -> Exception | None:
@@ -159,73 +204,24 @@ class HookPass:
             self.recall.write(self.request)
         return None
 
-    def _reread(self) -> None:
-        """A step rewrote the request's messages: read the parts again."""
-        self.parts = self.shape.read(self.request)
-
-    async def _before(self) -> None:
-        memory, cache = self.context.memory, self.context.cache
-        settings, model = self.target.settings, self.target.model
-        if self.shape is ANTHROPIC_SHAPE and self.request.get("context_management"):
-            with self.guard.step("compaction", ends_pass=False):
-                await self._serve_compaction()
-        if cache is not None and settings.calibrate and memory.calibration.due_for_refresh(model):
-            with self.guard.step("calibration", ends_pass=False):
-                await memory.calibration.refresh(cache, model, settings)
-        if settings.recall_tool:
-            with self.guard.step("recall", ends_pass=False):
-                await memory.recall.prepare(self)
-        refresh_state = settings.conversation_state and shared_store(cache) is not None
-        if not refresh_state and settings.summary_model is None:
-            return  # the common case: nothing to read the request for
-        parts = self._trial_parts()  # once, for both steps below
-        if refresh_state:
-            with self.guard.step("conversation_state", ends_pass=False):
-                known = await self._refresh_state(parts.messages)
-                self.prepared = dataclasses.replace(self.prepared, conversation=known)
-        if settings.summary_model is not None:
-            with self.guard.step("summary_step", ends_pass=False):
-                summaries, outcome = await self._summary_step(parts)
-                self.prepared = dataclasses.replace(self.prepared, summaries=summaries, summary=outcome)
-
-    async def _serve_compaction(self) -> None:
-        memory, target = self.context.memory, self.target
-        try:
-            served = await serve_compaction(
-                memory.summarizer, self.request, target, router=self.context.router, cache=self.context.cache
-            )
-        finally:
-            self._reread()  # the edit was taken out, and earlier compaction blocks were read as the API does
-        if served:
-            memory.calls.record_edits(self.call_id, served)
-
-    async def _refresh_state(self, messages: Any) -> KnownKey | None:
-        target, conversations = self.target, self.context.memory.conversations
-        lifetime = target.settings.lifetime_for(target.model)
-        return await conversations.refresh(self.context.cache, target.fit_scope, self.shape.format, messages, lifetime)
-
-    async def _summary_step(self, parts: Parts) -> tuple[Mapping[str, str] | None, SummaryOutcome | None]:
-        source = SummarySource.through(self.context.router, self.context.cache, self.target.settings)
-        trial = self.trial(parts)
-        return await summary_ahead(self.context.memory.summarizer, source, trial, parts.messages, self.shape.format)
-
-    def _fit_once(self, *, defer: bool = False, bigger_window: int | None = None) -> Fitted | None:
+    def _fit_once(self: _Pass, *, defer: bool = False, bigger_window: int | None = None) -> _Pass:
         """
-        Fit unless these messages are already this call's fitted output; publish a new outcome once.
-        ``defer`` leaves a rejection to a later hook (a bigger deployment or a fallback may take it);
-        with ``bigger_window`` (a fallback's) what does not fit untrimmed is ``deferred``, not trimmed.
+        The pass with its fit, unless these messages are already this call's fitted output; a new
+        outcome is published once. ``defer`` leaves a rejection to a later hook (a bigger deployment
+        or a fallback may take it); with ``bigger_window`` (a fallback's) what does not fit untrimmed
+        is ``deferred``, not trimmed.
         """
         parts, target, calls = self.parts, self.target, self.context.memory.calls
         if parts.unsupported is not None:
             self._pass_unsupported(parts.unsupported)
-            return None
+            return self
         wanted = record_of(target.window, target.settings.policy, parts.messages, parts.max_tokens)
         if calls.get(self.call_id).already_fitted(wanted):
-            return None
+            return self
         key = self._conversation_key()
-        fitted = self._fitted(key)
+        fitted, recall = self._fitted(key)
         if self.silent:
-            return fitted  # not sent (yet): whoever sends it keeps the state
+            return dataclasses.replace(self, fitted=fitted)  # not sent (yet): whoever sends it keeps the state
         calls.note_conversation(self.call_id, key)
         report = fitted.report
         bigger = bigger_window is not None and (report.window or 0) < bigger_window
@@ -236,13 +232,13 @@ class HookPass:
             log.warning("request_override_refused", keys=list(target.refused), model_group=target.group, hook=self.hook)
         if defer and report.action == "rejected":
             log.info("rejection_deferred", hook=self.hook, model_group=target.group, window=report.window)
-            return None
+            return dataclasses.replace(self, recall=recall)
         if key:
             self.context.memory.conversations.keep(target, self.shape.format, parts.messages, report, key=key)
         self._report_once(fitted, wanted._replace(window=report.window or 0))
-        return fitted
+        return dataclasses.replace(self, fitted=fitted, recall=recall)
 
-    def _fitted(self, key: str | None) -> Fitted:
+    def _fitted(self, key: str | None) -> tuple[Fitted, RecallStep | None]:
         parts, target, memory = self.parts, self.target, self.context.memory
         previous = memory.conversations.recall(key, parts.messages) if key else None
         known = {"previous": previous, "summaries": self.prepared.summaries, "gate": target.settings.size_gate}
@@ -251,10 +247,12 @@ class HookPass:
         def fit_parts(parts: Parts, scope: RecallScope | None) -> Fitted:
             return fit_request(target.fit_request(parts, fmt, ratio, recall=scope, **known))
 
-        self.recall = memory.recall.step(self) if target.settings.recall_tool else None
-        fitted = fit_parts(parts, None) if self.recall is None else self.recall.fit(fit_parts, parts)
+        recall = memory.recall.step(self) if target.settings.recall_tool else None
+        fitted = fit_parts(parts, None) if recall is None else recall.fit(fit_parts, parts)
         summary = self.prepared.summary
-        return fitted if summary is None else dataclasses.replace(fitted, report=summary.charged(fitted.report))
+        if summary is not None:
+            fitted = dataclasses.replace(fitted, report=summary.charged(fitted.report))
+        return fitted, recall
 
     def _conversation_key(self) -> str | None:
         """The conversation key of a stateful fit: the one ``before`` read for these messages, else read now."""
