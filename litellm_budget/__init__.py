@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import typing as _typing
 
-from litellm_budget.core._fit import fit
-from litellm_budget.core._fit_input import Fitted
-from litellm_budget.core._report import BudgetReport
-from litellm_budget.core.budget._settings import BudgetSettings
+from litellm_budget.core.api import BudgetReport, BudgetSettings, Fitted, fit
 
 if _typing.TYPE_CHECKING:
     from .adapter.callback import ContextBudget

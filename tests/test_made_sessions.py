@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from litellm_budget.core.validity._chat_checks import unsupported_reason
+from litellm_budget.core.validity import chat_unsupported as unsupported_reason
 from litellm_budget.tools.sessions import requests_of
 from tests.support.builders import tokens_of
 from tests.support.made_sessions import SESSIONS, request

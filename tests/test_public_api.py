@@ -12,7 +12,7 @@ import pytest
 import litellm_budget
 from litellm_budget import exceptions
 from litellm_budget import typing as budget_typing
-from litellm_budget.core.policies._registry import POLICIES
+from litellm_budget.core.policies import POLICIES
 
 PUBLIC = [
     "BudgetExceededError",

@@ -15,3 +15,24 @@ a fit reads and returns), ``_errors.py`` (the one place a rejection becomes Lite
 ``_checks.py`` and ``_canonical.py`` (the checks and the stable keys every module uses), ``_memo.py``
 (the one memo mechanism); ``budget/_served_limit.py`` reads the window a backend's error states.
 """
+
+from __future__ import annotations
+
+from litellm_budget.core._canonical import EXACT_KEY_CHARS, content_key, digest, digest_known, text_key
+from litellm_budget.core._checks import candidate_names
+from litellm_budget.core._report import BudgetReport, format_ranges, parse_ranges, unsent
+
+# The names of the modules above that tests use; the adapter, the CLI and the package import
+# ``api.py``, and each folder's own names are in its ``__init__.py``.
+__all__ = [
+    "EXACT_KEY_CHARS",
+    "BudgetReport",
+    "candidate_names",
+    "content_key",
+    "digest",
+    "digest_known",
+    "format_ranges",
+    "parse_ranges",
+    "text_key",
+    "unsent",
+]

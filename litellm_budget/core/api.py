@@ -1,10 +1,13 @@
 """
-The core's front door: everything the adapter uses of the core, and nothing else.
+The core's front door: everything the adapter, the CLI and the package root use of the core, and
+nothing else.
 
-The adapter imports from this module only (``tests/test_layers.py`` holds it to that), so what the
-LiteLLM layer depends on is this list: fitting a request (``fit_request``), its report and
-settings, the formats, conversation state and the sent prompt, the cache and summary steps, and
-the few checks and bounded stores every layer shares. The modules behind it may move freely.
+The adapter imports from this module only (``tests/test_layers.py`` holds it to that), and so do
+the tools and ``litellm_budget/__init__.py``, so what the layers above depend on is this list:
+fitting a request (``fit``, ``fit_request``), its report and settings, the formats, conversation
+state and the sent prompt, the cache and summary steps, and the few checks and bounded stores
+every layer shares. The modules behind it may move freely; each folder's ``__init__.py`` names
+what it offers the rest of the core.
 """
 
 from __future__ import annotations
@@ -12,40 +15,64 @@ from __future__ import annotations
 from litellm_budget.core._canonical import content_key, digest, digest_known
 from litellm_budget.core._checks import is_int, is_mapping, is_number, positive_int
 from litellm_budget.core._errors import context_window_exceeded, provider_of
-from litellm_budget.core._fit import fit_request
+from litellm_budget.core._fit import fit, fit_request
 from litellm_budget.core._fit_input import FitRequest, Fitted
-from litellm_budget.core._memo import BoundedDict, BoundedLRU, Memo
+from litellm_budget.core._memo import BoundedDict, BoundedLRU
 from litellm_budget.core._report import BudgetReport, parse_ranges, unsent
 from litellm_budget.core._untouched import passed_through
-from litellm_budget.core.budget._served_limit import is_context_error, served_limit
-from litellm_budget.core.budget._setting_problems import SettingProblem, apply_valid
-from litellm_budget.core.budget._settings import SETTING_NAMES, BudgetSettings
-from litellm_budget.core.budget._window import WINDOW_FIX, model_map_window
-from litellm_budget.core.cache._breakpoints import stable_ends, with_breakpoints
-from litellm_budget.core.cache._cache_truth import CacheReport, CacheRules, CacheUsage, cache_report
-from litellm_budget.core.cache._sent_prompt import SentPrompt, sent_prompt
-from litellm_budget.core.client_edits._compaction import (
+from litellm_budget.core.budget import (
+    SETTING_NAMES,
+    WINDOW_FIX,
+    BudgetSettings,
+    SettingError,
+    SettingProblem,
+    apply_valid,
+    is_context_error,
+    model_map_window,
+    not_a_setting,
+    served_limit,
+)
+from litellm_budget.core.cache import (
+    CacheReport,
+    CacheRules,
+    CacheUsage,
+    SentPrompt,
+    cache_report,
+    sent_prompt,
+    stable_ends,
+    with_breakpoints,
+)
+from litellm_budget.core.client_edits import (
     COMPACT,
     COMPACTION_BLOCK,
     after_compaction,
+    apply_context_edits,
     compact_edit,
     compact_trigger,
     compaction_note,
     split_applied,
     without_compact_edit,
 )
-from litellm_budget.core.client_edits._context_edits import apply_context_edits
-from litellm_budget.core.counting._size_gate import GateRead, counted, new_bytes
-from litellm_budget.core.counting._tokens import counter_for, preload_counters
-from litellm_budget.core.formats import SYSTEM, USER, MessageFormat, format_named, joined, unjoin_for
-from litellm_budget.core.formats._anthropic import ANTHROPIC
-from litellm_budget.core.formats._chat import CHAT
-from litellm_budget.core.formats._parts import texts_of
-from litellm_budget.core.formats._responses import RESPONSES
-from litellm_budget.core.policies._ledger import SentEdits
-from litellm_budget.core.policies._summary import SummaryJob, block_digest, summary_job
-from litellm_budget.core.state._conversation import edits_sent, history_digest
-from litellm_budget.core.wording._recall import HANDLE, TOOL_NAME, RecallScope
+from litellm_budget.core.counting import GateRead, counted, counter_for, new_bytes, preload_counters
+from litellm_budget.core.formats import (
+    ANTHROPIC,
+    CHAT,
+    RESPONSES,
+    SYSTEM,
+    USER,
+    MessageFormat,
+    anthropic_from_chat,
+    format_named,
+    join_system,
+    joined,
+    responses_from_chat,
+    texts_of,
+    unjoin_for,
+)
+from litellm_budget.core.policies import POLICIES, SentEdits, SummaryJob, block_digest, summary_job
+from litellm_budget.core.state import edits_sent, history_digest
+from litellm_budget.core.validity import SYSTEM_ROLES
+from litellm_budget.core.wording import HANDLE, TOOL_NAME, RecallScope
 
 __all__ = [
     "ANTHROPIC",
@@ -53,9 +80,11 @@ __all__ = [
     "COMPACT",
     "COMPACTION_BLOCK",
     "HANDLE",
+    "POLICIES",
     "RESPONSES",
     "SETTING_NAMES",
     "SYSTEM",
+    "SYSTEM_ROLES",
     "TOOL_NAME",
     "USER",
     "WINDOW_FIX",
@@ -69,14 +98,15 @@ __all__ = [
     "FitRequest",
     "Fitted",
     "GateRead",
-    "Memo",
     "MessageFormat",
     "RecallScope",
     "SentEdits",
     "SentPrompt",
+    "SettingError",
     "SettingProblem",
     "SummaryJob",
     "after_compaction",
+    "anthropic_from_chat",
     "apply_context_edits",
     "apply_valid",
     "block_digest",
@@ -91,6 +121,7 @@ __all__ = [
     "digest",
     "digest_known",
     "edits_sent",
+    "fit",
     "fit_request",
     "format_named",
     "history_digest",
@@ -98,14 +129,17 @@ __all__ = [
     "is_int",
     "is_mapping",
     "is_number",
+    "join_system",
     "joined",
     "model_map_window",
     "new_bytes",
+    "not_a_setting",
     "parse_ranges",
     "passed_through",
     "positive_int",
     "preload_counters",
     "provider_of",
+    "responses_from_chat",
     "sent_prompt",
     "served_limit",
     "split_applied",

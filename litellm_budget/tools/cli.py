@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from importlib import resources
 from pathlib import Path
 
-from litellm_budget.core.policies._registry import POLICIES
+from litellm_budget.core.api import POLICIES
 from litellm_budget.tools.convert import FORMATS
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")

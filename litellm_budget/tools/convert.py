@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from litellm_budget.core.formats import _anthropic as anthropic
-from litellm_budget.core.formats import _anthropic_convert as anthropic_convert
-from litellm_budget.core.formats import _responses as responses
+from litellm_budget.core.api import anthropic_from_chat, join_system, responses_from_chat
 from litellm_budget.typing import Message
 
 #: The formats a session can be replayed in.
@@ -19,9 +17,9 @@ def converted(messages: Sequence[Message], format_name: str) -> list[Message]:
     as its first entry, Responses input items.
     """
     if format_name == "anthropic":
-        return anthropic.join_system(*anthropic_convert.from_chat(messages))
+        return join_system(*anthropic_from_chat(messages))
     if format_name == "responses":
-        return list(responses.from_chat(messages))
+        return list(responses_from_chat(messages))
     if format_name == "chat":
         return list(messages)
     msg = f"unknown format {format_name!r}; choose from {list(FORMATS)}"

@@ -6,12 +6,7 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from litellm_budget.core._fit import fit_request
-from litellm_budget.core._fit_input import FitRequest
-from litellm_budget.core._report import parse_ranges
-from litellm_budget.core.budget._settings import BudgetSettings
-from litellm_budget.core.counting._tokens import counter_for
-from litellm_budget.core.validity._chat_checks import SYSTEM_ROLES
+from litellm_budget.core.api import SYSTEM_ROLES, BudgetSettings, FitRequest, counter_for, fit_request, parse_ranges
 
 from . import table
 from .sessions import Conversation

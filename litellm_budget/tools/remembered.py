@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from litellm_budget.core._fit_input import Fitted
-from litellm_budget.core.budget._settings import BudgetSettings
-from litellm_budget.core.policies._ledger import SentEdits
-from litellm_budget.core.state._conversation import edits_sent
+from litellm_budget.core.api import BudgetSettings, Fitted, SentEdits, edits_sent
 from litellm_budget.typing import Message
 
 

@@ -15,13 +15,15 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
-from litellm_budget.core._fit import fit_request
-from litellm_budget.core._fit_input import FitRequest
-from litellm_budget.core.budget._settings import BudgetSettings
-from litellm_budget.core.counting._tokens import counter_for
-from litellm_budget.core.formats import MessageFormat
-from litellm_budget.core.formats._chat import CHAT
-from litellm_budget.core.wording._recall import RecallScope
+from litellm_budget.core.api import (
+    CHAT,
+    BudgetSettings,
+    FitRequest,
+    MessageFormat,
+    RecallScope,
+    counter_for,
+    fit_request,
+)
 from litellm_budget.typing import Message
 
 from . import table

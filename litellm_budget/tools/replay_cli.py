@@ -11,7 +11,7 @@ import dataclasses
 import json
 from typing import Any
 
-from litellm_budget.core.formats import format_named
+from litellm_budget.core.api import format_named
 
 from . import table
 from .convert import converted

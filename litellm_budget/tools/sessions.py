@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from litellm_budget.core._checks import is_int
+from litellm_budget.core.api import is_int
 from litellm_budget.typing import Message
 
 

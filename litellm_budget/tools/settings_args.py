@@ -12,9 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from litellm_budget.adapter.settings.invalid import SETTINGS_KEY
-from litellm_budget.core._checks import is_mapping
-from litellm_budget.core.budget._setting_problems import not_a_setting
-from litellm_budget.core.budget._settings import SETTING_NAMES, BudgetSettings, SettingError
+from litellm_budget.core.api import SETTING_NAMES, BudgetSettings, SettingError, is_mapping, not_a_setting
 
 
 def settings_from(config: Path | None, assignments: Sequence[str]) -> BudgetSettings:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from litellm_budget.core._checks import is_int, is_number
+from litellm_budget.core.api import is_int, is_number
 
 
 def render(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:

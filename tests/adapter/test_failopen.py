@@ -17,7 +17,7 @@ from structlog.testing import capture_logs
 
 from litellm_budget import ContextBudget
 from litellm_budget.adapter.failopen import HookFailedError
-from litellm_budget.core.formats._anthropic_convert import from_chat
+from litellm_budget.core.formats import anthropic_from_chat as from_chat
 from tests.support.builders import agent_session, compact_asked, system, text, user
 from tests.support.fake_router import FakeRouter
 from tests.support.memory_redis import shared_cache

@@ -11,10 +11,9 @@ import pytest
 from benchmarks.lab.cache_model import CacheModel, CacheSetup, cache_cost
 from benchmarks.lab.pricing import Prices
 from benchmarks.replay import main
-from litellm_budget.core.formats._anthropic import ANTHROPIC
-from litellm_budget.core.formats._anthropic_convert import from_chat
-from litellm_budget.core.formats._chat import CHAT
-from litellm_budget.core.wording._notices import omitted_note
+from litellm_budget.core.formats import ANTHROPIC, CHAT
+from litellm_budget.core.formats import anthropic_from_chat as from_chat
+from litellm_budget.core.wording import omitted_note
 from tests.support.builders import agent_session, system, text, tool_step, user
 
 SIZES = 300  # tokens per message, as the replay counts them

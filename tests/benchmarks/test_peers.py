@@ -25,10 +25,10 @@ from benchmarks.lab.peers import (
 )
 from benchmarks.lab.pricing import FALLBACK_PER_TOKEN, prices_for
 from benchmarks.lab.replay import Row, Session, Totals, replay_session, strategy_for
-from litellm_budget.core.client_edits._context_edits import CLEARED_RESULT
-from litellm_budget.core.client_edits._context_edits import clear_tool_uses as core_clear_tool_uses
-from litellm_budget.core.formats import _anthropic_convert as anthropic_convert
-from litellm_budget.core.validity._chat_checks import unsupported_reason
+from litellm_budget.core.client_edits import CLEARED_RESULT
+from litellm_budget.core.client_edits import clear_tool_uses as core_clear_tool_uses
+from litellm_budget.core.formats import anthropic_from_chat
+from litellm_budget.core.validity import chat_unsupported as unsupported_reason
 from litellm_budget.tools.sessions import requests_of
 from tests.support.builders import agent_session, chat_session, system, text, tool_step, user
 
@@ -128,7 +128,7 @@ class TestClearToolUses:
     def test_clears_the_same_tool_uses_as_the_core_on_anthropic_messages(self, keep: int) -> None:
         """The chat twin and core.context_edits (Anthropic format) clear the same tool uses."""
         messages = agent_session(6, 80)
-        _, converted = anthropic_convert.from_chat(messages)
+        _, converted = anthropic_from_chat(messages)
         edit = {
             "type": "clear_tool_uses_20250919",
             "trigger": {"type": "input_tokens", "value": 0},

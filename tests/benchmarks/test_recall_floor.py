@@ -11,8 +11,7 @@ import pytest
 
 from benchmarks.lab.evidence import recall_of, session_evidence
 from litellm_budget import BudgetSettings
-from litellm_budget.core._fit import fit_request
-from litellm_budget.core._fit_input import FitRequest
+from litellm_budget.core.api import FitRequest, fit_request
 from litellm_budget.tools.remembered import Remembered
 from litellm_budget.tools.sessions import requests_of
 from tests.conftest import SessionSet

@@ -9,11 +9,11 @@ import pytest
 
 from benchmarks.lab.baselines import BASELINES
 from litellm_budget import BudgetSettings
-from litellm_budget.core._fit import fit_request
-from litellm_budget.core._fit_input import FitRequest
-from litellm_budget.core.counting._tokens import counter_for
-from litellm_budget.core.validity._chat_checks import SYSTEM_ROLES, unsupported_reason
-from litellm_budget.core.wording._notices import NOTICE_PREFIX
+from litellm_budget.core.api import FitRequest, fit_request
+from litellm_budget.core.counting import counter_for
+from litellm_budget.core.validity import SYSTEM_ROLES
+from litellm_budget.core.validity import chat_unsupported as unsupported_reason
+from litellm_budget.core.wording import NOTICE_PREFIX
 from litellm_budget.tools.sessions import requests_of
 from tests.conftest import SessionSet
 

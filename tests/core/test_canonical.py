@@ -9,8 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from litellm_budget.core import _canonical
-from litellm_budget.core._canonical import EXACT_KEY_CHARS, content_key, digest, digest_known, text_key
+from litellm_budget.core import EXACT_KEY_CHARS, _canonical, content_key, digest, digest_known, text_key
 from tests.support.strategies import conversations
 
 JSON = st.recursive(

@@ -21,14 +21,12 @@ from openai.types.responses import ResponseInputItemParam
 from pydantic import TypeAdapter
 
 from litellm_budget import BudgetSettings, fit
-from litellm_budget.core._report import parse_ranges
-from litellm_budget.core.cache._breakpoints import MAX_BREAKPOINTS, breakpoints_in, with_breakpoints
-from litellm_budget.core.counting._tokens import counter_for
-from litellm_budget.core.formats import SYSTEM
-from litellm_budget.core.formats._anthropic import ANTHROPIC, join_system
-from litellm_budget.core.formats._responses import RESPONSES
-from litellm_budget.core.validity._anthropic_checks import unsupported_reason as anthropic_unsupported
-from litellm_budget.core.wording._notices import NOTICE_PREFIX
+from litellm_budget.core import parse_ranges
+from litellm_budget.core.cache import MAX_BREAKPOINTS, breakpoints_in, with_breakpoints
+from litellm_budget.core.counting import counter_for
+from litellm_budget.core.formats import ANTHROPIC, RESPONSES, SYSTEM, join_system
+from litellm_budget.core.validity import anthropic_unsupported
+from litellm_budget.core.wording import NOTICE_PREFIX
 from litellm_budget.exceptions import BudgetExceededError
 from tests.core.formats.test_format_anthropic import conversations
 from tests.support.builders import text

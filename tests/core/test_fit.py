@@ -199,9 +199,9 @@ class TestMalformed:
 class TestFormats:
     def test_anthropic_messages_fit_with_their_system_apart(self) -> None:
         """fit(format="anthropic") counts the system, never returns it, and the messages stay valid."""
-        from litellm_budget.core.formats._anthropic import join_system
-        from litellm_budget.core.formats._anthropic_convert import from_chat
-        from litellm_budget.core.validity._anthropic_checks import unsupported_reason as anthropic_reason
+        from litellm_budget.core.formats import anthropic_from_chat as from_chat
+        from litellm_budget.core.formats import join_system
+        from litellm_budget.core.validity import anthropic_unsupported as anthropic_reason
 
         system, messages = from_chat(agent_session(30, 700))
 
@@ -214,8 +214,8 @@ class TestFormats:
 
     def test_responses_input_fits_with_its_instructions_apart(self) -> None:
         """fit(format="responses") takes input items or a string, and instructions as system."""
-        from litellm_budget.core.formats._responses import from_chat
-        from litellm_budget.core.validity._responses_checks import unsupported_reason as responses_reason
+        from litellm_budget.core.formats import responses_from_chat as from_chat
+        from litellm_budget.core.validity import responses_unsupported as responses_reason
 
         items = from_chat(agent_session(30, 700)[1:])
 

@@ -167,7 +167,7 @@ def test_a_memo_off_holds_nothing_and_gives_the_same(monkeypatch: pytest.MonkeyP
 def test_every_memo_of_the_package_declares_what_it_reads() -> None:
     """The memos the plugin makes at work: named, each with its declared inputs, each bounded."""
     import litellm_budget.adapter.callback  # noqa: F401 - every module the plugin loads at work
-    from litellm_budget.core.counting._tokens import preload_counters
+    from litellm_budget.core.counting import preload_counters
 
     preload_counters()
     found = {memo.name: memo for memo in memos()}

@@ -10,10 +10,11 @@ from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from litellm_budget import BudgetSettings, fit
-from litellm_budget.core._report import parse_ranges
-from litellm_budget.core.counting._tokens import counter_for
-from litellm_budget.core.policies._units import layout_of
-from litellm_budget.core.validity._chat_checks import SYSTEM_ROLES, unsupported_reason
+from litellm_budget.core import parse_ranges
+from litellm_budget.core.counting import counter_for
+from litellm_budget.core.policies import layout_of
+from litellm_budget.core.validity import SYSTEM_ROLES
+from litellm_budget.core.validity import chat_unsupported as unsupported_reason
 from tests.support.builders import tokens_of
 from tests.support.strategies import conversations
 

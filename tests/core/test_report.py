@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from litellm_budget.core._report import BudgetReport, format_ranges, parse_ranges
+from litellm_budget.core import BudgetReport, format_ranges, parse_ranges
 
 
 @pytest.mark.parametrize(

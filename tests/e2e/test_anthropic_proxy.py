@@ -10,13 +10,12 @@ from typing import Any
 import anthropic
 import pytest
 
-from litellm_budget.core.client_edits._context_edits import CLEARED_RESULT
-from litellm_budget.core.counting._tokens import counter_for
-from litellm_budget.core.formats._anthropic import ANTHROPIC, join_system
-from litellm_budget.core.formats._anthropic_convert import from_chat
-from litellm_budget.core.formats._responses import RESPONSES
-from litellm_budget.core.validity._anthropic_checks import unsupported_reason
-from litellm_budget.core.validity._responses_checks import unsupported_reason as responses_unsupported
+from litellm_budget.core.client_edits import CLEARED_RESULT
+from litellm_budget.core.counting import counter_for
+from litellm_budget.core.formats import ANTHROPIC, RESPONSES, join_system
+from litellm_budget.core.formats import anthropic_from_chat as from_chat
+from litellm_budget.core.validity import anthropic_unsupported as unsupported_reason
+from litellm_budget.core.validity import responses_unsupported
 from tests.support.builders import agent_session
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.jsonl import wait_for_count, wait_for_records

@@ -19,7 +19,7 @@ import anthropic
 import openai
 import pytest
 
-from litellm_budget.core.formats._anthropic_convert import from_chat
+from litellm_budget.core.formats import anthropic_from_chat as from_chat
 from tests.support.builders import agent_session, deployment, system, text, tool_step, user
 from tests.support.fake_cache import PrefixCache
 from tests.support.fake_upstream import FakeUpstream

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from litellm_budget.core.counting._tokens import counter_for
+from litellm_budget.core.counting import counter_for
 from tests.support.builders import agent_session, system, text, user
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.jsonl import wait_for_count

@@ -15,10 +15,9 @@ import pytest
 from structlog.testing import capture_logs
 
 from litellm_budget import ContextBudget
-from litellm_budget.core._report import parse_ranges
-from litellm_budget.core.formats._anthropic import join_system
-from litellm_budget.core.formats._responses import RESPONSES
-from litellm_budget.core.validity._anthropic_checks import unsupported_reason as anthropic_unsupported
+from litellm_budget.core import parse_ranges
+from litellm_budget.core.formats import RESPONSES, join_system
+from litellm_budget.core.validity import anthropic_unsupported
 from tests.core.test_client_shapes import (
     ENCRYPTED,
     _bash_steps,

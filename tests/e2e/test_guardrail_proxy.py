@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from litellm_budget.core.formats import _responses as responses
+from litellm_budget.core.formats import responses_from_chat
 from tests.support.builders import agent_session
 from tests.support.docs import block
 from tests.support.fake_upstream import FakeUpstream
@@ -233,7 +233,7 @@ def test_off_by_default_it_fits_a_responses_request_that_asks(
     opt_in: ProxyProcess, upstream: FakeUpstream, asked: bool
 ) -> None:
     """On ``/v1/responses`` LiteLLM keeps its metadata apart from the client's: the ask is read there too."""
-    body = {"model": "m", "input": responses.from_chat(agent_session(16, 800)[1:])}
+    body = {"model": "m", "input": responses_from_chat(agent_session(16, 800)[1:])}
     upstream.clear()
     status, headers, _ = post_json(
         opt_in,

@@ -13,7 +13,7 @@ from typing import Any
 import anthropic
 import pytest
 
-from litellm_budget.core.formats._anthropic_convert import from_chat
+from litellm_budget.core.formats import anthropic_from_chat as from_chat
 from tests.support.builders import agent_session, deployment, system, text, user
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.jsonl import wait_for_records

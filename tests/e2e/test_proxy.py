@@ -9,9 +9,9 @@ import httpx
 import litellm
 import pytest
 
-from litellm_budget.core.counting._tokens import REPLY_PRIMING, counter_for
-from litellm_budget.core.formats._chat import CHAT
-from litellm_budget.core.wording._notices import NOTICE_PREFIX
+from litellm_budget.core.counting import REPLY_PRIMING, counter_for
+from litellm_budget.core.formats import CHAT
+from litellm_budget.core.wording import NOTICE_PREFIX
 from tests.support.builders import agent_session, deployment, system, text, user
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.jsonl import wait_for_count, wait_for_records

@@ -31,7 +31,7 @@ from typing import Any
 import pytest
 import tiktoken
 
-from litellm_budget.core.counting._encodings import load_offline
+from litellm_budget.core.counting import load_offline
 from tests.support.builders import deployment
 from tests.support.fake_upstream import AgentScript, FakeUpstream
 from tests.support.jsonl import complete_records, wait_for_records

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
-from litellm_budget.core.formats._anthropic_convert import from_chat
+from litellm_budget.core.formats import anthropic_from_chat as from_chat
 from tests.support.builders import agent_session, system, user
 from tests.support.fake_upstream import RECALL_TOOL, FakeUpstream, RecallScript
 from tests.support.jsonl import complete_records, wait_for_records

@@ -36,7 +36,7 @@ import pytest
 import yaml
 
 from litellm_budget.adapter.records.conversations import CACHE_PREFIX as CONVERSATION_PREFIX
-from litellm_budget.core._report import parse_ranges
+from litellm_budget.core import parse_ranges
 from tests.support.builders import agent_session, deployment, system, text, user
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.jsonl import Records, complete_records, wait_for_count

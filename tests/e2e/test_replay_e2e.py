@@ -9,7 +9,7 @@ import litellm
 import pytest
 
 from litellm_budget import ContextBudget
-from litellm_budget.core.validity._chat_checks import unsupported_reason
+from litellm_budget.core.validity import chat_unsupported as unsupported_reason
 from litellm_budget.tools.sessions import requests_of
 from tests.conftest import SessionSet
 from tests.support.fake_upstream import FakeUpstream

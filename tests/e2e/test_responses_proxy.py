@@ -8,9 +8,10 @@ from typing import Any
 import openai
 import pytest
 
-from litellm_budget.core.counting._tokens import counter_for
-from litellm_budget.core.formats._responses import RESPONSES, from_chat
-from litellm_budget.core.validity._responses_checks import unsupported_reason
+from litellm_budget.core.counting import counter_for
+from litellm_budget.core.formats import RESPONSES
+from litellm_budget.core.formats import responses_from_chat as from_chat
+from litellm_budget.core.validity import responses_unsupported as unsupported_reason
 from tests.support.builders import agent_session
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.proxy_process import ProxyProcess, openai_client, start_proxy

@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 
-from litellm_budget.core.formats import _anthropic_convert as anthropic_convert
-from litellm_budget.core.formats import _responses as responses
+from litellm_budget.core.formats import anthropic_from_chat, responses_from_chat
 from tests.support.builders import agent_session, deployment
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.jsonl import wait_for_records
@@ -44,9 +43,9 @@ def _request(route: str, steps: int) -> tuple[str, dict[str, Any]]:
     if route == "chat":
         return "/v1/chat/completions", {"model": "gpt", "messages": messages}
     if route == "messages":
-        system, turns = anthropic_convert.from_chat(messages)
+        system, turns = anthropic_from_chat(messages)
         return "/v1/messages", {"model": "claude", "system": system, "messages": turns, "max_tokens": 500}
-    return "/v1/responses", {"model": "gpt", "instructions": "Be brief.", "input": responses.from_chat(messages[1:])}
+    return "/v1/responses", {"model": "gpt", "instructions": "Be brief.", "input": responses_from_chat(messages[1:])}
 
 
 def _row(proxy: ProxyProcess, call_id: str) -> dict[str, Any]:

@@ -15,10 +15,10 @@ from packaging.version import Version
 from structlog.testing import capture_logs
 
 from litellm_budget import ContextBudget
-from litellm_budget.core.formats._anthropic import join_system
-from litellm_budget.core.formats._anthropic_convert import from_chat
-from litellm_budget.core.validity._anthropic_checks import unsupported_reason as anthropic_unsupported
-from litellm_budget.core.wording._notices import NOTICE_PREFIX
+from litellm_budget.core.formats import anthropic_from_chat as from_chat
+from litellm_budget.core.formats import join_system
+from litellm_budget.core.validity import anthropic_unsupported
+from litellm_budget.core.wording import NOTICE_PREFIX
 from tests.support.builders import agent_session, deployment, system, text, user
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.sdk_support import PayloadSpy, only_callbacks

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from litellm_budget.core.counting._tokens import counter_for
+from litellm_budget.core.counting import counter_for
 from tests.support.builders import agent_session
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.jsonl import complete_records

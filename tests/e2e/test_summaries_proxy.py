@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from litellm_budget.core.client_edits._compaction import COMPACT
-from litellm_budget.core.formats._anthropic_convert import from_chat
-from litellm_budget.core.wording._notices import NOTICE_PREFIX
+from litellm_budget.core.client_edits import COMPACT
+from litellm_budget.core.formats import anthropic_from_chat as from_chat
+from litellm_budget.core.wording import NOTICE_PREFIX
 from litellm_budget.tools.sessions import load_conversation, requests_of
 from tests.support.builders import agent_session, deployment, tool_step
 from tests.support.fake_upstream import FakeUpstream

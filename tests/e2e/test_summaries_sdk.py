@@ -9,7 +9,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from litellm_budget import ContextBudget
-from litellm_budget.core.wording._notices import NOTICE_PREFIX
+from litellm_budget.core.wording import NOTICE_PREFIX
 from tests.support.builders import agent_session, deployment, tool_step
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.sdk_support import only_callbacks

@@ -20,8 +20,8 @@ from litellm_budget.adapter.report.metrics import (
     record_resent,
     record_window_learned,
 )
-from litellm_budget.core._report import BudgetReport
-from litellm_budget.core.cache._cache_truth import CacheReport
+from litellm_budget.core import BudgetReport
+from litellm_budget.core.cache import CacheReport
 from tests.support.paths import EXAMPLES
 
 DASHBOARD = EXAMPLES / "grafana-dashboard.json"

@@ -36,7 +36,7 @@ import yaml
 from benchmarks.replay import main as lab_replay
 from litellm_budget import BudgetSettings
 from litellm_budget.adapter.settings.invalid import deployment_settings, deployments_invalid
-from litellm_budget.core.budget._setting_problems import apply_valid
+from litellm_budget.core.budget import apply_valid
 from litellm_budget.tools.cli import main
 from tests.support import docs
 from tests.support.paths import DOCS, REPO_ROOT

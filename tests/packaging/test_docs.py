@@ -18,7 +18,7 @@ import pytest
 
 from benchmarks.replay import main
 from litellm_budget import BudgetReport, BudgetSettings
-from litellm_budget.core.wording._notices import cut_note, omitted_note, placeholder_for
+from litellm_budget.core.wording import cut_note, omitted_note, placeholder_for
 from tests.support import docs
 from tests.support.paths import DOCS, README, REPO_ROOT, SESSIONS_DIR
 

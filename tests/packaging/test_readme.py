@@ -27,7 +27,7 @@ import pytest
 import yaml
 
 from litellm_budget import BudgetSettings
-from litellm_budget.core.wording._notices import NOTICE_PREFIX
+from litellm_budget.core.wording import NOTICE_PREFIX
 from tests.support import docs
 from tests.support.builders import agent_session, tokens_of
 from tests.support.docs import block

@@ -6,7 +6,7 @@ import itertools
 import json
 from typing import Any
 
-from litellm_budget.core.counting._tokens import counter_for
+from litellm_budget.core.counting import counter_for
 
 _ids = itertools.count()
 
@@ -88,7 +88,7 @@ def compact_asked(trigger: int | None = None, **extra: Any) -> dict[str, Any]:
 
 def anthropic_history(steps: int = 12) -> list[dict[str, Any]]:
     """Anthropic messages of an agent's tool history: about 300 tokens a step."""
-    from litellm_budget.core.formats._anthropic_convert import from_chat
+    from litellm_budget.core.formats import anthropic_from_chat as from_chat
 
     return from_chat(agent_session(steps, 300))[1]
 

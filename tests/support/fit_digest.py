@@ -15,10 +15,9 @@ import json
 import sys
 from pathlib import Path
 
-from litellm_budget.core._fit import fit_request
-from litellm_budget.core._fit_input import FitRequest
 from litellm_budget.core._memo import MEMO_OFF
-from litellm_budget.core.budget._settings import BudgetSettings
+from litellm_budget.core.api import FitRequest, fit_request
+from litellm_budget.core.budget import BudgetSettings
 from litellm_budget.core.formats import format_named
 from litellm_budget.tools.convert import converted
 from litellm_budget.tools.remembered import Remembered

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import functools
 
-from litellm_budget.core.counting._tokens import counter_for
-from litellm_budget.core.formats._anthropic import ANTHROPIC
+from litellm_budget.core.counting import counter_for
+from litellm_budget.core.formats import ANTHROPIC
 from litellm_budget.tools.prefix import anthropic_blocks, shared_prefix
 from tests.support.builders import text
 

@@ -11,22 +11,48 @@ from collections.abc import Sequence
 
 from litellm_budget.core.formats import _anthropic as anthropic
 from litellm_budget.core.formats import _responses as responses
-from litellm_budget.core.formats._anthropic import ANTHROPIC
+from litellm_budget.core.formats._anthropic import ANTHROPIC, JOINED_KEY, join_system, split_system
+from litellm_budget.core.formats._anthropic_convert import from_chat as anthropic_from_chat
 from litellm_budget.core.formats._chat import CHAT
-from litellm_budget.core.formats._protocol import ASSISTANT, SYSTEM, TOOL, USER, MessageFormat, Unjoin
-from litellm_budget.core.formats._responses import RESPONSES
+from litellm_budget.core.formats._message_keys import Reading, message_keys
+from litellm_budget.core.formats._parts import IMAGE_PART_TYPES, map_texts, part_text, texts_of
+from litellm_budget.core.formats._placement import NOTICE_KEY, PLACEMENTS, plain
+from litellm_budget.core.formats._protocol import ASSISTANT, SYSTEM, TOOL, USER, MessageFormat, TokenCounter, Unjoin
+from litellm_budget.core.formats._responses import RESPONSES, as_items
+from litellm_budget.core.formats._responses import from_chat as responses_from_chat
 from litellm_budget.typing import Message
 
+# Not here: the names of ``_tool_calls.py`` (``call_key``, ``read_path``, ...). That module reads
+# ``MessageFormat`` from this one for its annotations, so loading it here would close an import cycle.
 __all__ = [
+    "ANTHROPIC",
     "ASSISTANT",
+    "CHAT",
+    "IMAGE_PART_TYPES",
+    "JOINED_KEY",
+    "NOTICE_KEY",
+    "PLACEMENTS",
+    "RESPONSES",
     "SYSTEM",
     "TOOL",
     "USER",
     "MessageFormat",
+    "Reading",
+    "TokenCounter",
     "Unjoin",
+    "anthropic_from_chat",
+    "as_items",
     "format_named",
+    "join_system",
     "joined",
     "lead_of",
+    "map_texts",
+    "message_keys",
+    "part_text",
+    "plain",
+    "responses_from_chat",
+    "split_system",
+    "texts_of",
     "unjoin_for",
 ]
 

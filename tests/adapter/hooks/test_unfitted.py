@@ -9,7 +9,7 @@ from typing import Any
 
 from litellm_budget.adapter.hooks.unfitted import PRE_CALL_CHECKS, UNFITTED_KEY, report_unfitted
 from litellm_budget.adapter.request.targets import Target
-from litellm_budget.core.budget._settings import BudgetSettings
+from litellm_budget.core.budget import BudgetSettings
 from tests.support.builders import agent_session
 
 WINDOW = 4000

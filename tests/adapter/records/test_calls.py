@@ -8,7 +8,7 @@ from typing import Any
 from litellm_budget.adapter.records.calls import Calls, call_id_of
 from litellm_budget.adapter.records.fit_records import FitRecord, record_of
 from litellm_budget.adapter.records.lending import Lent
-from litellm_budget.core._report import BudgetReport
+from litellm_budget.core import BudgetReport
 
 INPUT = FitRecord(8000, "auto", 41, 0)
 OUTPUT = FitRecord(8000, "auto", 42, 0)

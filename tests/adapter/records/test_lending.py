@@ -15,7 +15,7 @@ from litellm_budget import ContextBudget
 from litellm_budget.adapter.records.fit_records import fingerprint, record_of
 from litellm_budget.adapter.records.lending import Lent
 from litellm_budget.adapter.records.lending import LentLists as Lenders
-from litellm_budget.core._report import BudgetReport
+from litellm_budget.core import BudgetReport
 from tests.support.builders import agent_session, deployment, tokens_of
 
 REPORT = BudgetReport(model="gpt-4o", policy="auto", action="trimmed", window=4000)

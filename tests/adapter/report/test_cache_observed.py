@@ -9,9 +9,9 @@ import structlog
 
 from litellm_budget.adapter.records.calls import Calls
 from litellm_budget.adapter.report.cache_observed import CACHE_KEY, PromptHistory, observe_success, sent_of, usage_of
-from litellm_budget.core._report import BudgetReport
-from litellm_budget.core.budget._settings import BudgetSettings
-from litellm_budget.core.cache._cache_truth import CacheUsage
+from litellm_budget.core import BudgetReport
+from litellm_budget.core.budget import BudgetSettings
+from litellm_budget.core.cache import CacheUsage
 from tests.support.builders import system, text, tool_step, user
 
 

@@ -17,11 +17,10 @@ from structlog.testing import capture_logs
 
 from litellm_budget import ContextBudget
 from litellm_budget.adapter.report.later_counts import LaterCounts
-from litellm_budget.core._fit import fit_request
-from litellm_budget.core._fit_input import FitRequest
-from litellm_budget.core._report import BudgetReport
-from litellm_budget.core.counting._tokens import counter_for, forget_counts
-from litellm_budget.core.formats._chat import CHAT
+from litellm_budget.core import BudgetReport
+from litellm_budget.core.api import FitRequest, fit_request
+from litellm_budget.core.counting import counter_for, forget_counts
+from litellm_budget.core.formats import CHAT
 from litellm_budget.tools.sessions import load_conversation, requests_of, session_files
 from tests.conftest import SessionSet
 from tests.support.builders import agent_session, deployment_kwargs

@@ -8,7 +8,7 @@ from typing import Any
 from litellm.proxy.spend_tracking.compression_savings import extract_compression_saved_tokens
 
 from litellm_budget.adapter.report.publish import SAVINGS_KEY, headers_for, record_in_metadata
-from litellm_budget.core._report import BudgetReport
+from litellm_budget.core import BudgetReport
 
 TRIMMED = BudgetReport(model="m", policy="auto", action="trimmed", tokens_before=9000, tokens_after=5000, cut=1)
 

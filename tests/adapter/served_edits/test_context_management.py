@@ -13,9 +13,9 @@ from litellm_budget import BudgetSettings
 from litellm_budget.adapter.request.targets import Target
 from litellm_budget.adapter.served_edits.context_management import respond_with_edits, serve_compaction
 from litellm_budget.adapter.summaries.summarizer import Summarizer
-from litellm_budget.core.client_edits._compaction import COMPACT, compaction_note
-from litellm_budget.core.counting._tokens import counter_for
-from litellm_budget.core.formats._anthropic import ANTHROPIC
+from litellm_budget.core.client_edits import COMPACT, compaction_note
+from litellm_budget.core.counting import counter_for
+from litellm_budget.core.formats import ANTHROPIC
 from tests.support.builders import CLEAR_TOOL_USES_EDIT, anthropic_history, compact_asked, text_of
 from tests.support.fake_router import REPLY, FakeRouter
 

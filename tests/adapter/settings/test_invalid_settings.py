@@ -20,7 +20,7 @@ from structlog.testing import capture_logs
 from litellm_budget import ContextBudget
 from litellm_budget.adapter.report.publish import EVENTS
 from litellm_budget.adapter.settings.invalid import InvalidSetting, InvalidSettings
-from litellm_budget.core.budget._setting_problems import SettingProblem
+from litellm_budget.core.budget import SettingProblem
 from tests.support.builders import agent_session, deployment
 
 WINDOW = 4000

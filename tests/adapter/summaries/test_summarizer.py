@@ -17,9 +17,9 @@ from litellm_budget.adapter.summaries.summarizer import (
     SummarySource,
     is_summary_call,
 )
-from litellm_budget.core.budget._settings import BudgetSettings
+from litellm_budget.core.budget import BudgetSettings
 from litellm_budget.core.formats import format_named
-from litellm_budget.core.policies._summary import block_digest, summary_job
+from litellm_budget.core.policies import block_digest, summary_job
 from litellm_budget.tools.convert import converted
 from tests.support.builders import agent_session, text
 from tests.support.fake_router import REPLY, FakeRouter

@@ -9,10 +9,9 @@ import pytest
 from litellm_budget import BudgetSettings
 from litellm_budget.adapter.summaries.step import summary_ahead
 from litellm_budget.adapter.summaries.summarizer import Block, Summarizer, SummarySource
-from litellm_budget.core._fit import fit_request
-from litellm_budget.core._fit_input import FitRequest, Fitted
+from litellm_budget.core.api import FitRequest, Fitted, fit_request
 from litellm_budget.core.formats import format_named
-from litellm_budget.core.policies._summary import block_digest
+from litellm_budget.core.policies import block_digest
 from tests.support.builders import agent_session, tool_step
 from tests.support.fake_router import REPLY, FakeRouter
 from tests.support.waiting import wait_for_async

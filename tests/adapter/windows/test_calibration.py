@@ -11,8 +11,7 @@ import pytest
 
 from litellm_budget import BudgetSettings, ContextBudget, fit
 from litellm_budget.adapter.windows.calibration import CACHE_PREFIX, Calibration
-from litellm_budget.core._fit import fit_request
-from litellm_budget.core._fit_input import FitRequest
+from litellm_budget.core.api import FitRequest, fit_request
 from tests.support.builders import agent_session, system, text, user
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.memory_redis import shared_cache

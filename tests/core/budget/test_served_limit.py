@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from litellm_budget.core.budget._served_limit import ServedLimit, is_context_error, served_limit
+from litellm_budget.core.budget import ServedLimit, is_context_error, served_limit
 
 # (wording, the error as the backend sends it, limit, counted, backend); the numbers are filled in.
 _EXAMPLES = [

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from litellm_budget import BudgetSettings
-from litellm_budget.core.budget._setting_problems import SHOWN_CHARS, SettingProblem, apply_valid, closest_setting
+from litellm_budget.core.budget import SHOWN_CHARS, SettingProblem, apply_valid, closest_setting
 
 
 def _described(overrides: object, base: BudgetSettings | None = None) -> list[str]:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from litellm_budget import BudgetSettings
-from litellm_budget.core.wording._marker_digest import shares
+from litellm_budget.core.wording import shares
 
 
 class TestSettings:

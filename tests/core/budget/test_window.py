@@ -7,8 +7,8 @@ from collections.abc import Iterator
 import litellm
 import pytest
 
-from litellm_budget.core._checks import candidate_names
-from litellm_budget.core.budget._window import model_map_window, shipped_windows
+from litellm_budget.core import candidate_names
+from litellm_budget.core.budget import model_map_window, shipped_windows
 
 
 @pytest.fixture(name="registered")

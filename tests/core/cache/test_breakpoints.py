@@ -4,16 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from litellm_budget.core.cache._breakpoints import (
-    BREAKPOINT,
-    MAX_BREAKPOINTS,
-    breakpoints_in,
-    stable_ends,
-    with_breakpoints,
-)
-from litellm_budget.core.formats._anthropic import ANTHROPIC
-from litellm_budget.core.formats._chat import CHAT
-from litellm_budget.core.wording._notices import TOOL_PLACEHOLDER, omitted_note
+from litellm_budget.core.cache import BREAKPOINT, MAX_BREAKPOINTS, breakpoints_in, stable_ends, with_breakpoints
+from litellm_budget.core.formats import ANTHROPIC, CHAT
+from litellm_budget.core.wording import TOOL_PLACEHOLDER, omitted_note
 from tests.support.builders import system, text, tool_step, user
 
 

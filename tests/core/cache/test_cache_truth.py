@@ -8,9 +8,18 @@ from typing import Any
 import pytest
 
 from litellm_budget.core._memo import forget_all
-from litellm_budget.core.cache._cache_truth import CacheReport, CacheRules, CacheUsage, cache_report, moved_by
-from litellm_budget.core.cache._sent_prompt import MARKER, TOOLS, origins, sent_prompt
-from litellm_budget.core.wording._notices import cut_note, marker_start, omitted_note, placeholder_for, summary_note
+from litellm_budget.core.cache import (
+    MARKER,
+    TOOLS,
+    CacheReport,
+    CacheRules,
+    CacheUsage,
+    cache_report,
+    moved_by,
+    origins,
+    sent_prompt,
+)
+from litellm_budget.core.wording import cut_note, marker_start, omitted_note, placeholder_for, summary_note
 from tests.support.builders import system, text, tool_step, user
 
 RULES = CacheRules(lifetime=300.0, minimum=1024)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from litellm_budget.core.client_edits._compaction import (
+from litellm_budget.core.client_edits import (
     DEFAULT_COMPACT_TRIGGER,
     after_compaction,
     compact_edit,

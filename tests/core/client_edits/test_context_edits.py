@@ -8,14 +8,9 @@ from typing import Any
 
 import pytest
 
-from litellm_budget.core.client_edits._context_edits import (
-    CLEAR_THINKING,
-    CLEAR_TOOL_USES,
-    CLEARED_RESULT,
-    apply_context_edits,
-)
-from litellm_budget.core.counting._tokens import counter_for
-from litellm_budget.core.formats._anthropic import ANTHROPIC
+from litellm_budget.core.client_edits import CLEAR_THINKING, CLEAR_TOOL_USES, CLEARED_RESULT, apply_context_edits
+from litellm_budget.core.counting import counter_for
+from litellm_budget.core.formats import ANTHROPIC
 from tests.support.builders import text
 
 COUNT = functools.partial(ANTHROPIC.count_message, counter_for("claude-sonnet-4-5"))

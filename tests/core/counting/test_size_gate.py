@@ -16,25 +16,22 @@ import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from litellm_budget.core._fit import fit_request
-from litellm_budget.core._fit_input import FitRequest
-from litellm_budget.core._report import BudgetReport
-from litellm_budget.core.budget._settings import BudgetSettings
-from litellm_budget.core.counting._size_gate import (
+from litellm_budget.core import BudgetReport
+from litellm_budget.core.api import FitRequest, fit_request
+from litellm_budget.core.budget import BudgetSettings
+from litellm_budget.core.counting import (
     GateRead,
     bound_with,
     counted,
+    counter_for,
+    forget_counts,
     remembered_counts,
     size_bound,
     utf8_bytes,
 )
-from litellm_budget.core.counting._tokens import counter_for, forget_counts
-from litellm_budget.core.formats import format_named
-from litellm_budget.core.formats._chat import CHAT
-from litellm_budget.core.formats._message_keys import Reading
-from litellm_budget.core.formats._parts import map_texts
-from litellm_budget.core.policies._ledger import SentEdits
-from litellm_budget.core.state._conversation import edits_sent, history_digest
+from litellm_budget.core.formats import CHAT, Reading, format_named, map_texts
+from litellm_budget.core.policies import SentEdits
+from litellm_budget.core.state import edits_sent, history_digest
 from litellm_budget.tools.convert import converted
 from litellm_budget.tools.sessions import requests_of
 from tests.conftest import SessionSet
@@ -377,7 +374,7 @@ def gated_as_counted(
 
 def test_no_tokenizer_no_gate(monkeypatch: pytest.MonkeyPatch) -> None:
     """The estimate is not bounded by bytes: it is counted, as before."""
-    from litellm_budget.core.counting import _tokens as tokens
+    from litellm_budget.core.counting import _tokens as tokens  # private: load_offline is patched where it is read
 
     monkeypatch.setattr(tokens, "load_offline", lambda _name: None)
     tokens.reset_counters()

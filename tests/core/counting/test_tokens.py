@@ -11,10 +11,15 @@ import litellm
 import pytest
 from structlog.testing import capture_logs
 
-from litellm_budget.core._canonical import EXACT_KEY_CHARS
-from litellm_budget.core.counting import _tokens
-from litellm_budget.core.counting._encodings import load_offline
-from litellm_budget.core.counting._tokens import counter_for, encoding_name_for, estimate_tokens, split_chunks
+from litellm_budget.core import EXACT_KEY_CHARS
+from litellm_budget.core.counting import (
+    _tokens,
+    counter_for,
+    encoding_name_for,
+    estimate_tokens,
+    load_offline,
+    split_chunks,
+)
 from tests.conftest import SessionSet
 from tests.support.builders import agent_session, text
 

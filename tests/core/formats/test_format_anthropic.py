@@ -13,17 +13,25 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from litellm_budget import BudgetSettings
-from litellm_budget.core._fit import fit_request
-from litellm_budget.core._fit_input import FitRequest, Fitted
-from litellm_budget.core.counting._tokens import counter_for
-from litellm_budget.core.formats import ASSISTANT, SYSTEM, TOOL, USER, format_named
-from litellm_budget.core.formats._anthropic import ANTHROPIC, JOINED_KEY, join_system, split_system
-from litellm_budget.core.formats._anthropic_convert import from_chat
-from litellm_budget.core.formats._chat import CHAT
-from litellm_budget.core.formats._placement import plain
-from litellm_budget.core.policies._units import layout_of
-from litellm_budget.core.validity._anthropic_checks import unsupported_reason
-from litellm_budget.core.wording._notices import NOTICE_PREFIX, TOOL_ELIDED
+from litellm_budget.core.api import FitRequest, Fitted, fit_request
+from litellm_budget.core.counting import counter_for
+from litellm_budget.core.formats import (
+    ANTHROPIC,
+    ASSISTANT,
+    CHAT,
+    JOINED_KEY,
+    SYSTEM,
+    TOOL,
+    USER,
+    format_named,
+    join_system,
+    plain,
+    split_system,
+)
+from litellm_budget.core.formats import anthropic_from_chat as from_chat
+from litellm_budget.core.policies import layout_of
+from litellm_budget.core.validity import anthropic_unsupported as unsupported_reason
+from litellm_budget.core.wording import NOTICE_PREFIX, TOOL_ELIDED
 from litellm_budget.tools.prefix import text_heads
 from litellm_budget.tools.sessions import requests_of
 from litellm_budget.typing import Message

@@ -12,16 +12,25 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from litellm_budget import BudgetSettings
-from litellm_budget.core._fit import fit_request
-from litellm_budget.core._fit_input import FitRequest, Fitted
-from litellm_budget.core._report import parse_ranges
-from litellm_budget.core.counting._tokens import counter_for
-from litellm_budget.core.formats import ASSISTANT, SYSTEM, TOOL, USER, MessageFormat, format_named
-from litellm_budget.core.formats._chat import CHAT
-from litellm_budget.core.formats._placement import NOTICE_KEY, plain
-from litellm_budget.core.formats._responses import RESPONSES, as_items, from_chat
-from litellm_budget.core.policies._units import layout_of_kinds
-from litellm_budget.core.wording._notices import NOTICE_PREFIX, TOOL_ELIDED
+from litellm_budget.core import parse_ranges
+from litellm_budget.core.api import FitRequest, Fitted, fit_request
+from litellm_budget.core.counting import counter_for
+from litellm_budget.core.formats import (
+    ASSISTANT,
+    CHAT,
+    NOTICE_KEY,
+    RESPONSES,
+    SYSTEM,
+    TOOL,
+    USER,
+    MessageFormat,
+    as_items,
+    format_named,
+    plain,
+)
+from litellm_budget.core.formats import responses_from_chat as from_chat
+from litellm_budget.core.policies import layout_of_kinds
+from litellm_budget.core.wording import NOTICE_PREFIX, TOOL_ELIDED
 from litellm_budget.tools.sessions import requests_of
 from tests.conftest import SessionSet
 from tests.support.builders import text

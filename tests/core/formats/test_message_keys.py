@@ -10,15 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from litellm_budget.core._canonical import content_key
-from litellm_budget.core._fit import fit_request
-from litellm_budget.core._fit_input import FitRequest
+from litellm_budget.core import content_key
 from litellm_budget.core._memo import Memo, forget_all
-from litellm_budget.core.counting._size_gate import GateRead, counted
+from litellm_budget.core.api import FitRequest, fit_request
+from litellm_budget.core.counting import GateRead, counted
+from litellm_budget.core.formats import CHAT, format_named, message_keys
 from litellm_budget.core.formats import _message_keys as module
-from litellm_budget.core.formats import format_named
-from litellm_budget.core.formats._chat import CHAT
-from litellm_budget.core.formats._message_keys import message_keys
 from litellm_budget.tools.convert import converted
 from tests.support.builders import agent_session
 from tests.support.strategies import conversations

@@ -7,10 +7,9 @@ from typing import Any
 import pytest
 
 from litellm_budget import BudgetSettings, fit
-from litellm_budget.core._fit import fit_request
-from litellm_budget.core._fit_input import FitRequest
-from litellm_budget.core.formats._chat import CHAT
-from litellm_budget.core.wording._notices import NOTICE_PREFIX
+from litellm_budget.core.api import FitRequest, fit_request
+from litellm_budget.core.formats import CHAT
+from litellm_budget.core.wording import NOTICE_PREFIX
 from litellm_budget.tools.remembered import Remembered
 from litellm_budget.tools.sessions import requests_of
 from tests.conftest import SessionSet

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from litellm_budget import BudgetSettings, fit
-from litellm_budget.core.wording._notices import TOOL_ELIDED
+from litellm_budget.core.wording import TOOL_ELIDED
 from tests.support.builders import agent_session, system, text, tokens_of, tool_step, user
 
 

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from litellm_budget import BudgetSettings, fit
-from litellm_budget.core._report import parse_ranges
-from litellm_budget.core.budget._limits import limits_for
-from litellm_budget.core.counting._tokens import counter_for
-from litellm_budget.core.policies._registry import ELIDE_REFIT_GRAIN, POLICIES
-from litellm_budget.core.wording._notices import TEXT_ELIDED, TOOL_ELIDED
+from litellm_budget.core import parse_ranges
+from litellm_budget.core.budget import limits_for
+from litellm_budget.core.counting import counter_for
+from litellm_budget.core.policies import ELIDE_REFIT_GRAIN, POLICIES
+from litellm_budget.core.wording import TEXT_ELIDED, TOOL_ELIDED
 from litellm_budget.exceptions import BudgetExceededError
 from tests.support.builders import agent_session, assistant, system, text, tokens_of, tool_step, user
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from litellm_budget import BudgetSettings, fit
-from litellm_budget.core._report import parse_ranges
-from litellm_budget.core.budget._limits import limits_for
-from litellm_budget.core.wording._notices import NOTICE_PREFIX
+from litellm_budget.core import parse_ranges
+from litellm_budget.core.budget import limits_for
+from litellm_budget.core.wording import NOTICE_PREFIX
 from tests.support.builders import assistant, chat_session, system, text, tokens_of, tool_step, user
 
 PLAN = BudgetSettings(policy="plan")

@@ -17,12 +17,11 @@ from benchmarks.lab.replay import Session, Totals, replay_session, strategy_for
 from benchmarks.lab.replay_summaries import SummarizingStrategy, offline_summary
 from benchmarks.replay import main
 from litellm_budget import BudgetSettings
-from litellm_budget.core._fit import fit_request
-from litellm_budget.core._fit_input import FitRequest, Fitted
-from litellm_budget.core._report import BudgetReport, parse_ranges, unsent
+from litellm_budget.core import BudgetReport, parse_ranges, unsent
+from litellm_budget.core.api import FitRequest, Fitted, fit_request
 from litellm_budget.core.formats import format_named
-from litellm_budget.core.policies._summary import DIGEST_CHARS, block_digest, summary_job
-from litellm_budget.core.wording._notices import CONTINUES, NOTICE_PREFIX, omitted_note
+from litellm_budget.core.policies import DIGEST_CHARS, block_digest, summary_job
+from litellm_budget.core.wording import CONTINUES, NOTICE_PREFIX, omitted_note
 from litellm_budget.tools.convert import converted
 from litellm_budget.tools.sessions import requests_of
 from tests.conftest import SessionSet

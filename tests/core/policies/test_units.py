@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from litellm_budget.core.policies._units import layout_of
+from litellm_budget.core.policies import layout_of
 from tests.support.builders import assistant, system, tool_step, user
 
 

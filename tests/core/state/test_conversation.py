@@ -14,17 +14,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from litellm_budget import BudgetSettings
-from litellm_budget.core._fit import fit_request
-from litellm_budget.core._fit_input import FitRequest, Fitted
-from litellm_budget.core._report import parse_ranges
-from litellm_budget.core.budget._limits import limits_for
-from litellm_budget.core.counting._tokens import counter_for
-from litellm_budget.core.formats import format_named
-from litellm_budget.core.formats._chat import CHAT
-from litellm_budget.core.policies._ledger import Ledger, SentEdits
-from litellm_budget.core.state import _conversation as conversation
-from litellm_budget.core.state._conversation import edits_sent, history_digest
-from litellm_budget.core.validity._chat_checks import unsupported_reason
+from litellm_budget.core import parse_ranges
+from litellm_budget.core.api import FitRequest, Fitted, fit_request
+from litellm_budget.core.budget import limits_for
+from litellm_budget.core.counting import counter_for
+from litellm_budget.core.formats import CHAT, format_named
+from litellm_budget.core.policies import Ledger, SentEdits
+from litellm_budget.core.state import _conversation as conversation  # private: tests patch its _KeptDraft
+from litellm_budget.core.state import edits_sent, history_digest
+from litellm_budget.core.validity import chat_unsupported as unsupported_reason
 from litellm_budget.tools.convert import converted
 from litellm_budget.tools.sessions import requests_of
 from tests.conftest import SessionSet
@@ -203,13 +201,13 @@ class TestConversationKey:
     def test_a_malformed_request_has_no_conversation(self, messages: list[Any]) -> None:
         """The core reports it as unsupported; naming its conversation must not raise first."""
         from litellm_budget.adapter.records.conversations import conversation_key
-        from litellm_budget.core.formats._chat import CHAT
+        from litellm_budget.core.formats import CHAT
 
         assert conversation_key("gpt-4o", CHAT, messages) is None
 
     def test_the_key_names_model_system_and_task(self) -> None:
         from litellm_budget.adapter.records.conversations import conversation_key
-        from litellm_budget.core.formats._chat import CHAT
+        from litellm_budget.core.formats import CHAT
 
         session = agent_session(3)
         key = conversation_key("gpt-4o", CHAT, session)

@@ -7,13 +7,12 @@ from typing import Any
 import pytest
 
 from litellm_budget import BudgetSettings
-from litellm_budget.core._fit import fit_request
-from litellm_budget.core._fit_input import FitRequest, Fitted
-from litellm_budget.core._report import parse_ranges
+from litellm_budget.core import parse_ranges
+from litellm_budget.core.api import FitRequest, Fitted, fit_request
 from litellm_budget.core.formats import format_named
-from litellm_budget.core.formats._tool_calls import call_key
-from litellm_budget.core.state import _conversation as conversation
-from litellm_budget.core.state._conversation import edits_sent
+from litellm_budget.core.formats._tool_calls import call_key  # private: its face can't load it (a cycle)
+from litellm_budget.core.state import _conversation as conversation  # private: a test patches _hidden_calls
+from litellm_budget.core.state import edits_sent
 from litellm_budget.tools.convert import converted
 from tests.support.builders import system, text, tool_step, user
 

@@ -9,13 +9,12 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from litellm_budget.core._canonical import content_key
-from litellm_budget.core._fit import fit_request
-from litellm_budget.core._fit_input import FitRequest
+from litellm_budget.core import content_key
 from litellm_budget.core._memo import forget_all
+from litellm_budget.core.api import FitRequest, fit_request
 from litellm_budget.core.formats import format_named
-from litellm_budget.core.validity import _chat_checks as chat_checks
-from litellm_budget.core.validity._verdicts import START, remember_passed, resume_from
+from litellm_budget.core.validity import START, remember_passed, resume_from
+from litellm_budget.core.validity import _chat_checks as chat_checks  # private: a test patches _message_problem
 from litellm_budget.tools.convert import converted
 from tests.support.builders import agent_session
 from tests.support.strategies import conversations

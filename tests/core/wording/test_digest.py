@@ -13,14 +13,23 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from litellm_budget import BudgetSettings, fit
-from litellm_budget.core._report import parse_ranges
-from litellm_budget.core.counting._tokens import counter_for
-from litellm_budget.core.formats import format_named
-from litellm_budget.core.formats._chat import CHAT
-from litellm_budget.core.wording._digest import call_text, outcome_of, outline_of, quoted, step_entries
-from litellm_budget.core.wording._marker_digest import newest_within, shares
-from litellm_budget.core.wording._names import NAMES_HEAD
-from litellm_budget.core.wording._notices import CONTINUES, NOTICE_PREFIX, TOOL_ELIDED, TOOL_PLACEHOLDER
+from litellm_budget.core import parse_ranges
+from litellm_budget.core.counting import counter_for
+from litellm_budget.core.formats import CHAT, format_named
+from litellm_budget.core.wording import (
+    CONTINUES,
+    NAMES_HEAD,
+    NOTICE_PREFIX,
+    TOOL_ELIDED,
+    TOOL_PLACEHOLDER,
+    call_text,
+    newest_within,
+    outcome_of,
+    outline_of,
+    quoted,
+    shares,
+    step_entries,
+)
 from litellm_budget.tools.convert import converted
 from tests.support.builders import agent_session, system, text, tokens_of, tool_step, user
 from tests.support.strategies import conversations

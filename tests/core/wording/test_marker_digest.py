@@ -9,16 +9,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from litellm_budget.core._fit import fit_request
-from litellm_budget.core._fit_input import FitRequest
-from litellm_budget.core.budget._limits import limits_for
-from litellm_budget.core.budget._settings import BudgetSettings
-from litellm_budget.core.counting._tokens import counter_for, reset_counters
+from litellm_budget.core.api import FitRequest, fit_request
+from litellm_budget.core.budget import BudgetSettings, limits_for
+from litellm_budget.core.counting import counter_for, reset_counters
 from litellm_budget.core.formats import format_named
-from litellm_budget.core.policies._ledger import Derived, Ledger
-from litellm_budget.core.wording._digest import step_entries
-from litellm_budget.core.wording._marker_digest import marker_digest, newest_within, shares, step_names
-from litellm_budget.core.wording._names import names_line
+from litellm_budget.core.policies import Derived, Ledger
+from litellm_budget.core.wording import marker_digest, names_line, newest_within, shares, step_entries, step_names
 from litellm_budget.tools.convert import converted
 from tests.support.builders import agent_session
 from tests.support.strategies import conversations

@@ -8,16 +8,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from litellm_budget.core._fit import fit_request
-from litellm_budget.core._fit_input import FitRequest
-from litellm_budget.core.budget._limits import limits_for
-from litellm_budget.core.budget._settings import BudgetSettings
-from litellm_budget.core.counting._tokens import counter_for
-from litellm_budget.core.formats._chat import CHAT
-from litellm_budget.core.formats._tool_calls import read_path
-from litellm_budget.core.policies._elide import superseded
-from litellm_budget.core.policies._ledger import Ledger
-from litellm_budget.core.wording._names import NAMES_HEAD, InText, is_name, names_beyond, names_in, names_line
+from litellm_budget.core.api import FitRequest, fit_request
+from litellm_budget.core.budget import BudgetSettings, limits_for
+from litellm_budget.core.counting import counter_for
+from litellm_budget.core.formats import CHAT
+from litellm_budget.core.formats._tool_calls import read_path  # private: its face can't load it (a cycle)
+from litellm_budget.core.policies import Ledger, superseded
+from litellm_budget.core.wording import NAMES_HEAD, InText, is_name, names_beyond, names_in, names_line
 from tests.support.builders import system, tool_step, user
 
 COUNT = counter_for("gpt-4o").count_text

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from litellm_budget.core._report import parse_ranges
+from litellm_budget.core import parse_ranges
 from litellm_budget.core.api import HANDLE, BudgetSettings, FitRequest, RecallScope, fit_request
-from litellm_budget.core.formats._anthropic import ANTHROPIC
-from litellm_budget.core.wording._recall import TOOL_NAME
+from litellm_budget.core.formats import ANTHROPIC
+from litellm_budget.core.wording import TOOL_NAME
 from litellm_budget.typing import Message
 
 pytestmark = pytest.mark.core
