@@ -20,7 +20,6 @@ per event, as structlog's own lazy logger reads its configuration, so a later
 from __future__ import annotations
 
 import datetime
-import functools
 import logging
 import os
 import sys
@@ -29,6 +28,8 @@ from collections.abc import MutableMapping
 from typing import Any, NamedTuple
 
 import structlog
+
+from litellm_budget.process import PROCESS
 
 NAME = "litellm_budget"
 #: The application's logger: structlog's lazy proxy reads the configuration when an event is logged.
@@ -61,12 +62,12 @@ def in_force() -> Any:
     if structlog.is_configured():
         return _CONFIGURED
     chosen = _Choice(sys.stdout, litellm_level(), litellm_writes_json())
-    last = _LAST[0]
+    last = PROCESS.logger
     # Read per event (stdout, the level and the format as they are now), built once per choice.
     if last is not None and last[0].stream is chosen.stream and last[0][1:] == chosen[1:]:
         return last[1]
     logger = _built(chosen)
-    _LAST[0] = (chosen, logger)
+    PROCESS.logger = (chosen, logger)
     return logger
 
 
@@ -76,10 +77,6 @@ class _Choice(NamedTuple):
     stream: Any
     level: int
     json: bool
-
-
-#: The last choice and its logger: one stdout, level and format for the life of most processes.
-_LAST: list[tuple[_Choice, Any] | None] = [None]
 
 
 def _built(chosen: _Choice) -> Any:
@@ -109,13 +106,11 @@ def litellm_level() -> int:
     return named if isinstance(named, int) else DEFAULT_LEVEL
 
 
-@functools.cache
 def _at(level: int) -> Any:
     """A bound logger class that drops what is below ``level`` (the call returns at once)."""
     return structlog.make_filtering_bound_logger(level)
 
 
-@functools.cache
 def _unconfigured(level: int) -> Any:
     """From ``level`` up, rendered by structlog's defaults, read when an event is logged."""
     return structlog.wrap_logger(None, wrapper_class=_at(level), logger_factory_args=(NAME,))
@@ -133,12 +128,12 @@ def _message(_logger: object, _name: str, event: MutableMapping[str, Any]) -> Mu
     return event
 
 
-_JSON_PROCESSORS: list[structlog.typing.Processor] = [
+_JSON_PROCESSORS: tuple[structlog.typing.Processor, ...] = (
     structlog.processors.add_log_level,
     structlog.processors.TimeStamper(fmt="iso", utc=True),
     _message,
     structlog.processors.JSONRenderer(),
-]
+)
 
 
 def _plain_line(_logger: object, _name: str, event: MutableMapping[str, Any]) -> str:
@@ -166,24 +161,22 @@ def _local_time(_logger: object, _name: str, event: MutableMapping[str, Any]) ->
     writes it, formatted once per second (its time zone lookup is most of what it costs).
     """
     second = int(time.time())
-    stamp = _STAMP[0]
+    stamp = PROCESS.stamp
     if stamp[0] != second:
         text = datetime.datetime.fromtimestamp(second, tz=datetime.timezone.utc).astimezone().strftime(_TIME_FORMAT)
-        _STAMP[0] = stamp = (second, text)
+        PROCESS.stamp = stamp = (second, text)
     event["timestamp"] = stamp[1]
     return event
 
 
 _TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
-#: The second last formatted, and its text.
-_STAMP: list[tuple[int, str]] = [(-1, "")]
 
 
 #: What makes the console renderer quote a string value (it would not read as one ``key=value``).
 _QUOTED = frozenset(" \t=\r\n\"'")
 
 
-_PLAIN_PROCESSORS: list[structlog.typing.Processor] = [
+_PLAIN_PROCESSORS: tuple[structlog.typing.Processor, ...] = (
     structlog.contextvars.merge_contextvars,
     structlog.processors.add_log_level,
     structlog.processors.StackInfoRenderer(),
@@ -191,4 +184,4 @@ _PLAIN_PROCESSORS: list[structlog.typing.Processor] = [
     structlog.processors.format_exc_info,
     _local_time,
     _plain_line,
-]
+)

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from importlib import resources
 from pathlib import Path
+from types import MappingProxyType
 
 from litellm_budget.core.api import POLICIES
 from litellm_budget.tools.convert import FORMATS
@@ -175,12 +176,14 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 #: What the demo's proxy imports that a plain ``pip install litellm`` leaves out, by the package that brings it.
-DEMO_MODULES = {
-    "yaml": "pyyaml",
-    "fastapi": "litellm[proxy]",
-    "uvicorn": "litellm[proxy]",
-    "websockets": "litellm[proxy]",
-}
+DEMO_MODULES = MappingProxyType(
+    {
+        "yaml": "pyyaml",
+        "fastapi": "litellm[proxy]",
+        "uvicorn": "litellm[proxy]",
+        "websockets": "litellm[proxy]",
+    }
+)
 
 
 def _demo(args: argparse.Namespace) -> int:

@@ -31,7 +31,7 @@ from .prefix import anthropic_blocks, shared_prefix, text_heads
 from .remembered import Remembered
 
 #: Columns of the per-request table shared by the demo and ``replay --rows``.
-ROW_HEADERS = ["request", "messages", "tokens before", "tokens after", "action", "elided", "dropped", "ms"]
+ROW_HEADERS = ("request", "messages", "tokens before", "tokens after", "action", "elided", "dropped", "ms")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

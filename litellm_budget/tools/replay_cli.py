@@ -22,7 +22,7 @@ from .settings_args import non_defaults, settings_from
 
 #: The policies this replay runs; ``summarize`` needs a summary model, which only the research replay stands in for.
 POLICIES = ("auto", "plan", "elide")
-COLUMNS = [
+COLUMNS = (
     "requests",
     "fitted",
     "rejected",
@@ -35,7 +35,7 @@ COLUMNS = [
     "needless_reprefill",
     "needless_per_new",
     "ms_per_request",
-]
+)
 LEGEND = """
 sent_tokens: the prompts sent, in tokens; mean_fill: each sent prompt's share of the window, averaged;
 reuse: share of each prompt that repeats the previous prompt's prefix (cacheable);

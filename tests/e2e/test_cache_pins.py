@@ -96,14 +96,16 @@ def fixture_rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
 
 def _marked_chat() -> list[dict[str, Any]]:
     """A chat request with Anthropic breakpoints in its content parts (LiteLLM forwards them)."""
-    parts = [{"type": "text", "text": QUESTION, "cache_control": BREAKPOINT}]
+    parts = [{"type": "text", "text": QUESTION, "cache_control": dict(BREAKPOINT)}]
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": parts}]
 
 
 def _marked_messages() -> dict[str, Any]:
     return {
-        "system": [{"type": "text", "text": SYSTEM, "cache_control": BREAKPOINT}],
-        "messages": [{"role": "user", "content": [{"type": "text", "text": QUESTION, "cache_control": BREAKPOINT}]}],
+        "system": [{"type": "text", "text": SYSTEM, "cache_control": dict(BREAKPOINT)}],
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": QUESTION, "cache_control": dict(BREAKPOINT)}]}
+        ],
     }
 
 

@@ -14,10 +14,10 @@ from structlog.testing import capture_logs
 
 from litellm_budget import ContextBudget
 from litellm_budget.adapter.recall.answer import GONE, LAST
-from litellm_budget.adapter.recall.offer import TOOLS
+from litellm_budget.adapter.recall.offer import recall_tool
 from litellm_budget.adapter.recall.server import RecallServer
 from litellm_budget.adapter.settings.coexistence import REASON
-from litellm_budget.core.wording._notices import NOTICE_PREFIX
+from litellm_budget.core.wording import NOTICE_PREFIX
 from tests.support.builders import agent_session, chat_session, user
 from tests.support.fake_upstream import RECALL_TOOL, FakeUpstream, RecallScript
 from tests.support.sdk_support import PayloadSpy, only_callbacks
@@ -82,7 +82,7 @@ async def test_a_recall_is_answered_inside_the_sdk(recall_up: FakeUpstream) -> N
     handle = handles_in(first)[0]
     original = next(text for text in tool_outputs(messages) if text[:40] in followup["messages"][-1]["content"])
     assert [tool.get("function", {}).get("name") for tool in first["tools"]] == ["bash", RECALL_TOOL]
-    assert first["tools"][-1] == TOOLS["chat"]
+    assert first["tools"][-1] == recall_tool("chat")
     assert followup["messages"][-1]["content"].startswith(f"[litellm_budget: {handle}, ")
     assert original[:800] in followup["messages"][-1]["content"]
     message = response.choices[0].message
@@ -170,7 +170,7 @@ async def test_an_expired_handle_gets_a_notice_not_an_error() -> None:
         response = await ask(upstream, later)
 
     first, followup = upstream.requests
-    assert first["tools"][-1] == TOOLS["chat"]  # the conversation stored something: still offered
+    assert first["tools"][-1] == recall_tool("chat")  # the conversation stored something: still offered
     assert followup["messages"][-1]["content"].startswith(GONE.format(handle=handle))
     assert [log["outcome"] for log in logs if log["event"] == "recall_answered"] == ["expired"]
     assert "no longer available" in response.choices[0].message.content
@@ -242,7 +242,7 @@ async def test_litellms_compression_and_the_plugin_never_edit_one_request() -> N
     """With CompressionInterceptionLogger registered it owns /v1/messages; chat is still fitted here."""
     from litellm.integrations.compression_interception.handler import CompressionInterceptionLogger
 
-    from litellm_budget.core.formats._anthropic_convert import from_chat
+    from litellm_budget.core.formats import anthropic_from_chat as from_chat
 
     compression = CompressionInterceptionLogger(compression_trigger=5000)
     # Long answers: what it stubs (it drops Anthropic tool exchanges whole, and then applies nothing).
@@ -281,7 +281,7 @@ async def test_a_responses_recall_is_answered_inside_the_sdk(recall_up: FakeUpst
 
     first, followup = recall_up.requests
     handle = HANDLE.findall(json.dumps(first["input"]))[0]
-    assert first["tools"][-1] == TOOLS["responses"]
+    assert first["tools"][-1] == recall_tool("responses")
     assert followup["input"][-1]["type"] == "function_call_output"
     assert followup["input"][-1]["output"].startswith(f"[litellm_budget: {handle}, ")
     output = response.model_dump()["output"]

@@ -19,7 +19,6 @@ CHAT_SURFACE, ANTHROPIC_SURFACE, RESPONSES_SURFACE = "chat_completions", "anthro
 #: What the model may have written beside its calls, kept in the echo (thinking blocks must be).
 _KEPT_BLOCKS = frozenset({"text", "thinking", "redacted_thinking"})
 #: "No tool now", as each API says it.
-_NO_TOOL: Mapping[str, object] = {CHAT_SURFACE: "none", ANTHROPIC_SURFACE: {"type": "none"}, RESPONSES_SURFACE: "none"}
 
 Call = Mapping[str, Any]
 
@@ -63,7 +62,7 @@ def closing_patch(surface: str, tools: object) -> tuple[list[Any] | None, dict[s
     rest = without_tool(tools)
     if rest:
         return rest, {}
-    return None, {"tool_choice": _NO_TOOL.get(surface, "none")}
+    return None, {"tool_choice": {"type": "none"} if surface == ANTHROPIC_SURFACE else "none"}
 
 
 def _blocks(response: Any) -> list[dict[str, Any]]:

@@ -30,24 +30,25 @@ _DESCRIPTION = (
     "window: its placeholder or its line in the note of omitted messages names it as `recall r-...`. "
     "Give the handle; optionally a range of lines or a pattern, to see only those lines."
 )
-_PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "handle": {"type": "string", "description": "The handle, such as r-1a2b3c4d."},
-        "lines": {"type": "string", "description": "Only these lines, such as 120-180 (1-based, inclusive)."},
-        "pattern": {"type": "string", "description": "Only the lines holding this text (case-insensitive)."},
-    },
-    "required": ["handle"],
-}
-#: The tool in each format's shape, by the format's name.
-TOOLS: Mapping[str, dict[str, Any]] = {
-    "chat": {
-        "type": "function",
-        "function": {"name": TOOL_NAME, "description": _DESCRIPTION, "parameters": _PARAMETERS},
-    },
-    "anthropic": {"name": TOOL_NAME, "description": _DESCRIPTION, "input_schema": _PARAMETERS},
-    "responses": {"type": "function", "name": TOOL_NAME, "description": _DESCRIPTION, "parameters": _PARAMETERS},
-}
+
+
+def recall_tool(fmt_name: str) -> dict[str, Any]:
+    """The tool in format ``fmt_name``'s shape: a new object for each request, which LiteLLM may edit."""
+    parameters = {
+        "type": "object",
+        "properties": {
+            "handle": {"type": "string", "description": "The handle, such as r-1a2b3c4d."},
+            "lines": {"type": "string", "description": "Only these lines, such as 120-180 (1-based, inclusive)."},
+            "pattern": {"type": "string", "description": "Only the lines holding this text (case-insensitive)."},
+        },
+        "required": ["handle"],
+    }
+    if fmt_name == "anthropic":
+        return {"name": TOOL_NAME, "description": _DESCRIPTION, "input_schema": parameters}
+    if fmt_name == "responses":
+        return {"type": "function", "name": TOOL_NAME, "description": _DESCRIPTION, "parameters": parameters}
+    function = {"name": TOOL_NAME, "description": _DESCRIPTION, "parameters": parameters}
+    return {"type": "function", "function": function}
 
 
 class Scope(NamedTuple):
@@ -65,7 +66,7 @@ def has_tool(tools: object) -> bool:
 def with_tool(tools: object, fmt: MessageFormat) -> list[Any]:
     """``tools`` with the recall tool appended, unless it is there already."""
     listed = list(tools) if isinstance(tools, list) else []
-    return listed if has_tool(listed) else [*listed, TOOLS[fmt.name]]
+    return listed if has_tool(listed) else [*listed, recall_tool(fmt.name)]
 
 
 def without_tool(tools: object) -> list[Any]:

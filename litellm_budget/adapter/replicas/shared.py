@@ -26,12 +26,11 @@ import asyncio
 import contextlib
 import json
 import time
-import weakref
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
-from litellm_budget.core.api import BoundedLRU
 from litellm_budget.logs import get_logger
+from litellm_budget.process import PROCESS
 
 from .redis_pipe import Pipe
 
@@ -49,11 +48,6 @@ REST = 1.0
 MAX_REST = 8.0
 #: At most one ``shared_cache_unavailable`` warning per this many seconds.
 WARN_EVERY = 60.0
-_last_warning = [0.0]
-#: Per Redis layer after a failure: until when it is left alone, and for how long it was.
-_resting: weakref.WeakKeyDictionary[Any, tuple[float, float]] = weakref.WeakKeyDictionary()
-#: One pipe per Redis client and event loop (by ``id``, kept with both, so a reused id is not taken for them).
-_pipes: BoundedLRU[tuple[Any, asyncio.AbstractEventLoop, Pipe]] = BoundedLRU(16)
 
 
 def shared_store(cache: Any) -> Any:
@@ -122,7 +116,7 @@ def _available(cache: Any) -> Any:
     redis = shared_store(cache)
     if redis is None:
         return None
-    resting = _resting.get(redis)
+    resting = PROCESS.redis_resting.get(redis)
     return None if resting is not None and time.monotonic() < resting[0] else redis
 
 
@@ -136,11 +130,12 @@ def _pipe(redis: Any) -> Pipe | None:
     ):
         return None
     client, loop = redis.init_async_client(), asyncio.get_running_loop()
-    known = _pipes.get((id(client), id(loop)))
+    known = PROCESS.redis_pipes.get((id(client), id(loop)))
     if known is not None and known[0] is client and known[1] is loop:
-        return known[2]
+        kept: Pipe = known[2]
+        return kept
     pipe = Pipe(client, bound=_bounded, on_failure=lambda exc: _failed(redis, exc), on_success=lambda: _answered(redis))
-    _pipes.put((id(client), id(loop)), (client, loop, pipe))
+    PROCESS.redis_pipes.put((id(client), id(loop)), (client, loop, pipe))
     return pipe
 
 
@@ -157,12 +152,12 @@ _TIMEOUT_SCOPE: Any = getattr(asyncio, "timeout", None)
 
 def _failed(redis: Any, exc: BaseException) -> None:
     now = time.monotonic()
-    last = _resting.get(redis)
+    last = PROCESS.redis_resting.get(redis)
     rest = REST if last is None else min(MAX_REST, 2 * last[1])
     with contextlib.suppress(TypeError):  # a layer that cannot be weakly referenced is never rested
-        _resting[redis] = (now + rest, rest)
-    if now - _last_warning[0] >= WARN_EVERY:
-        _last_warning[0] = now
+        PROCESS.redis_resting[redis] = (now + rest, rest)
+    if now - PROCESS.redis_warned_at >= WARN_EVERY:
+        PROCESS.redis_warned_at = now
         log.warning(
             "shared_cache_unavailable",
             error_type=type(exc).__name__,
@@ -173,6 +168,6 @@ def _failed(redis: Any, exc: BaseException) -> None:
 
 def _answered(redis: Any) -> None:
     """Redis answered: the next failure rests it for ``REST`` again."""
-    if _resting:
+    if PROCESS.redis_resting:
         with contextlib.suppress(TypeError):
-            _resting.pop(redis, None)
+            PROCESS.redis_resting.pop(redis, None)

@@ -2,85 +2,90 @@
 
 from __future__ import annotations
 
-import functools
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from litellm_budget.core.api import BudgetReport, CacheReport
+from litellm_budget.process import PROCESS
 
 #: Seconds buckets of the fit's duration: a warm fit takes about a millisecond, a cold 10 MB one 0.4 s.
 FIT_SECONDS_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 
 #: name, help, labels and kind of every metric the plugin exports (the dashboard in examples/ uses them).
-METRICS: dict[str, tuple[str, str, tuple[str, ...], str]] = {
-    "requests": (
-        "litellm_budget_requests_total",
-        "Chat requests measured, by outcome.",
-        ("model_group", "action"),
-        "counter",
-    ),
-    "trims": ("litellm_budget_trims_total", "Requests trimmed to fit.", ("model_group", "policy"), "counter"),
-    "rejections": (
-        "litellm_budget_rejections_total",
-        "Requests that could not fit.",
-        ("model_group", "policy"),
-        "counter",
-    ),
-    "saved": ("litellm_budget_tokens_saved_total", "Prompt tokens taken out.", ("model_group",), "counter"),
-    "deferred": (
-        "litellm_budget_deferred_total",
-        "Requests handed to a router fallback with a bigger window instead of being trimmed.",
-        ("model_group",),
-        "counter",
-    ),
-    "resent": (
-        "litellm_budget_resent_after_rejection_total",
-        "Requests the plugin rejected that were re-sent untouched anyway (LiteLLM SDK num_retries).",
-        ("model_group",),
-        "counter",
-    ),
-    "rereads": (
-        "litellm_budget_rereads_total",
-        "Calls a model made again, with the same arguments, for an output the plugin had elided or dropped.",
-        ("model_group",),
-        "counter",
-    ),
-    "input_tokens": (
-        "litellm_budget_input_tokens_total",
-        "Prompt tokens providers reported, by what their cache did with them: read, written or fresh (neither).",
-        ("model_group", "cache"),
-        "counter",
-    ),
-    "cache_predicted": (
-        "litellm_budget_cache_predicted_tokens_total",
-        "Prompt tokens the plugin expected providers' caches to read (the prefix shared with the previous request).",
-        ("model_group",),
-        "counter",
-    ),
-    "cache_misses": (
-        "litellm_budget_cache_misses_total",
-        "Requests whose cache read less than the shared prefix allowed, or whose prefix moved, by reason.",
-        ("model_group", "reason"),
-        "counter",
-    ),
-    "windows_learned": (
-        "litellm_budget_windows_learned_total",
-        "Windows learned from a deployment's backend, by source: context_error or truncation (a silent cut).",
-        ("model_group", "source"),
-        "counter",
-    ),
-    "recalls": (
-        "litellm_budget_recalls_total",
-        "Calls of the recall tool answered inside LiteLLM, by outcome: served, expired, unknown or limit.",
-        ("model_group", "outcome"),
-        "counter",
-    ),
-    "fit_seconds": (
-        "litellm_budget_fit_seconds",
-        "Time the plugin took to measure and fit a request.",
-        ("model_group",),
-        "histogram",
-    ),
-}
+METRICS: Mapping[str, tuple[str, str, tuple[str, ...], str]] = MappingProxyType(
+    {
+        "requests": (
+            "litellm_budget_requests_total",
+            "Chat requests measured, by outcome.",
+            ("model_group", "action"),
+            "counter",
+        ),
+        "trims": ("litellm_budget_trims_total", "Requests trimmed to fit.", ("model_group", "policy"), "counter"),
+        "rejections": (
+            "litellm_budget_rejections_total",
+            "Requests that could not fit.",
+            ("model_group", "policy"),
+            "counter",
+        ),
+        "saved": ("litellm_budget_tokens_saved_total", "Prompt tokens taken out.", ("model_group",), "counter"),
+        "deferred": (
+            "litellm_budget_deferred_total",
+            "Requests handed to a router fallback with a bigger window instead of being trimmed.",
+            ("model_group",),
+            "counter",
+        ),
+        "resent": (
+            "litellm_budget_resent_after_rejection_total",
+            "Requests the plugin rejected that were re-sent untouched anyway (LiteLLM SDK num_retries).",
+            ("model_group",),
+            "counter",
+        ),
+        "rereads": (
+            "litellm_budget_rereads_total",
+            "Calls a model made again, with the same arguments, for an output the plugin had elided or dropped.",
+            ("model_group",),
+            "counter",
+        ),
+        "input_tokens": (
+            "litellm_budget_input_tokens_total",
+            "Prompt tokens providers reported, by what their cache did with them: read, written or fresh (neither).",
+            ("model_group", "cache"),
+            "counter",
+        ),
+        "cache_predicted": (
+            "litellm_budget_cache_predicted_tokens_total",
+            "Prompt tokens the plugin expected providers' caches to read "
+            "(the prefix shared with the previous request).",
+            ("model_group",),
+            "counter",
+        ),
+        "cache_misses": (
+            "litellm_budget_cache_misses_total",
+            "Requests whose cache read less than the shared prefix allowed, or whose prefix moved, by reason.",
+            ("model_group", "reason"),
+            "counter",
+        ),
+        "windows_learned": (
+            "litellm_budget_windows_learned_total",
+            "Windows learned from a deployment's backend, by source: context_error or truncation (a silent cut).",
+            ("model_group", "source"),
+            "counter",
+        ),
+        "recalls": (
+            "litellm_budget_recalls_total",
+            "Calls of the recall tool answered inside LiteLLM, by outcome: served, expired, unknown or limit.",
+            ("model_group", "outcome"),
+            "counter",
+        ),
+        "fit_seconds": (
+            "litellm_budget_fit_seconds",
+            "Time the plugin took to measure and fit a request.",
+            ("model_group",),
+            "histogram",
+        ),
+    }
+)
 
 
 def prepare_metrics() -> None:
@@ -149,9 +154,14 @@ def record_resent(model_group: str) -> None:
         metrics["resent"].labels(model_group).inc()
 
 
-@functools.cache
 def _metrics() -> dict[str, Any]:
-    """One set of metrics per process, made on first use; empty without prometheus_client."""
+    """One set of metrics per process (``PROCESS.metrics``), made on first use; empty without prometheus_client."""
+    if PROCESS.metrics is None:
+        PROCESS.metrics = _made()
+    return PROCESS.metrics
+
+
+def _made() -> dict[str, Any]:
     try:
         from prometheus_client import REGISTRY, Counter, Histogram
     except ImportError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, MutableMapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from litellm_budget.core.api import BudgetReport
@@ -13,22 +14,26 @@ from .metrics import record_metrics, record_resent
 log = get_logger()
 
 #: One stable event name per action, so dashboards can count them.
-EVENTS = {
-    "passthrough": "request_passed_through",
-    "trimmed": "request_trimmed",
-    "rejected": "request_rejected",
-    "deferred": "request_deferred",
-    "unsupported": "request_unsupported",
-    "unknown_window": "window_unknown",
-}
-_LEVELS = {
-    "trimmed": "info",
-    "passthrough": "info",
-    "rejected": "warning",
-    "deferred": "info",
-    "unsupported": "warning",
-    "unknown_window": "warning",
-}
+EVENTS = MappingProxyType(
+    {
+        "passthrough": "request_passed_through",
+        "trimmed": "request_trimmed",
+        "rejected": "request_rejected",
+        "deferred": "request_deferred",
+        "unsupported": "request_unsupported",
+        "unknown_window": "window_unknown",
+    }
+)
+_LEVELS = MappingProxyType(
+    {
+        "trimmed": "info",
+        "passthrough": "info",
+        "rejected": "warning",
+        "deferred": "info",
+        "unsupported": "warning",
+        "unknown_window": "warning",
+    }
+)
 REPORT_KEY = "litellm_budget"
 #: Beside the served report: the report of an earlier attempt handed to a bigger fallback.
 DEFERRED_KEY = "litellm_budget_deferred"

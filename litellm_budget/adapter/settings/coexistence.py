@@ -9,13 +9,13 @@ request would each read the other's placeholders as content, and offer two retri
 from __future__ import annotations
 
 from litellm_budget.logs import get_logger
+from litellm_budget.process import PROCESS
 
 log = get_logger()
 
 COMPRESSION_CALLBACK = "compression_interception"
 COMPRESSION_CLASS = "CompressionInterceptionLogger"
 REASON = f"{COMPRESSION_CALLBACK} is registered: LiteLLM's own compression owns Anthropic Messages requests"
-_logged: list[bool] = [False]
 
 
 def compression_registered() -> bool:
@@ -26,8 +26,8 @@ def compression_registered() -> bool:
         callback == COMPRESSION_CALLBACK or type(callback).__name__ == COMPRESSION_CLASS
         for callback in (*litellm.callbacks, *litellm.success_callback)
     )
-    if found and not _logged[0]:
-        _logged[0] = True
+    if found and not PROCESS.compression_said:
+        PROCESS.compression_said = True
         log.warning(
             "compression_interception_registered",
             effect="Anthropic Messages requests are left to it and forwarded untouched here; chat and "

@@ -12,9 +12,8 @@ from litellm_budget.core.formats._placement import PLACEMENTS
 from litellm_budget.typing import PolicyName
 
 _POLICIES = frozenset(get_args(PolicyName))
-#: Where a model family's ratio starts, by a word of its name: Claude's own tokenizer counts
-#: 10-25% more than cl100k, which counts it here; at 1.0 the first request of a conversation
-#: could overflow by that much. Calibration (or ``token_ratios``) takes it from there.
+#: Where a model family's ratio starts, by a word of its name: Claude's tokenizer counts 10-25% more than cl100k,
+#: so at 1.0 a conversation's first request could overflow by that much. Calibration takes it from there.
 PRIOR_RATIOS = (("claude", 1.1),)
 
 
@@ -283,18 +282,19 @@ def _type_error(key: str, current: object, value: object) -> SettingError:
     return SettingError(key, reason, f"litellm_budget setting {key!r} {reason}")
 
 
-#: How a type of setting is said in a message.
-_KINDS: dict[type, str] = {int: "an integer", float: "a number", str: "a string"}
-#: The same, for the settings whose default does not show their type.
-_KINDS_BY_KEY = {
-    "default_window": "a positive integer or null",
-    "response_reserve": "an integer >= 0 or null",
-    "elide_min_tokens": "an integer >= 0 or null (null: scaled with the window)",
-    "outline_chars": "an integer >= 0 or null (null: 4 x digest_chars from a 32k window up)",
-    "text_names": "an integer >= 0 or null (null: 20 from a 32k window up)",
-    **dict.fromkeys(("digest_share", "names_share"), "a number or null (null: the policy's own)"),
-    "summary_model": "a model group name or null",
-    "token_ratios": "a mapping of model names to ratios",
-    "cache_lifetimes": "a mapping of providers or models to seconds",
-    "calibration_bounds": "a pair of numbers like [0.8, 2.0]",
-}
+#: How a type of setting is said in a message; then the same, for the settings whose default does not show their type.
+_KINDS: Mapping[type, str] = MappingProxyType({int: "an integer", float: "a number", str: "a string"})
+_KINDS_BY_KEY = MappingProxyType(
+    {
+        "default_window": "a positive integer or null",
+        "response_reserve": "an integer >= 0 or null",
+        "elide_min_tokens": "an integer >= 0 or null (null: scaled with the window)",
+        "outline_chars": "an integer >= 0 or null (null: 4 x digest_chars from a 32k window up)",
+        "text_names": "an integer >= 0 or null (null: 20 from a 32k window up)",
+        **dict.fromkeys(("digest_share", "names_share"), "a number or null (null: the policy's own)"),
+        "summary_model": "a model group name or null",
+        "token_ratios": "a mapping of model names to ratios",
+        "cache_lifetimes": "a mapping of providers or models to seconds",
+        "calibration_bounds": "a pair of numbers like [0.8, 2.0]",
+    }
+)

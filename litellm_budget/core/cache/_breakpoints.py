@@ -11,6 +11,7 @@ The client's own breakpoints are never moved or removed, and count against the f
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from litellm_budget.core.formats import SYSTEM, MessageFormat
@@ -20,7 +21,7 @@ from litellm_budget.typing import Message
 #: The API's limit per request.
 MAX_BREAKPOINTS = 4
 #: The breakpoint the plugin adds: the default, five-minute cache.
-BREAKPOINT: Mapping[str, str] = {"type": "ephemeral"}
+BREAKPOINT: Mapping[str, str] = MappingProxyType({"type": "ephemeral"})
 #: Blocks the API takes no breakpoint on.
 UNMARKABLE = frozenset({"thinking", "redacted_thinking"})
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Collection, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from litellm_budget.core._checks import is_int, is_mapping
@@ -16,7 +17,7 @@ CLEAR_TOOL_USES = "clear_tool_uses_20250919"
 CLEAR_THINKING = "clear_thinking_20251015"
 #: The API's defaults: clear once the prompt passes 100k input tokens, keep the last 3 tool uses,
 #: keep the thinking of the last assistant turn.
-DEFAULT_TRIGGER = {"type": "input_tokens", "value": 100_000}
+DEFAULT_TRIGGER = MappingProxyType({"type": "input_tokens", "value": 100_000})
 DEFAULT_KEEP_TOOL_USES = 3
 DEFAULT_KEEP_THINKING_TURNS = 1
 CLEARED_RESULT = "[litellm_budget: this tool result was cleared by the context editing the client asked for.]"

@@ -6,6 +6,7 @@ import functools
 import math
 import re
 from collections.abc import Callable, Hashable, Iterable, Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from litellm_budget.core._canonical import as_json, text_key
@@ -37,7 +38,9 @@ CHUNK_CHARS = 2048
 # Without a tokenizer, tokens are estimated from character classes, weighted so the estimate
 # stays above both encodings' real counts on code, logs, prose, CJK, emoji and random text
 # (tests/core/counting/test_tokens.py checks every message of the real sessions); about 1.7x on English.
-_ESTIMATE_WEIGHTS = {"lower": 0.35, "upper": 0.65, "digit": 0.6, "space": 0.25, "break": 0.75, "other": 1.0}
+_ESTIMATE_WEIGHTS = MappingProxyType(
+    {"lower": 0.35, "upper": 0.65, "digit": 0.6, "space": 0.25, "break": 0.75, "other": 1.0}
+)
 _ESTIMATE_SAFETY = 1.1
 _NOT_LOWER = re.compile(r"[^a-z]+")
 _NOT_UPPER = re.compile(r"[^A-Z]+")

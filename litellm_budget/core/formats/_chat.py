@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from litellm_budget.core._checks import is_mapping
@@ -17,7 +18,9 @@ from litellm_budget.typing import Message
 if TYPE_CHECKING:
     from litellm_budget.core.formats._protocol import TokenCounter
 
-_KINDS = {"system": SYSTEM, "developer": SYSTEM, "user": USER, "assistant": ASSISTANT, "tool": TOOL, "function": TOOL}
+_KINDS = MappingProxyType(
+    {"system": SYSTEM, "developer": SYSTEM, "user": USER, "assistant": ASSISTANT, "tool": TOOL, "function": TOOL}
+)
 
 
 class ChatFormat:

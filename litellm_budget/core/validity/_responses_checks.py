@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from litellm_budget.core._checks import is_mapping, request_problem
@@ -89,23 +90,25 @@ def _is_content(value: object) -> bool:
 
 
 # The fields each item type must have for trimming to understand it, and how they must look.
-_REQUIRED: Mapping[str, tuple[tuple[str, Callable[[object], bool]], ...]] = {
-    "function_call": (("call_id", _is_str), ("name", _is_str), ("arguments", _is_str)),
-    "custom_tool_call": (("call_id", _is_str), ("name", _is_str), ("input", _is_str)),
-    "function_call_output": (("call_id", _is_str), ("output", _is_content)),
-    "custom_tool_call_output": (("call_id", _is_str), ("output", _is_content)),
-    "reasoning": (("summary", _is_list), ("encrypted_content", _is_optional_str)),
-    "compaction": (("encrypted_content", _is_str),),
-    "shell_call": (("call_id", _is_str),),
-    "local_shell_call": (("call_id", _is_str),),
-    "apply_patch_call": (("call_id", _is_str),),
-    "shell_call_output": (("call_id", _is_str),),
-    "local_shell_call_output": (("call_id", _is_str),),
-    "apply_patch_call_output": (("call_id", _is_str),),
-    "additional_tools": (("tools", _is_list),),
-    "item_reference": (("id", _is_str),),
-    "message": (("role", _is_role), ("content", _is_content)),
-}
+_REQUIRED: Mapping[str, tuple[tuple[str, Callable[[object], bool]], ...]] = MappingProxyType(
+    {
+        "function_call": (("call_id", _is_str), ("name", _is_str), ("arguments", _is_str)),
+        "custom_tool_call": (("call_id", _is_str), ("name", _is_str), ("input", _is_str)),
+        "function_call_output": (("call_id", _is_str), ("output", _is_content)),
+        "custom_tool_call_output": (("call_id", _is_str), ("output", _is_content)),
+        "reasoning": (("summary", _is_list), ("encrypted_content", _is_optional_str)),
+        "compaction": (("encrypted_content", _is_str),),
+        "shell_call": (("call_id", _is_str),),
+        "local_shell_call": (("call_id", _is_str),),
+        "apply_patch_call": (("call_id", _is_str),),
+        "shell_call_output": (("call_id", _is_str),),
+        "local_shell_call_output": (("call_id", _is_str),),
+        "apply_patch_call_output": (("call_id", _is_str),),
+        "additional_tools": (("tools", _is_list),),
+        "item_reference": (("id", _is_str),),
+        "message": (("role", _is_role), ("content", _is_content)),
+    }
+)
 
 
 def _item_problem(item: object) -> str | None:

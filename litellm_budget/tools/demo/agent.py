@@ -9,7 +9,7 @@ _WORDS = (
     "def class return import self value result config request message token window budget test assert "
     "error raise None True False for while in if else elif with open path file line data list dict str int"
 ).split()
-_FILES = ["src/budget.py", "src/window.py", "src/report.py", "tests/test_budget.py", "README.md", "setup.cfg"]
+_FILES = ("src/budget.py", "src/window.py", "src/report.py", "tests/test_budget.py", "README.md", "setup.cfg")
 
 
 def demo_session(steps: int = 40, seed: int = 7) -> list[dict[str, Any]]:

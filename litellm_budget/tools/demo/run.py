@@ -7,6 +7,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, TextIO
 
 import httpx
@@ -24,7 +25,7 @@ LEGEND = (
     "elided and dropped count messages (x-litellm-budget-elided, x-litellm-budget-dropped), not units;\n"
     "why: how the edit differs from the request above, read from those counts (blank: the same counts).\n"
 )
-_ACTION_REASONS = {"passthrough": "fits: sent untrimmed", "rejected": "rejected: does not fit"}
+_ACTION_REASONS = MappingProxyType({"passthrough": "fits: sent untrimmed", "rejected": "rejected: does not fit"})
 
 
 def run_demo(config: Path, *, model: str, steps: int, out: TextIO) -> int:
