@@ -32,7 +32,7 @@ def child(folder: Path) -> None:
     sys.path.insert(0, str(HERE))
     import bench_fit
 
-    from litellm_budget.core._memo import memos
+    from litellm_budget.core import memos
     from litellm_budget.tools.sessions import load_conversation, requests_of, session_files
 
     conversations = [load_conversation(path) for path in session_files([folder])]

@@ -12,7 +12,7 @@ import dataclasses
 import weakref
 from typing import Any
 
-from litellm_budget.core._memo import BoundedLRU
+from litellm_budget.bounded import BoundedLRU
 
 
 @dataclasses.dataclass(slots=True)

@@ -28,10 +28,8 @@ def digest(value: object, chars: int) -> str:
     return hashlib.sha256(as_json(value).encode()).hexdigest()[:chars]
 
 
-#: Digests remembered by the content they were taken of: what names a conversation, and its
-#: history's last message, are digested again on every request of it; a key costs a tenth as much.
-DIGEST_ENTRIES = 16_384
-_DIGESTS: Memo[str] = Memo("digests", ("content", "chars"), DIGEST_ENTRIES)
+#: Digests by the content they were taken of (a key costs a tenth as much as a digest).
+_DIGESTS: Memo[str] = Memo.declared("digests")
 
 
 def digest_known(value: object, chars: int, key: Hashable) -> str:

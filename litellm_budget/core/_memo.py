@@ -1,5 +1,5 @@
 """
-The one memo mechanism, and the bounded stores of state.
+The one memo mechanism, and every memo of the package (``DECLARED``).
 
 A ``Memo`` remembers what one step derived, keyed by what that step reads: it declares its
 inputs (``reads``) and every lookup gives exactly those, in that order (a content as its content
@@ -9,8 +9,7 @@ lookup fails. Every memo is bounded and registered here, so one switch reaches t
 ``LITELLM_BUDGET_MEMO=off:NAME,NAME`` only those named (to measure each one's gain). A memo off
 holds nothing, and the fits, reports and replay figures must not change; CI compares them both ways.
 
-``BoundedLRU`` and ``BoundedDict`` hold state the plugin learns from traffic (call records, token
-ratios, conversations' edits): not memos, never switched off, bounded all the same.
+What the plugin learns from traffic is not a memo: ``litellm_budget/bounded.py`` holds it.
 """
 
 from __future__ import annotations
@@ -19,9 +18,64 @@ import os
 import threading
 import weakref
 from collections.abc import Callable, Hashable
-from typing import Any, Generic, TypeVar
+from types import MappingProxyType
+from typing import Any, Generic, NamedTuple, TypeVar
 
 _V = TypeVar("_V")
+
+
+class Declared(NamedTuple):
+    """A memo as declared: what its step reads (its key, in order), its bound, and what it saves."""
+
+    reads: tuple[str, ...]
+    entries: int
+    #: The measured path's instructions with this memo off, over all memos on (BENCHMARKS.md §2).
+    off_costs: float
+
+
+#: Every memo, by name. ``off_costs`` is the warm deployment hook's (``benchmarks/hook_instructions.py
+#: cut``, 16k) unless said; a memo that saved under 2% went (``elision_facts``: 1.015).
+DECLARED = MappingProxyType(
+    {
+        # What names a conversation, and its last message, are digested on each of its requests.
+        "digests": Declared(("content", "chars"), 16_384, 1.069),
+        # Digests of whole dropped blocks, each at most digest_share of a window's room.
+        "block_digests": Declared(
+            (
+                "format",
+                "counter",
+                "digest_chars",
+                "cap",
+                "names_cap",
+                "names_per_step",
+                "recall",
+                "room",
+                "block",
+                "given",
+            ),
+            256,
+            1.329,
+        ),
+        # The lines of single steps, with the call ids they make and answer: a few hundred characters each.
+        "atom_lines": Declared(("format", "digest_chars", "recall", "atom"), 16_384, 1.311),
+        # Outcomes and outlines of elided outputs, each a few hundred characters at most.
+        "outcomes": Declared(("what", "limit", "texts"), 16_384, 1.219),
+        # Each sent message's hashes and sizes: the histories of a hundred busy conversations, about
+        # 4 MiB. Measured on the success event's ``sent_prompt`` over a growing session: 4.49.
+        "prompt_facts": Declared(("message",), 16_384, 4.49),
+        # Prefixes that passed a format's checks, one a conversation as a rule.
+        "passed_prefixes": Declared(("format", "prefix"), 2048, 1.026),
+        # A conversation's last request as read (its copies, keys, characters); bounded by characters too.
+        "conversation_reads": Declared(("lane", "first", "second"), 512, 1.176),
+        # Each message's calls as (id, key), by its content key: a few small keys each.
+        "calls_made": Declared(("format", "message"), 65_536, 1.054),
+        # Kept drafts, one per conversation and its edits, as many as conversation_reads keeps.
+        "kept_drafts": Declared(("format", "counter", "conversation", "edits", "limits", "recall"), 512, 1.037),
+        # A counter's counts of texts and of messages, per encoding.
+        "text_counts": Declared(("text",), 65_536, 2.371),
+        "message_counts": Declared(("format", "message"), 65_536, 1.087),
+    }
+)
 
 
 def _off_names(setting: str) -> frozenset[str] | None:
@@ -92,6 +146,12 @@ class Memo(Generic[_V]):
         self._weight = [0, 0]  # of the young generation, then of the old
         self._lock = threading.Lock()
         _MEMOS.add(self)
+
+    @classmethod
+    def declared(cls, name: str, *, weigh: Callable[[Any], int] | None = None, max_weight: int = 0) -> Memo[Any]:
+        """The memo ``DECLARED`` names, with what it reads and its bound from there."""
+        declared = DECLARED[name]
+        return cls(name, declared.reads, declared.entries, weigh=weigh, max_weight=max_weight)
 
     def key(self, inputs: tuple[Hashable, ...]) -> Hashable:
         """The key of ``inputs``: they must be the declared ``reads``, one each."""
@@ -184,99 +244,3 @@ def forget_all() -> None:
     """Forget everything every memo remembered (tests, benchmarks: a cold start)."""
     for memo in list(_MEMOS):
         memo.clear()
-
-
-class BoundedLRU(Generic[_V]):
-    """
-    State learned from traffic, at most ``max_entries`` values, the least recently used half
-    dropped at a time: two generations of plain dicts, as a ``Memo`` keeps them.
-    """
-
-    __slots__ = ("_lock", "_old", "_young", "max_entries")
-
-    def __init__(self, max_entries: int) -> None:
-        if max_entries < 2:
-            msg = "max_entries must be >= 2"
-            raise ValueError(msg)
-        self.max_entries = max_entries
-        self._young: dict[Hashable, _V] = {}
-        self._old: dict[Hashable, _V] = {}
-        self._lock = threading.Lock()
-
-    def get(self, key: Hashable) -> _V | None:
-        """The value under ``key``, kept as recently used; ``None`` if absent."""
-        value = self._young.get(key)
-        if value is None:
-            value = self._old.get(key)
-            if value is not None:
-                self.put(key, value)
-        return value
-
-    def put(self, key: Hashable, value: _V) -> None:
-        """Store ``value``; when the young generation is full, the old one is forgotten."""
-        with self._lock:
-            self._young[key] = value
-            if len(self._young) >= self.max_entries // 2:
-                self._old, self._young = self._young, {}
-
-    def pop(self, key: Hashable) -> _V | None:
-        """Remove and return the value under ``key``; ``None`` if absent."""
-        with self._lock:
-            value = self._young.pop(key, None)
-            old = self._old.pop(key, None)
-            return value if value is not None else old
-
-    def clear(self) -> None:
-        """Forget everything."""
-        with self._lock:
-            self._young, self._old = {}, {}
-
-    def cached_keys(self) -> list[Hashable]:
-        """Every key held, for tests and diagnostics."""
-        return [*self._old, *self._young]
-
-    def __len__(self) -> int:
-        return len(self._young) + len(self._old)
-
-
-class BoundedDict(Generic[_V]):
-    """
-    State learned from traffic, at most ``max_entries`` values, the oldest forgotten first: for
-    records that are written once and read or popped soon after, where recency does not matter.
-    """
-
-    __slots__ = ("_items", "_lock", "max_entries")
-
-    def __init__(self, max_entries: int) -> None:
-        if max_entries < 1:
-            msg = "max_entries must be >= 1"
-            raise ValueError(msg)
-        self.max_entries = max_entries
-        self._items: dict[Hashable, _V] = {}
-        self._lock = threading.Lock()
-
-    def get(self, key: Hashable) -> _V | None:
-        """The value under ``key``; ``None`` if absent."""
-        return self._items.get(key)
-
-    def put(self, key: Hashable, value: _V) -> None:
-        """Store ``value``, forgetting the oldest entry when full."""
-        with self._lock:
-            self._items.pop(key, None)
-            self._items[key] = value
-            if len(self._items) > self.max_entries:
-                del self._items[next(iter(self._items))]
-
-    def pop(self, key: Hashable) -> _V | None:
-        """Remove and return the value under ``key``; ``None`` if absent."""
-        with self._lock:
-            return self._items.pop(key, None)
-
-    def drain(self) -> list[tuple[Hashable, _V]]:
-        """Remove and return every entry, oldest first."""
-        with self._lock:
-            items, self._items = list(self._items.items()), {}
-            return items
-
-    def __len__(self) -> int:
-        return len(self._items)

@@ -17,7 +17,6 @@ from litellm_budget.core._checks import is_int, is_mapping, is_number, positive_
 from litellm_budget.core._errors import context_window_exceeded, provider_of
 from litellm_budget.core._fit import fit, fit_request
 from litellm_budget.core._fit_input import FitRequest, Fitted
-from litellm_budget.core._memo import BoundedDict, BoundedLRU
 from litellm_budget.core._report import BudgetReport, parse_ranges, unsent
 from litellm_budget.core._untouched import passed_through
 from litellm_budget.core.budget import (
@@ -88,8 +87,6 @@ __all__ = [
     "TOOL_NAME",
     "USER",
     "WINDOW_FIX",
-    "BoundedDict",
-    "BoundedLRU",
     "BudgetReport",
     "BudgetSettings",
     "CacheReport",

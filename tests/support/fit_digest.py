@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-from litellm_budget.core._memo import MEMO_OFF
+from litellm_budget.core import MEMO_OFF
 from litellm_budget.core.api import FitRequest, fit_request
 from litellm_budget.core.budget import BudgetSettings
 from litellm_budget.core.formats import format_named

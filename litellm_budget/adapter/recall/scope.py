@@ -16,7 +16,8 @@ from collections.abc import Callable, MutableMapping
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from litellm_budget.adapter.records.calls import MAX_CALLS
-from litellm_budget.core.api import BoundedLRU, Fitted, MessageFormat, RecallScope
+from litellm_budget.bounded import BoundedLRU
+from litellm_budget.core.api import Fitted, MessageFormat, RecallScope
 
 from .offer import Scope, offerable, scope_of, with_tool
 from .store import RecallStore

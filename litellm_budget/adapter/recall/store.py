@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from litellm_budget.adapter.replicas.shared import shared_get, shared_set, shared_store
-from litellm_budget.core.api import BoundedLRU
+from litellm_budget.bounded import BoundedLRU
 
 PREFIX = "litellm_budget:recall:"
 #: The most texts this process keeps, and the most bytes (UTF-8 counted as characters: a bound).

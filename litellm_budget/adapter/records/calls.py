@@ -18,7 +18,8 @@ import uuid
 from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any
 
-from litellm_budget.core.api import BoundedLRU, BudgetReport
+from litellm_budget.bounded import BoundedLRU
+from litellm_budget.core.api import BudgetReport
 
 from .fit_records import FitRecord
 from .lending import Lent, LentLists

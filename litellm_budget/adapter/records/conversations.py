@@ -12,11 +12,10 @@ from typing import Any, NamedTuple
 
 from litellm_budget.adapter.replicas.shared import shared_get, shared_set, shared_store
 from litellm_budget.adapter.request.targets import Target
+from litellm_budget.bounded import BoundedDict, BoundedLRU
 from litellm_budget.core.api import (
     SYSTEM,
     USER,
-    BoundedDict,
-    BoundedLRU,
     BudgetReport,
     MessageFormat,
     SentEdits,

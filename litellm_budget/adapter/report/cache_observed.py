@@ -21,8 +21,8 @@ from litellm_budget.adapter.records.calls import Calls, call_id_of
 from litellm_budget.adapter.records.conversations import conversation_key
 from litellm_budget.adapter.request.kwargs import chat_messages
 from litellm_budget.adapter.request.shapes import format_of_call
+from litellm_budget.bounded import BoundedLRU
 from litellm_budget.core.api import (
-    BoundedLRU,
     BudgetSettings,
     CacheReport,
     CacheRules,

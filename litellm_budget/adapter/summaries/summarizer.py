@@ -17,7 +17,8 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any
 
 from litellm_budget.adapter.replicas.shared import shared_get_many, shared_set
-from litellm_budget.core.api import BoundedDict, BoundedLRU, BudgetReport, BudgetSettings, SummaryJob
+from litellm_budget.bounded import BoundedDict, BoundedLRU
+from litellm_budget.core.api import BudgetReport, BudgetSettings, SummaryJob
 from litellm_budget.logs import get_logger
 from litellm_budget.typing import Message
 

@@ -9,7 +9,8 @@ from typing import Any
 from litellm_budget.adapter.replicas.shared import shared_get, shared_set
 from litellm_budget.adapter.report.publish import report_in
 from litellm_budget.adapter.request.shapes import format_of_call
-from litellm_budget.core.api import BoundedDict, BoundedLRU, BudgetReport, BudgetSettings, is_int, is_number
+from litellm_budget.bounded import BoundedDict, BoundedLRU
+from litellm_budget.core.api import BudgetReport, BudgetSettings, is_int, is_number
 from litellm_budget.logs import get_logger
 
 log = get_logger()

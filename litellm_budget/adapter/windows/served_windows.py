@@ -18,8 +18,8 @@ from litellm_budget.adapter.replicas.shared import shared_get, shared_set
 from litellm_budget.adapter.report.metrics import record_window_learned
 from litellm_budget.adapter.request.kwargs import read_metadata
 from litellm_budget.adapter.request.targets import Target
+from litellm_budget.bounded import BoundedLRU
 from litellm_budget.core.api import (
-    BoundedLRU,
     BudgetReport,
     BudgetSettings,
     is_context_error,

@@ -23,10 +23,8 @@ TOOLS = -1
 MARKER = None
 #: An entry's hash, size, blocks, breakpoints (blocks), head hash and size, body hash.
 _Facts = tuple[int, int, int, tuple[int, ...], int, int, int]
-#: Each message's facts by its ``content_key``: the histories of the last hundred or so busy
-#: conversations, at most about 4 MiB (a miss only reads the message again).
-FACT_ENTRIES = 16_384
-_FACTS: Memo[_Facts] = Memo("prompt_facts", ("message",), FACT_ENTRIES)
+#: Each message's facts by its ``content_key`` (a miss only reads the message again).
+_FACTS: Memo[_Facts] = Memo.declared("prompt_facts")
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

@@ -16,7 +16,9 @@ from litellm_budget.core.counting._size_gate import (
     utf8_bytes,
 )
 from litellm_budget.core.counting._tokens import (
+    CHUNK_CHARS,
     REPLY_PRIMING,
+    MemoCounter,
     counter_for,
     counts_exactly,
     encoding_name_for,
@@ -28,9 +30,11 @@ from litellm_budget.core.counting._tokens import (
 )
 
 __all__ = [
+    "CHUNK_CHARS",
     "REPLY_PRIMING",
     "GateContext",
     "GateRead",
+    "MemoCounter",
     "bound_with",
     "bounded_counts",
     "counted",

@@ -55,9 +55,6 @@ _O200K_MODELS = re.compile(r"^(chatgpt-4o|gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|gpt-oss
 #: Models counted with their own family's tokenizer (OpenAI's); every other is approximated.
 _OWN_TOKENIZER = re.compile(r"^(chatgpt|gpt-|o1|o3|o4|text-embedding|davinci|babbage)")
 
-#: Entries per counter's memo of text counts.
-MEMO_ENTRIES = 65_536
-
 
 def encoding_name_for(model: str) -> str:
     """The tiktoken encoding of ``model``; the provider prefix does not matter."""
@@ -167,8 +164,8 @@ class MemoCounter:
         self._chunked = chunked
         self.image_tokens = image_tokens
         #: Counts of texts, and of a long text's chunks (texts of their own: ``split_chunks``).
-        self.memo: Memo[int] = Memo("text_counts", ("text",), MEMO_ENTRIES)
-        self.message_memo: Memo[int] = Memo("message_counts", ("format", "message"), MEMO_ENTRIES)
+        self.memo: Memo[int] = Memo.declared("text_counts")
+        self.message_memo: Memo[int] = Memo.declared("message_counts")
 
     def count_text(self, text: str) -> int:
         """Tokens of ``text``, from the memo when it was seen before."""

@@ -20,10 +20,9 @@ from litellm_budget.core.formats._placement import NOTICE_KEY, PLACEMENTS, plain
 from litellm_budget.core.formats._protocol import ASSISTANT, SYSTEM, TOOL, USER, MessageFormat, TokenCounter, Unjoin
 from litellm_budget.core.formats._responses import RESPONSES, as_items
 from litellm_budget.core.formats._responses import from_chat as responses_from_chat
+from litellm_budget.core.formats._tool_calls import call_key, read_path
 from litellm_budget.typing import Message
 
-# Not here: the names of ``_tool_calls.py`` (``call_key``, ``read_path``, ...). That module reads
-# ``MessageFormat`` from this one for its annotations, so loading it here would close an import cycle.
 __all__ = [
     "ANTHROPIC",
     "ASSISTANT",
@@ -42,6 +41,7 @@ __all__ = [
     "Unjoin",
     "anthropic_from_chat",
     "as_items",
+    "call_key",
     "format_named",
     "join_system",
     "joined",
@@ -50,6 +50,7 @@ __all__ = [
     "message_keys",
     "part_text",
     "plain",
+    "read_path",
     "responses_from_chat",
     "split_system",
     "texts_of",

@@ -28,9 +28,7 @@ from litellm_budget.core._canonical import content_key
 from litellm_budget.core._memo import Memo
 from litellm_budget.typing import Message
 
-#: Conversations whose last read is kept ...
-READ_ENTRIES = 512
-#: ... and the characters all of them may hold, texts shared with the requests they came in: 16 MiB
+#: The characters all conversations' last reads may hold, texts shared with the requests they came in: 16 MiB
 #: of ASCII text (Python keeps up to 4 bytes a character for other scripts), about 70 histories as
 #: long as the longest shared session, whose copied containers add a few MiB more.
 READ_CHARS = 16_000_000
@@ -52,13 +50,7 @@ class _NotPlain(Exception):
 
 #: The last read of each conversation, named by its lane and its first two messages' keys (the
 #: system prompt and the task, as a rule), bounded in entries and in the characters they hold.
-_READS: Memo[_Read] = Memo(
-    "conversation_reads",
-    ("lane", "first", "second"),
-    READ_ENTRIES,
-    weigh=lambda read: sum(read.chars),
-    max_weight=READ_CHARS,
-)
+_READS: Memo[_Read] = Memo.declared("conversation_reads", weigh=lambda read: sum(read.chars), max_weight=READ_CHARS)
 _NOTHING_READ = _Read((), (), (), ())
 
 

@@ -12,13 +12,12 @@ from litellm_budget.core._memo import Memo
 from litellm_budget.typing import Message
 
 if TYPE_CHECKING:
-    from litellm_budget.core.formats import MessageFormat
+    from litellm_budget.core.formats._protocol import MessageFormat
 
 #: What makes two calls the same call: the tool's name and what its arguments' canonical JSON is known by.
 CallKey = tuple[str, Hashable]
-#: Each message's calls as ``(id, key)``, by the message's content key (a few small keys each).
-CALL_KEY_ENTRIES = 65_536
-_MADE: Memo[tuple[tuple[str, CallKey], ...]] = Memo("calls_made", ("format", "message"), CALL_KEY_ENTRIES)
+#: Each message's calls as ``(id, key)``, by the message's content key.
+_MADE: Memo[tuple[tuple[str, CallKey], ...]] = Memo.declared("calls_made")
 #: Shell commands that show a file (or a range of it) without changing anything.
 _READERS = frozenset({"cat", "nl", "head", "tail", "sed", "less", "more", "bat"})
 #: What makes a shell command more than a read: a redirection, a heredoc, a second command.

@@ -90,8 +90,6 @@ class Derived:
     facts: dict[int, tuple[bool, int]] = dataclasses.field(default_factory=dict)
     #: Per dropped block priced in a marker, the recall handle of its text (``wording/_recall.py``).
     block_handles: dict[tuple[int, ...], str] = dataclasses.field(default_factory=dict)
-    #: Per kind, what those facts read besides a message's threshold and content (``elide.py``).
-    facts_read_by: dict[str, tuple[object, ...]] = dataclasses.field(default_factory=dict)
     #: Each message's tokens as it would settle, elided where it is a bulky output.
     settled: list[int] | None = None
     elided: dict[int, Entry] = dataclasses.field(default_factory=dict)

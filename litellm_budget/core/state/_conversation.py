@@ -219,13 +219,9 @@ def _kept_key(ledger: Ledger, sent: SentEdits) -> tuple[Hashable, ...]:
     return (ledger.format.name, ledger.counter.name, tuple(ledger.keys[:2]), edits, read, ledger.recall)
 
 
-#: Kept drafts, one per conversation and its edits: a source index per entry, and the few entries
-#: edited (the marker, at most ``digest_share`` of the prompt's room, and the placeholders' messages),
-#: as many conversations as ``message_keys`` keeps reads of. One not here is made whole, as before.
-KEPT_ENTRIES = 512
-_KEPT: Memo[_KeptDraft] = Memo(
-    "kept_drafts", ("format", "counter", "conversation", "edits", "limits", "recall"), KEPT_ENTRIES
-)
+#: Kept drafts: a source index per entry, and the few entries edited (the marker and the
+#: placeholders' messages). One not here is made whole, as before.
+_KEPT: Memo[_KeptDraft] = Memo.declared("kept_drafts")
 
 
 def with_state(policy: Callable[[Ledger], Draft]) -> Callable[[Ledger], Draft]:

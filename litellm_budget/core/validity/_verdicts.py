@@ -16,9 +16,8 @@ from typing import NamedTuple
 
 from litellm_budget.core._memo import Memo
 
-#: Passed prefixes remembered (one a conversation, as a rule), each a tuple of its keys.
-PASSED_ENTRIES = 2048
-_PASSED: Memo[tuple[object]] = Memo("passed_prefixes", ("format", "prefix"), PASSED_ENTRIES)
+#: Passed prefixes, each a tuple of its keys.
+_PASSED: Memo[tuple[object]] = Memo.declared("passed_prefixes")
 #: Shorter prefixes are read again: resuming saves nothing there.
 MIN_PREFIX = 3
 

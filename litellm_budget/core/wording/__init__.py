@@ -41,7 +41,6 @@ from litellm_budget.core.wording._recall import HANDLE, NOTHING_STORED, TOOL_NAM
 if TYPE_CHECKING:
     from litellm_budget.core.wording._marker_digest import marker_digest, newest_within, shares, step_names
     from litellm_budget.core.wording._placeholders import (
-        names_read_by,
         outline_limit,
         placeholder_of,
         text_names_limit,
@@ -70,7 +69,6 @@ __all__ = [
     "names_beyond",
     "names_in",
     "names_line",
-    "names_read_by",
     "newest_within",
     "omitted_note",
     "outcome_of",
@@ -97,7 +95,6 @@ __getattr__ = loaded_on_use(
         "newest_within": "_marker_digest",
         "shares": "_marker_digest",
         "step_names": "_marker_digest",
-        "names_read_by": "_placeholders",
         "outline_limit": "_placeholders",
         "placeholder_of": "_placeholders",
         "text_names_limit": "_placeholders",

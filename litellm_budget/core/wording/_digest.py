@@ -59,9 +59,7 @@ OUTCOME_SHARE = 0.5
 #: multiple of ``digest_chars``: the whole outline of most file views in the shared sessions, and
 #: on them a wider one kept no more at 32k.
 OUTLINE_SHARE = 4.0
-#: Outcomes and outlines remembered, each a few hundred characters at most.
-OUTCOME_ENTRIES = 16_384
-_OUTCOMES: Memo[str] = Memo("outcomes", ("what", "limit", "texts"), OUTCOME_ENTRIES)
+_OUTCOMES: Memo[str] = Memo.declared("outcomes")
 
 
 def _squeezed(text: str) -> str:

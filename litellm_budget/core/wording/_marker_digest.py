@@ -23,16 +23,8 @@ from litellm_budget.core.wording._digest import LineNamer, outputs_of, step_entr
 from litellm_budget.core.wording._names import InText, StepNames, names_in, names_line
 from litellm_budget.typing import Message
 
-#: Digests of whole blocks: each at most ``digest_share`` of a window's prompt room.
-BLOCK_ENTRIES = 256
-#: Lines of single atoms, with the call ids they make and answer: a few hundred characters each.
-ATOM_ENTRIES = 16_384
-_BLOCKS: Memo[tuple[tuple[str, ...], int]] = Memo(
-    "block_digests",
-    ("format", "counter", "digest_chars", "cap", "names_cap", "names_per_step", "recall", "room", "block", "given"),
-    BLOCK_ENTRIES,
-)
-_ATOMS: Memo[AtomLines] = Memo("atom_lines", ("format", "digest_chars", "recall", "atom"), ATOM_ENTRIES)
+_BLOCKS: Memo[tuple[tuple[str, ...], int]] = Memo.declared("block_digests")
+_ATOMS: Memo[AtomLines] = Memo.declared("atom_lines")
 _T = TypeVar("_T")
 #: Each policy's ``digest_share`` and ``names_share`` where the settings leave them ``None``.
 #: ``plan`` drops whole turns, so a marker's every token costs it whole turns: its digest spends

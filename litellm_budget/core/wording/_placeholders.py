@@ -60,18 +60,6 @@ def text_names_limit(ledger: Ledger) -> int:
     return TEXT_NAMES if ledger.limits.window >= OUTLINE_MIN_WINDOW else 0
 
 
-def names_read_by(ledger: Ledger, kind: str) -> tuple[int, int | None]:
-    """
-    What an assistant text's placeholder reads besides the text: the names limit, and the system
-    and the task (their content keys, hashed: what the names leave out).
-    """
-    most = text_names_limit(ledger) if kind == ASSISTANT else 0
-    if not most:
-        return 0, None
-    keys = ledger.keys
-    return most, hash(tuple(keys[index] for index in given_messages(ledger)))
-
-
 def outline_limit(ledger: Ledger) -> int:
     """
     The most characters a placeholder lists of the definitions its text showed: ``outline_chars``,

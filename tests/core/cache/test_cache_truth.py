@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from litellm_budget.core._memo import forget_all
+from litellm_budget.core import forget_all
 from litellm_budget.core.cache import (
     MARKER,
     TOOLS,

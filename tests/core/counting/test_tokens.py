@@ -11,13 +11,16 @@ import litellm
 import pytest
 from structlog.testing import capture_logs
 
-from litellm_budget.core import EXACT_KEY_CHARS
+from litellm_budget.core import DECLARED, EXACT_KEY_CHARS
 from litellm_budget.core.counting import (
-    _tokens,
+    CHUNK_CHARS,
+    MemoCounter,
     counter_for,
     encoding_name_for,
     estimate_tokens,
+    forget_counts,
     load_offline,
+    reset_counters,
     split_chunks,
 )
 from tests.conftest import SessionSet
@@ -68,14 +71,14 @@ class TestEncoding:
         """With no encoding file anywhere and no network: one warning event, then a safe estimate."""
         monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
         monkeypatch.setattr("litellm_budget.core.counting._encodings._litellm_tokenizers_dir", lambda: None)
-        _tokens.reset_counters()
+        reset_counters()
         try:
             with capture_logs() as logs:
                 first = counter_for("gpt-4o")
                 second = counter_for("gpt-4o")
             count = first.count_text(text(1000))
         finally:
-            _tokens.reset_counters()
+            reset_counters()
 
         assert first is second
         assert first.name == "estimate"
@@ -140,7 +143,7 @@ class TestLinearTime:
         chunks = list(split_chunks(sample))
 
         assert "".join(chunks) == sample
-        assert max(len(c) for c in chunks) <= _tokens.CHUNK_CHARS
+        assert max(len(c) for c in chunks) <= CHUNK_CHARS
 
     def test_one_long_run_is_linear(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """
@@ -158,7 +161,7 @@ class TestLinearTime:
         sample = "=" * 1_000_000 + "linear"
         counter.count_text(sample)
 
-        assert max(pieces) <= _tokens.CHUNK_CHARS
+        assert max(pieces) <= CHUNK_CHARS
         assert sum(pieces) <= len(sample)
 
 
@@ -166,10 +169,10 @@ class TestMemo:
     def test_cache_is_bounded(self) -> None:
         """The text cache never holds more than its bound."""
         counter = counter_for("gpt-4o")
-        for i in range(3 * _tokens.MEMO_ENTRIES):
+        for i in range(3 * DECLARED["text_counts"].entries):
             counter.count_text(f"unique text {i}")
 
-        assert len(counter.memo) <= _tokens.MEMO_ENTRIES
+        assert len(counter.memo) <= DECLARED["text_counts"].entries
 
     def test_long_texts_are_keyed_by_hash(self) -> None:
         """Long texts are not kept as keys, so the cache's memory stays bounded."""
@@ -192,7 +195,7 @@ class TestMemo:
             measured.append(len(piece))
             return len(encoding.encode_ordinary(piece))
 
-        counter = _tokens.MemoCounter("recording", measure, 765, chunked=True)
+        counter = MemoCounter("recording", measure, 765, chunked=True)
         task = text(6000, 1)  # about 24k characters: a dozen chunks
         note = '\n\n[litellm_budget: 12 earlier messages were removed]\n- called bash(command="ls") -> 3 lines'
         counter.count_text(task)
@@ -200,19 +203,19 @@ class TestMemo:
 
         merged = counter.count_text(task + note)
 
-        assert sum(measured) <= _tokens.CHUNK_CHARS + len(note)
+        assert sum(measured) <= CHUNK_CHARS + len(note)
         assert merged == sum(len(encoding.encode_ordinary(chunk)) for chunk in split_chunks(task + note))
         assert merged == counter_for("gpt-4o").count_text(task + note)
 
     def test_chunks_are_remembered_as_texts_keyed_by_hash(self) -> None:
         """A long text's chunks are texts of their own: each is remembered, none held whole when long."""
         counter = counter_for("gpt-4o")
-        _tokens.forget_counts()
+        forget_counts()
         long = text(5000, 4)
         counter.count_text(long)
 
         chunks = list(split_chunks(long))
         assert len(chunks) > 1
         assert all(counter.remembers(chunk) for chunk in chunks)
-        assert 0 < len(counter.memo) <= _tokens.MEMO_ENTRIES
+        assert 0 < len(counter.memo) <= DECLARED["text_counts"].entries
         assert all(not (isinstance(k, str) and len(k) > EXACT_KEY_CHARS) for k in counter.memo.cached_keys())

@@ -10,12 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from litellm_budget.core import content_key
-from litellm_budget.core._memo import Memo, forget_all
+from litellm_budget.core import DECLARED, Memo, content_key, forget_all
 from litellm_budget.core.api import FitRequest, fit_request
 from litellm_budget.core.counting import GateRead, counted
 from litellm_budget.core.formats import CHAT, format_named, message_keys
-from litellm_budget.core.formats import _message_keys as module
+from litellm_budget.core.formats import _message_keys as module  # private: tests patch and read its memo
 from litellm_budget.tools.convert import converted
 from tests.support.builders import agent_session
 from tests.support.strategies import conversations
@@ -166,7 +165,7 @@ def test_lanes_keep_their_own_read(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_reads_are_bounded_in_characters_and_entries() -> None:
     """Histories are held by their texts: the memo forgets the least recent conversations past its bounds."""
     assert module._READS.max_weight == module.READ_CHARS
-    assert module._READS.max_entries == module.READ_ENTRIES
+    assert module._READS.max_entries == DECLARED["conversation_reads"].entries
     reads = Memo("reads", ("lane", "anchor"), 4, weigh=lambda read: sum(read.chars), max_weight=1_000)
     one = module._Read(copies=(None,), keys=(1,), chars=(400,))
     for anchor in range(4):

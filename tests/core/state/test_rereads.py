@@ -9,8 +9,7 @@ import pytest
 from litellm_budget import BudgetSettings
 from litellm_budget.core import parse_ranges
 from litellm_budget.core.api import FitRequest, Fitted, fit_request
-from litellm_budget.core.formats import format_named
-from litellm_budget.core.formats._tool_calls import call_key  # private: its face can't load it (a cycle)
+from litellm_budget.core.formats import call_key, format_named
 from litellm_budget.core.state import _conversation as conversation  # private: a test patches _hidden_calls
 from litellm_budget.core.state import edits_sent
 from litellm_budget.tools.convert import converted

@@ -9,8 +9,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from litellm_budget.core import content_key
-from litellm_budget.core._memo import forget_all
+from litellm_budget.core import content_key, forget_all
 from litellm_budget.core.api import FitRequest, fit_request
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.validity import START, remember_passed, resume_from

@@ -11,8 +11,7 @@ from hypothesis import strategies as st
 from litellm_budget.core.api import FitRequest, fit_request
 from litellm_budget.core.budget import BudgetSettings, limits_for
 from litellm_budget.core.counting import counter_for
-from litellm_budget.core.formats import CHAT
-from litellm_budget.core.formats._tool_calls import read_path  # private: its face can't load it (a cycle)
+from litellm_budget.core.formats import CHAT, read_path
 from litellm_budget.core.policies import Ledger, superseded
 from litellm_budget.core.wording import NAMES_HEAD, InText, is_name, names_beyond, names_in, names_line
 from tests.support.builders import system, tool_step, user
