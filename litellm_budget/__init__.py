@@ -2,8 +2,10 @@
 Keep every LiteLLM chat request inside its model's context window, cache-stably.
 
 The package has three layers: ``core`` (pure: fit a list of messages), ``adapter`` (the
-LiteLLM callback) and ``tools`` (the CLI and benchmarks). The public names are the ones
-below, plus the ``typing`` and ``exceptions`` modules.
+LiteLLM callback) and ``tools`` (the operator's CLI and the demo). Beside them: ``logs.py``,
+``process.py`` (the process-wide state, one object) and ``bounded.py`` (the bounded stores of
+what traffic teaches). The public names are the ones below, plus the ``typing`` and
+``exceptions`` modules.
 """
 
 from __future__ import annotations
