@@ -2,9 +2,8 @@
 One pass per hook: the request read once (``HookPass.reading``), then a chain of named steps
 (``chain.py``). A pass is a frozen value: a step that learns or changes something returns the next
 pass, as structlog's processors hand on the event. The chains, one per hook, and what each hook does
-differently are in ``passes.py``. A fit is published once,
-whichever hook, retry or fallback sees it (``calls.py``); silent fits (the filter's, a ``trial``)
-publish and remember nothing.
+differently are in ``passes.py``. A fit is published once, whichever hook, retry or fallback sees
+it (``calls.py``); silent fits (the filter's, a ``trial``) publish and remember nothing.
 """
 
 from __future__ import annotations
@@ -51,11 +50,13 @@ class Context:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Prepared:
-    """What ``before`` prepared for the fit: the conversation key read, summaries known, what they cost."""
+    """What the preparing steps made for the fit: the conversation key read, summaries known, what they cost."""
 
     conversation: KnownKey | None = None
     summaries: Mapping[str, str] | None = None
     summary: SummaryOutcome | None = None
+    #: The parts a trial fit reads (``HookPass._trial_parts``), read once for both steps that need them.
+    trial: Parts | None = None
 
 
 NOTHING_PREPARED = Prepared()
@@ -142,11 +143,10 @@ class HookPass:
 
     async def read_conversation(self) -> HookPass:
         """The conversation's edits other replicas kept (``Prepared.conversation``)."""
-        target, conversations = self.target, self.context.memory.conversations
-        lifetime = target.settings.lifetime_for(target.model)
-        messages = self._trial_parts().messages
-        known = await conversations.refresh(self.context.cache, target.fit_scope, self.shape.format, messages, lifetime)
-        return dataclasses.replace(self, prepared=dataclasses.replace(self.prepared, conversation=known))
+        target, conversations, parts = self.target, self.context.memory.conversations, self._trial_parts()
+        lifetime, cache = target.settings.lifetime_for(target.model), self.context.cache
+        known = await conversations.refresh(cache, target.fit_scope, self.shape.format, parts.messages, lifetime)
+        return dataclasses.replace(self, prepared=dataclasses.replace(self.prepared, conversation=known, trial=parts))
 
     async def ask_summary(self) -> HookPass:
         """The summaries of what a fit would drop, from the summary model (``Prepared.summaries``)."""
@@ -190,6 +190,8 @@ class HookPass:
 
     def _trial_parts(self) -> Parts:
         """The parts the summary step reads: the caller's own list where the filter hook lent it a trim."""
+        if self.prepared.trial is not None:
+            return self.prepared.trial
         lent = self.context.memory.calls.lent_of(self.call_id)
         if lent is None or not self.target.settings.summary_model:
             return self.parts
@@ -255,7 +257,7 @@ class HookPass:
         return fitted, recall
 
     def _conversation_key(self) -> str | None:
-        """The conversation key of a stateful fit: the one ``before`` read for these messages, else read now."""
+        """The conversation key of a stateful fit: the one the ``conversation_state`` step read, else read now."""
         if not self.target.settings.conversation_state:
             return None
         messages, scope, known = self.parts.messages, self.target.fit_scope, self.prepared.conversation
