@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
-from litellm_budget.core._checks import is_mapping, request_problem
-from litellm_budget.core.validity._verdicts import START, Resume, Verdict
+from litellm_budget.core._checks import is_mapping
+from litellm_budget.core.validity._verdicts import START, Resume, Verdict, first_problem
 
 #: Blocks with which an assistant calls a tool; ``server_tool_use`` is answered in the same message.
 CALL_TYPES = frozenset({"tool_use", "server_tool_use"})
@@ -39,15 +39,11 @@ def check(messages: object, tools: object, max_tokens: object, resume: Resume = 
 
     ``resume`` starts after a prefix whose very content passed before (``verdicts``).
     """
-    problem = request_problem(messages, tools, max_tokens)
-    if problem is not None or not isinstance(messages, list):
-        return Verdict(problem)
-    for index in resume.unread(len(messages)):
-        reason = _message_problem(messages[index])
-        if reason is not None:
-            return Verdict(f"message {index}: {reason}")
-    start = _start_problem(messages)
-    return Verdict(start) if start is not None else _pairing(messages, resume)
+    listed = first_problem(messages, tools, max_tokens, resume, _message_problem)
+    if isinstance(listed, Verdict):
+        return listed
+    start = _start_problem(listed)
+    return Verdict(start) if start is not None else _pairing(listed, resume)
 
 
 def _message_problem(message: object) -> str | None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from litellm_budget.core._checks import is_mapping, request_problem
-from litellm_budget.core.validity._verdicts import START, Resume, Verdict
+from litellm_budget.core._checks import is_mapping
+from litellm_budget.core.validity._verdicts import START, Resume, Verdict, first_problem
 
 SYSTEM_ROLES = frozenset({"system", "developer"})
 #: The roles of what answers a call: a ``tool`` result, or a legacy ``function`` one.
@@ -29,14 +29,10 @@ def check(messages: object, tools: object, max_tokens: object, resume: Resume = 
 
     ``resume`` starts after a prefix whose very content passed before (``verdicts``).
     """
-    problem = request_problem(messages, tools, max_tokens)
-    if problem is not None or not isinstance(messages, list):
-        return Verdict(problem)
-    for index in resume.unread(len(messages)):
-        reason = _message_problem(messages[index])
-        if reason is not None:
-            return Verdict(f"message {index}: {reason}")
-    return _pairing(messages, resume)
+    listed = first_problem(messages, tools, max_tokens, resume, _message_problem)
+    if isinstance(listed, Verdict):
+        return listed
+    return _pairing(listed, resume)
 
 
 def _message_problem(message: object) -> str | None:

@@ -6,8 +6,8 @@ from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from litellm_budget.core._checks import is_mapping, request_problem
-from litellm_budget.core.validity._verdicts import START, Resume, Verdict
+from litellm_budget.core._checks import is_mapping
+from litellm_budget.core.validity._verdicts import START, Resume, Verdict, first_problem
 from litellm_budget.typing import Message
 
 SYSTEM_ROLES = frozenset({"system", "developer"})
@@ -56,14 +56,10 @@ def check(items: object, tools: object, max_tokens: object, resume: Resume = STA
     ``resume`` starts the items' own checks after a prefix whose very content passed before
     (``verdicts``); the pairing reads every item (a call id may not repeat anywhere in the list).
     """
-    problem = request_problem(items, tools, max_tokens, name="input")
-    if problem is not None or not isinstance(items, list):
-        return Verdict(problem)
-    for index in resume.unread(len(items)):
-        reason = _item_problem(items[index])
-        if reason is not None:
-            return Verdict(f"item {index}: {reason}")
-    return Verdict(_pairing_problem(items))
+    listed = first_problem(items, tools, max_tokens, resume, _item_problem, name="input")
+    if isinstance(listed, Verdict):
+        return listed
+    return Verdict(_pairing_problem(listed))
 
 
 def _is_str(value: object) -> bool:

@@ -11,9 +11,10 @@ message's own verdict was remembered too; it showed no gain in the replay, and w
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import NamedTuple
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, NamedTuple
 
+from litellm_budget.core._checks import request_problem
 from litellm_budget.core._memo import Memo
 
 #: Passed prefixes, each a tuple of its keys.
@@ -62,3 +63,27 @@ def remember_passed(fmt_name: str, keys: Sequence[int], verdict: Verdict) -> Non
         return
     if len(keys) >= MIN_PREFIX:
         _PASSED.put((verdict.state,), fmt_name, tuple(keys))
+
+
+def first_problem(
+    entries: object,
+    tools: object,
+    max_tokens: object,
+    resume: Resume,
+    entry_problem: Callable[[object], str | None],
+    *,
+    name: str = "messages",
+) -> Verdict | list[Any]:
+    """
+    The verdict on a request whose shape, or one of the entries ``resume`` leaves unread, has a
+    problem (``entry_problem`` reads one entry); else its entries, for the format's pairing checks.
+    ``name`` is what the request calls them: ``messages``, or Responses' ``input`` of items.
+    """
+    problem = request_problem(entries, tools, max_tokens, name=name)
+    if problem is not None or not isinstance(entries, list):
+        return Verdict(problem)
+    for index in resume.unread(len(entries)):
+        reason = entry_problem(entries[index])
+        if reason is not None:
+            return Verdict(f"{'item' if name == 'input' else 'message'} {index}: {reason}")
+    return entries
