@@ -253,6 +253,19 @@ def wait_until_sharing(redis: RedisServer, replica: Replica, timeout: float = 30
     wait_for(shared_a_probe, what=f"replica {replica.name} sharing again", timeout=timeout)
 
 
+def sharing_again(rig: Rig) -> None:
+    """
+    Redis running and both replicas sharing through it, with no conversation state in it. The tests
+    run in random order: after the outage test Redis is back only once a test brings it back, and
+    each replica then leaves it alone for a while (its rest after a failure).
+    """
+    ensure_running(rig.redis)
+    for replica in (rig.a, rig.b):
+        wait_until_sharing(rig.redis, replica)
+    for key in conversation_keys(rig.redis):  # the probes' states
+        rig.redis.command("DEL", key)
+
+
 def conversation_keys(redis: RedisServer) -> list[str]:
     return list(redis.command("KEYS", f"*{CONVERSATION_PREFIX}*") or [])
 
@@ -284,7 +297,7 @@ def test_the_pre_call_hook_gets_a_redis_backed_dual_cache(rig: Rig) -> None:
 
 @pytest.mark.proxy
 def test_a_ratio_learned_on_one_replica_is_adopted_by_the_other(rig: Rig) -> None:
-    ensure_running(rig.redis)
+    sharing_again(rig)
     learn_on(rig.a, "learn", requests=5, seed=0)
     learned = first_report_on(rig.a, "learn")["token_ratio"]
     if learned <= 1.05:
@@ -558,6 +571,7 @@ def test_a_conversation_alternating_between_replicas_gets_the_edits_of_one_repli
     replica, and the provider receives exactly what one replica alone sends for it; a replica keeps
     the edits the other one made (``edits_kept``), so the cached prefix holds across replicas.
     """
+    sharing_again(rig)
     session = agent_session(14, 500)
     requests = [session[:end] for end in range(3, len(session) + 1) if session[end - 1]["role"] == "tool"]
 
