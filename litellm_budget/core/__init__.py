@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from litellm_budget.core._canonical import EXACT_KEY_CHARS, content_key, digest, digest_known, text_key
 from litellm_budget.core._checks import candidate_names
-from litellm_budget.core._memo import DECLARED, MEMO_OFF, Memo, forget_all, memo_is_off, memos
+from litellm_budget.core._memo import DECLARED, MEMO_OFF, MEMOS, Memo, forget_all, memo_is_off, memos
 from litellm_budget.core._report import BudgetReport, format_ranges, parse_ranges, unsent
 
 # The names of the modules above that tests use; the adapter, the CLI and the package import
@@ -29,6 +29,7 @@ from litellm_budget.core._report import BudgetReport, format_ranges, parse_range
 __all__ = [
     "DECLARED",
     "EXACT_KEY_CHARS",
+    "MEMOS",
     "MEMO_OFF",
     "BudgetReport",
     "Memo",

@@ -10,7 +10,7 @@ import json
 from collections.abc import Hashable
 from typing import Any
 
-from litellm_budget.core._memo import Memo
+from litellm_budget.core._memo import MEMOS
 
 #: Texts up to this length are memo keys themselves; longer ones are keyed by length and hash,
 #: so a memo never holds a long text alive: its memory is bounded by its entries times this.
@@ -28,13 +28,10 @@ def digest(value: object, chars: int) -> str:
     return hashlib.sha256(as_json(value).encode()).hexdigest()[:chars]
 
 
-#: Digests by the content they were taken of (a key costs a tenth as much as a digest).
-_DIGESTS: Memo[str] = Memo.declared("digests")
-
-
 def digest_known(value: object, chars: int, key: Hashable) -> str:
     """``digest(value, chars)``, remembered by ``key``: ``value``'s ``content_key``, or a hash of what names it."""
-    return _DIGESTS.recall(lambda: digest(value, chars), key, chars)
+    found: str = MEMOS.digests.recall(lambda: digest(value, chars), key, chars)
+    return found
 
 
 def text_key(text: str) -> Hashable:

@@ -4,7 +4,8 @@ The one memo mechanism, and every memo of the package (``DECLARED``).
 A ``Memo`` remembers what one step derived, keyed by what that step reads: it declares its
 inputs (``reads``) and every lookup gives exactly those, in that order (a content as its content
 key), so a step that comes to read one more input or setting must declare it, or its first
-lookup fails. Every memo is bounded and registered here, so one switch reaches them all:
+lookup fails. The memos the steps share are made here, once, in ``MEMOS`` (each token counter
+holds its own two). Every memo is bounded and registered here, so one switch reaches them all:
 ``LITELLM_BUDGET_MEMO=off`` in the environment (read at import) turns every memo off, and
 ``LITELLM_BUDGET_MEMO=off:NAME,NAME`` only those named (to measure each one's gain). A memo off
 holds nothing, and the fits, reports and replay figures must not change; CI compares them both ways.
@@ -14,6 +15,7 @@ What the plugin learns from traffic is not a memo: ``litellm_budget/bounded.py``
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import weakref
@@ -31,13 +33,17 @@ class Declared(NamedTuple):
     entries: int
     #: The measured path's instructions with this memo off, over all memos on (BENCHMARKS.md §2).
     off_costs: float
+    #: What an entry weighs (characters, say), and the most a memo holds of it; ``None``: unweighed.
+    weigh: Callable[[Any], int] | None = None
+    max_weight: int = 0
 
 
 #: Every memo, by name. ``off_costs`` is the warm deployment hook's (``benchmarks/hook_instructions.py
 #: cut``, 16k) unless said; a memo that saved under 2% went (``elision_facts``: 1.015).
 DECLARED = MappingProxyType(
     {
-        # What names a conversation, and its last message, are digested on each of its requests.
+        # What names a conversation, and its last message, are digested on each of its requests (a
+        # content key costs a tenth as much as a digest).
         "digests": Declared(("content", "chars"), 16_384, 1.069),
         # Digests of whole dropped blocks, each at most digest_share of a window's room.
         "block_digests": Declared(
@@ -65,11 +71,15 @@ DECLARED = MappingProxyType(
         "prompt_facts": Declared(("message",), 16_384, 4.49),
         # Prefixes that passed a format's checks, one a conversation as a rule.
         "passed_prefixes": Declared(("format", "prefix"), 2048, 1.026),
-        # A conversation's last request as read (its copies, keys, characters); bounded by characters too.
-        "conversation_reads": Declared(("lane", "first", "second"), 512, 1.176),
+        # A conversation's last request as read (its copies, keys, characters); bounded by characters
+        # too: a long history's copies are its size again, so at most 16 M characters of them.
+        "conversation_reads": Declared(
+            ("lane", "first", "second"), 512, 1.176, weigh=lambda read: sum(read.chars), max_weight=16_000_000
+        ),
         # Each message's calls as (id, key), by its content key: a few small keys each.
         "calls_made": Declared(("format", "message"), 65_536, 1.054),
-        # Kept drafts, one per conversation and its edits, as many as conversation_reads keeps.
+        # Kept drafts, one per conversation and its edits, as many as conversation_reads keeps: a
+        # source index per entry, and the few entries edited (the marker, the placeholders' messages).
         "kept_drafts": Declared(("format", "counter", "conversation", "edits", "limits", "recall"), 512, 1.037),
         # A counter's counts of texts and of messages, per encoding.
         "text_counts": Declared(("text",), 65_536, 2.371),
@@ -148,10 +158,10 @@ class Memo(Generic[_V]):
         _MEMOS.add(self)
 
     @classmethod
-    def declared(cls, name: str, *, weigh: Callable[[Any], int] | None = None, max_weight: int = 0) -> Memo[Any]:
-        """The memo ``DECLARED`` names, with what it reads and its bound from there."""
+    def declared(cls, name: str) -> Memo[Any]:
+        """The memo ``DECLARED`` names, with what it reads and its bounds from there."""
         declared = DECLARED[name]
-        return cls(name, declared.reads, declared.entries, weigh=weigh, max_weight=max_weight)
+        return cls(name, declared.reads, declared.entries, weigh=declared.weigh, max_weight=declared.max_weight)
 
     def key(self, inputs: tuple[Hashable, ...]) -> Hashable:
         """The key of ``inputs``: they must be the declared ``reads``, one each."""
@@ -233,6 +243,26 @@ class Memo(Generic[_V]):
 
 #: Every memo alive, for ``forget_all`` and the tests that list them (a counter made in a test holds its own).
 _MEMOS: weakref.WeakSet[Memo[Any]] = weakref.WeakSet()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Memos:
+    """The memos the steps share across requests, one each: all the core remembers by content."""
+
+    digests: Memo[Any]
+    block_digests: Memo[Any]
+    atom_lines: Memo[Any]
+    outcomes: Memo[Any]
+    prompt_facts: Memo[Any]
+    passed_prefixes: Memo[Any]
+    conversation_reads: Memo[Any]
+    calls_made: Memo[Any]
+    kept_drafts: Memo[Any]
+
+
+#: What each token counter holds for itself (``counting/_tokens.py``): its counts are its encoding's.
+COUNTER_MEMOS = ("text_counts", "message_counts")
+MEMOS = Memos(**{name: Memo.declared(name) for name in DECLARED if name not in COUNTER_MEMOS})
 
 
 def memos() -> tuple[Memo[Any], ...]:

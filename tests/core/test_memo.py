@@ -111,24 +111,33 @@ def test_every_memo_of_the_package_declares_what_it_reads() -> None:
         assert memo.max_entries >= 2
 
 
-def test_at_most_ten_memos_live_at_module_level() -> None:
-    """Derived state stays countable: at most ten module-level memos in the plugin (the replay's tools aside)."""
+def test_every_shared_memo_is_made_in_the_one_table() -> None:
+    """
+    Derived state stays in one place: no module of the plugin holds a memo of its own; the shared
+    ones are ``MEMOS``'s, each declared, and every declared one is either there or a counter's.
+    """
+    import dataclasses
     import importlib
     import pkgutil
 
     import litellm_budget
+    from litellm_budget.core import DECLARED, MEMOS
+    from litellm_budget.core._memo import COUNTER_MEMOS  # private: which declared memos counters hold
 
     names = [
         info.name
         for info in pkgutil.walk_packages(litellm_budget.__path__, "litellm_budget.")
-        if ".tools" not in info.name and not info.name.endswith("__main__")
+        if not info.name.endswith("__main__")
     ]
-    found = sorted(
+    at_module_level = sorted(
         f"{name}.{attr}"
         for name in names
         for attr, value in vars(importlib.import_module(name)).items()
         if isinstance(value, Memo)
     )
+    shared = {field.name: getattr(MEMOS, field.name) for field in dataclasses.fields(MEMOS)}
 
-    assert "litellm_budget.core.formats._message_keys._READS" in found
-    assert len(found) <= 10, found
+    assert at_module_level == []
+    assert all(memo.name == name and memo.reads == DECLARED[name].reads for name, memo in shared.items())
+    assert set(shared) | set(COUNTER_MEMOS) == set(DECLARED)
+    assert not set(shared) & set(COUNTER_MEMOS)

@@ -10,7 +10,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from litellm_budget.core._memo import Memo
+from litellm_budget.core._memo import MEMOS
 from litellm_budget.core._report import BudgetReport, format_ranges, parse_ranges
 from litellm_budget.core.cache._breakpoints import has_breakpoint
 from litellm_budget.core.formats import lead_of
@@ -23,8 +23,6 @@ TOOLS = -1
 MARKER = None
 #: An entry's hash, size, blocks, breakpoints (blocks), head hash and size, body hash.
 _Facts = tuple[int, int, int, tuple[int, ...], int, int, int]
-#: Each message's facts by its ``content_key`` (a miss only reads the message again).
-_FACTS: Memo[_Facts] = Memo.declared("prompt_facts")
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -147,7 +145,7 @@ def _message_facts(message: Any, key: int) -> _Facts:
     A message's facts, remembered by its content (``key``): a conversation's history is read
     once, and each success after that costs a lookup per message it already sent.
     """
-    facts = _FACTS.get(key)
+    facts: _Facts | None = MEMOS.prompt_facts.get(key)
     if facts is None:
         (frozen, size), count, marked = _entry(message, tools=False)
         digest = hash(frozen)
@@ -155,7 +153,7 @@ def _message_facts(message: Any, key: int) -> _Facts:
         (head_frozen, head_size), _, _ = _entry(head, tools=False) if head is not None else ((frozen, size), 0, [])
         body_digest = hash(_entry(body, tools=False)[0][0]) if body is not None else digest
         facts = (digest, size, count, tuple(marked), hash(head_frozen), head_size, body_digest)
-        _FACTS.put(facts, key)
+        MEMOS.prompt_facts.put(facts, key)
     return facts
 
 

@@ -25,13 +25,8 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from litellm_budget.core._canonical import content_key
-from litellm_budget.core._memo import Memo
+from litellm_budget.core._memo import MEMOS
 from litellm_budget.typing import Message
-
-#: The characters all conversations' last reads may hold, texts shared with the requests they came in: 16 MiB
-#: of ASCII text (Python keeps up to 4 bytes a character for other scripts), about 70 histories as
-#: long as the longest shared session, whose copied containers add a few MiB more.
-READ_CHARS = 16_000_000
 
 
 class _Read(NamedTuple):
@@ -48,9 +43,6 @@ class _NotPlain(Exception):
     """A message holds something ``==`` cannot compare exactly: a number, a boolean, another object."""
 
 
-#: The last read of each conversation, named by its lane and its first two messages' keys (the
-#: system prompt and the task, as a rule), bounded in entries and in the characters they hold.
-_READS: Memo[_Read] = Memo.declared("conversation_reads", weigh=lambda read: sum(read.chars), max_weight=READ_CHARS)
 _NOTHING_READ = _Read((), (), (), ())
 
 
@@ -88,7 +80,7 @@ class Reading:
             return
         try:
             anchor = (lane, content_key(messages[0]), content_key(messages[1]))
-            last = _READS.get(*anchor) or _NOTHING_READ
+            last: _Read = MEMOS.conversation_reads.get(*anchor) or _NOTHING_READ
             # The anchor's own two are hashed anyway: they are neither compared nor kept. The rest
             # are compared in C, a whole history at once; a message kept as not plain is never known.
             stop = min(len(messages), len(last.copies))
@@ -153,7 +145,7 @@ class Reading:
             if copies[index] is None:
                 not_plain.append(index)
         if keep:
-            _READS.put(_Read(tuple(copies), tuple(keys), tuple(chars), tuple(not_plain)), *anchor)
+            MEMOS.conversation_reads.put(_Read(tuple(copies), tuple(keys), tuple(chars), tuple(not_plain)), *anchor)
         self._keys = keys
         return keys
 

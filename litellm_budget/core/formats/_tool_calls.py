@@ -8,7 +8,7 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
 from litellm_budget.core._canonical import as_json, text_key
-from litellm_budget.core._memo import Memo
+from litellm_budget.core._memo import MEMOS
 from litellm_budget.typing import Message
 
 if TYPE_CHECKING:
@@ -16,8 +16,6 @@ if TYPE_CHECKING:
 
 #: What makes two calls the same call: the tool's name and what its arguments' canonical JSON is known by.
 CallKey = tuple[str, Hashable]
-#: Each message's calls as ``(id, key)``, by the message's content key.
-_MADE: Memo[tuple[tuple[str, CallKey], ...]] = Memo.declared("calls_made")
 #: Shell commands that show a file (or a range of it) without changing anything.
 _READERS = frozenset({"cat", "nl", "head", "tail", "sed", "less", "more", "bat"})
 #: What makes a shell command more than a read: a redirection, a heredoc, a second command.
@@ -50,11 +48,12 @@ def calls_made(fmt: MessageFormat, message: Message, key: int) -> tuple[tuple[st
     Each call ``message`` makes, as its id and ``call_key``; remembered by the message's content key
     (``key``), since re-reads and stale outputs look through every call of the history.
     """
-    return _MADE.recall(
+    made: tuple[tuple[str, CallKey], ...] = MEMOS.calls_made.recall(
         lambda: tuple((call_id, call_key(name, arguments)) for call_id, name, arguments in fmt.calls(message)),
         fmt.name,
         key,
     )
+    return made
 
 
 def read_path(name: object, arguments: object) -> str | None:

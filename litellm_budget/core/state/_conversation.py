@@ -15,7 +15,7 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import Any, NamedTuple
 
 from litellm_budget.core._canonical import content_key, digest_known
-from litellm_budget.core._memo import Memo
+from litellm_budget.core._memo import MEMOS
 from litellm_budget.core._report import BudgetReport, parse_ranges
 from litellm_budget.core.budget._settings import BudgetSettings
 from litellm_budget.core.formats._tool_calls import CallKey, calls_made
@@ -96,13 +96,13 @@ def kept_edits(ledger: Ledger) -> Draft:
     derived = ledger.derived
     if derived.kept is None:
         memo_key = _kept_key(ledger, sent)
-        found = _KEPT.get(*memo_key)
+        found: _KeptDraft | None = MEMOS.kept_drafts.get(*memo_key)
         kept = None if found is None else found.extended(ledger)
         if found is not None and kept is not None:
             derived.kept, derived.hidden = kept, found.hidden
         else:
             derived.kept = _kept_whole(ledger, sent)
-            _KEPT.put(_KeptDraft.of(derived.kept, ledger), *memo_key)
+            MEMOS.kept_drafts.put(_KeptDraft.of(derived.kept, ledger), *memo_key)
     return derived.kept
 
 
@@ -217,11 +217,6 @@ def _kept_key(ledger: Ledger, sent: SentEdits) -> tuple[Hashable, ...]:
     read = (limits.window, limits.reserve, limits.margin, threshold_base(ledger), ledger.tools_and_priming)
     edits = (sent.dropped, sent.dropped_units, sent.elided)
     return (ledger.format.name, ledger.counter.name, tuple(ledger.keys[:2]), edits, read, ledger.recall)
-
-
-#: Kept drafts: a source index per entry, and the few entries edited (the marker and the
-#: placeholders' messages). One not here is made whole, as before.
-_KEPT: Memo[_KeptDraft] = Memo.declared("kept_drafts")
 
 
 def with_state(policy: Callable[[Ledger], Draft]) -> Callable[[Ledger], Draft]:

@@ -15,10 +15,8 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from litellm_budget.core._checks import request_problem
-from litellm_budget.core._memo import Memo
+from litellm_budget.core._memo import MEMOS
 
-#: Passed prefixes, each a tuple of its keys.
-_PASSED: Memo[tuple[object]] = Memo.declared("passed_prefixes")
 #: Shorter prefixes are read again: resuming saves nothing there.
 MIN_PREFIX = 3
 
@@ -53,7 +51,7 @@ def resume_from(fmt_name: str, keys: Sequence[int | None]) -> Resume:
     (``Reading.known_keys``), when exactly that content passed this format's checks before.
     """
     known = next((index for index, key in enumerate(keys) if key is None), len(keys))
-    found = _PASSED.get(fmt_name, tuple(keys[:known])) if known >= MIN_PREFIX else None
+    found = MEMOS.passed_prefixes.get(fmt_name, tuple(keys[:known])) if known >= MIN_PREFIX else None
     return START if found is None else Resume(known, found[0])
 
 
@@ -62,7 +60,7 @@ def remember_passed(fmt_name: str, keys: Sequence[int], verdict: Verdict) -> Non
     if verdict.reason is not None:
         return
     if len(keys) >= MIN_PREFIX:
-        _PASSED.put((verdict.state,), fmt_name, tuple(keys))
+        MEMOS.passed_prefixes.put((verdict.state,), fmt_name, tuple(keys))
 
 
 def first_problem(

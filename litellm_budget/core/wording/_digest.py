@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 
 from litellm_budget.core._canonical import text_key
-from litellm_budget.core._memo import Memo
+from litellm_budget.core._memo import MEMOS
 from litellm_budget.core.formats import ASSISTANT, SYSTEM, USER, MessageFormat
 from litellm_budget.core.formats._tool_calls import decoded_arguments
 from litellm_budget.typing import Message
@@ -59,7 +59,6 @@ OUTCOME_SHARE = 0.5
 #: multiple of ``digest_chars``: the whole outline of most file views in the shared sessions, and
 #: on them a wider one kept no more at 32k.
 OUTLINE_SHARE = 4.0
-_OUTCOMES: Memo[str] = Memo.declared("outcomes")
 
 
 def _squeezed(text: str) -> str:
@@ -88,7 +87,8 @@ def outcome_of(texts: Sequence[str], limit: int) -> str:
     Memoized: every line of an output is read, and a placeholder or a marker names the same
     outputs request after request.
     """
-    return _OUTCOMES.recall(lambda: _outcome(texts, limit), "outcome", limit, tuple(map(text_key, texts)))
+    found: str = MEMOS.outcomes.recall(lambda: _outcome(texts, limit), "outcome", limit, tuple(map(text_key, texts)))
+    return found
 
 
 def _outcome(texts: Sequence[str], limit: int) -> str:
@@ -117,7 +117,7 @@ def outline_of(texts: Sequence[str], limit: int) -> str | None:
     """
     if limit <= 0:
         return None
-    found = _OUTCOMES.recall(lambda: _outline(texts, limit) or "", "outline", limit, tuple(map(text_key, texts)))
+    found = MEMOS.outcomes.recall(lambda: _outline(texts, limit) or "", "outline", limit, tuple(map(text_key, texts)))
     return found or None
 
 

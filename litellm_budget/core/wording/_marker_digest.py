@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import TypeVar
 
-from litellm_budget.core._memo import Memo
+from litellm_budget.core._memo import MEMOS
 from litellm_budget.core.budget._settings import BudgetSettings
 from litellm_budget.core.formats import ASSISTANT, SYSTEM, USER, MessageFormat
 from litellm_budget.core.formats._tool_calls import decoded_arguments
@@ -23,8 +23,6 @@ from litellm_budget.core.wording._digest import LineNamer, outputs_of, step_entr
 from litellm_budget.core.wording._names import InText, StepNames, names_in, names_line
 from litellm_budget.typing import Message
 
-_BLOCKS: Memo[tuple[tuple[str, ...], int]] = Memo.declared("block_digests")
-_ATOMS: Memo[AtomLines] = Memo.declared("atom_lines")
 _T = TypeVar("_T")
 #: Each policy's ``digest_share`` and ``names_share`` where the settings leave them ``None``.
 #: ``plan`` drops whole turns, so a marker's every token costs it whole turns: its digest spends
@@ -56,7 +54,7 @@ def marker_digest(ledger: Ledger, gone: Sequence[int], room: int | None = None) 
     seen = (ledger.format.name, ledger.counter.name, settings.digest_chars, cap, names_cap, settings.names_per_step)
     given = given_messages(ledger)
     key = (*seen, ledger.recall, room, hash((_picked(keys, gone), _picked(kinds, gone))), hash(_picked(keys, given)))
-    found = _BLOCKS.get(*key)
+    found = MEMOS.block_digests.get(*key)
     if found is None:
         lines, names = _lines(ledger, gone)
         cost = lambda line: ledger.counter.count_text(line) + 1  # noqa: E731 - the one cost both share
@@ -67,7 +65,7 @@ def marker_digest(ledger: Ledger, gone: Sequence[int], room: int | None = None) 
         shown = ("\n".join(listed), in_given(ledger, given))
         line = names_line(names, shown, per_step=settings.names_per_step, cap=left, cost=cost)
         found = ((*listed, line) if line else tuple(listed), unlisted)
-        _BLOCKS.put(found, *key)
+        MEMOS.block_digests.put(found, *key)
     return found
 
 
@@ -151,7 +149,7 @@ def _atom_lines(ledger: Ledger, atom: Unit) -> AtomLines:
         return found
     fmt, keys, kinds, limit = ledger.format, ledger.keys, ledger.kinds, ledger.settings.digest_chars
     key = (fmt.name, limit, ledger.recall, hash((_picked(keys, atom), _picked(kinds, atom))))
-    found = _ATOMS.get(*key)
+    found = MEMOS.atom_lines.get(*key)
     if found is None:
         messages = [ledger.messages[i] for i in atom]
         atom_kinds = [kinds[i] for i in atom]
@@ -159,7 +157,7 @@ def _atom_lines(ledger: Ledger, atom: Unit) -> AtomLines:
         made = frozenset(call_id for message in messages for call_id, _, _ in fmt.calls(message))
         answered = frozenset(answered for message in messages for answered in fmt.answered_ids(message))
         found = (lines, made, answered, tuple(step_names(fmt, messages, atom_kinds)))
-        _ATOMS.put(found, *key)
+        MEMOS.atom_lines.put(found, *key)
     ledger.derived.atom_lines[atom] = found
     return found
 

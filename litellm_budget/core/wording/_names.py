@@ -55,8 +55,6 @@ class InText(dict[str, bool]):
         return found
 
 
-_NOWHERE = InText("")
-
 #: One step's names: those of its call's whole arguments, and those of its output.
 StepNames = tuple[tuple[str, ...], tuple[str, ...]]
 
@@ -79,7 +77,7 @@ def names_line(
     if cap <= 0 or per_step <= 0:
         return None
     head = NAMES_HEAD
-    shown, elsewhere = (shown, _NOWHERE) if isinstance(shown, str) else shown
+    shown, elsewhere = (shown, InText("")) if isinstance(shown, str) else shown
     spent, picked = cost(head), dict[str, None]()
     for side in (0, 1):
         for names in reversed(steps):

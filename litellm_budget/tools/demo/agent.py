@@ -5,10 +5,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
-_WORDS = (
+_WORDS = tuple(
     "def class return import self value result config request message token window budget test assert "
-    "error raise None True False for while in if else elif with open path file line data list dict str int"
-).split()
+    "error raise None True False for while in if else elif with open path file line data list dict str int".split()
+)
 _FILES = ("src/budget.py", "src/window.py", "src/report.py", "tests/test_budget.py", "README.md", "setup.cfg")
 
 

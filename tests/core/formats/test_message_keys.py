@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from litellm_budget.core import DECLARED, Memo, content_key, forget_all
+from litellm_budget.core import DECLARED, MEMOS, Memo, content_key, forget_all
 from litellm_budget.core.api import FitRequest, fit_request
 from litellm_budget.core.counting import GateRead, counted
 from litellm_budget.core.formats import CHAT, format_named, message_keys
@@ -145,7 +145,7 @@ def test_objects_that_are_not_json_are_hashed_every_time() -> None:
     again = copy.deepcopy(messages)
 
     assert message_keys(again) == fresh(again)
-    assert module._READS.get(module.UNCHECKED, *fresh(messages)[:2]).copies[2] is None  # type: ignore[union-attr]
+    assert MEMOS.conversation_reads.get(module.UNCHECKED, *fresh(messages)[:2]).copies[2] is None  # type: ignore[union-attr]
 
 
 def test_lanes_keep_their_own_read(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -164,8 +164,9 @@ def test_lanes_keep_their_own_read(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_the_reads_are_bounded_in_characters_and_entries() -> None:
     """Histories are held by their texts: the memo forgets the least recent conversations past its bounds."""
-    assert module._READS.max_weight == module.READ_CHARS
-    assert module._READS.max_entries == DECLARED["conversation_reads"].entries
+    declared = DECLARED["conversation_reads"]
+    assert MEMOS.conversation_reads.max_weight == declared.max_weight > 0
+    assert MEMOS.conversation_reads.max_entries == declared.entries
     reads = Memo("reads", ("lane", "anchor"), 4, weigh=lambda read: sum(read.chars), max_weight=1_000)
     one = module._Read(copies=(None,), keys=(1,), chars=(400,))
     for anchor in range(4):
@@ -183,11 +184,11 @@ def test_forget_all_forgets_the_reads() -> None:
     message_keys(
         [{"role": "system", "content": "s"}, {"role": "user", "content": "t"}, {"role": "user", "content": "u"}]
     )
-    assert len(module._READS) == 1
+    assert len(MEMOS.conversation_reads) == 1
 
     forget_all()
 
-    assert len(module._READS) == 0
+    assert len(MEMOS.conversation_reads) == 0
 
 
 class TestChecksOfResentHistories:

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from litellm_budget import BudgetSettings
-from litellm_budget.core import parse_ranges
+from litellm_budget.core import MEMOS, parse_ranges
 from litellm_budget.core.api import FitRequest, Fitted, fit_request
 from litellm_budget.core.budget import limits_for
 from litellm_budget.core.counting import counter_for
@@ -270,7 +270,7 @@ def test_kept_edits_carried_from_the_last_request_are_those_made_afresh(
                 ratio=rng.uniform(0.95, 1.05) if drift else None,
             )
             carried_fit = fit_request(fit(json.loads(wire)))
-            conversation._KEPT.clear()  # this fit makes its kept draft afresh, and leaves it to the next request
+            MEMOS.kept_drafts.clear()  # this fit makes its kept draft afresh, and leaves it to the next request
             fresh = fit_request(fit(json.loads(wire)))
             assert carried_fit.messages == fresh.messages
             assert dataclasses.replace(carried_fit.report, duration_ms=0) == dataclasses.replace(
@@ -299,7 +299,7 @@ def test_a_carried_kept_draft_sends_its_own_copies_of_the_edited_messages() -> N
         if outcomes[number][1].report.edits_kept and outcomes[number + 1][1].report.edits_kept
     )
     previous = edits_sent(requests[at - 1], outcomes[at - 1][1].report)
-    conversation._KEPT.clear()
+    MEMOS.kept_drafts.clear()
     first = fit_request(FitRequest(requests[at], model="gpt-4o", window=16_000, previous=previous))
     edited = [message for message in first.messages if not any(message is sent for sent in requests[at])]
     assert len(edited) > 1  # the placeholders' messages (and the user turn holding the marker)
@@ -361,7 +361,7 @@ def test_any_conversation_gets_the_kept_edits_a_fresh_fit_makes(
             FitRequest, model="gpt-4o", window=window, settings=settings_, fmt=format_named(fmt), previous=previous
         )
         carried = fit_request(fit(json.loads(wire)))
-        conversation._KEPT.clear()
+        MEMOS.kept_drafts.clear()
         fresh = fit_request(fit(json.loads(wire)))
         assert carried.messages == fresh.messages
         assert dataclasses.replace(carried.report, duration_ms=0) == dataclasses.replace(fresh.report, duration_ms=0)

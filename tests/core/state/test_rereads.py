@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from litellm_budget import BudgetSettings
-from litellm_budget.core import parse_ranges
+from litellm_budget.core import MEMOS, parse_ranges
 from litellm_budget.core.api import FitRequest, Fitted, fit_request
 from litellm_budget.core.formats import call_key, format_named
 from litellm_budget.core.state import _conversation as conversation  # private: a test patches _hidden_calls
@@ -121,7 +121,7 @@ class TestRereads:
         ).report
 
         assert report.rereads == 1
-        assert scans == ([] if conversation._KEPT.on else [1])
+        assert scans == ([] if MEMOS.kept_drafts.on else [1])
 
 
 @pytest.mark.parametrize("fmt", ["anthropic", "responses"])
