@@ -84,8 +84,8 @@ def superseded(ledger: Ledger) -> frozenset[int]:
     (``tool_calls.read_path``): what they said was said again after them, so they go first. Read
     once per request: ``auto`` elides again on each pass of its loop.
     """
-    if ledger.derived.superseded is not None:
-        return ledger.derived.superseded
+    if ledger.derived.elision.superseded is not None:
+        return ledger.derived.elision.superseded
     fmt, keys = ledger.format, ledger.keys
     latest: dict[CallKey, str] = {}
     answers: dict[str, list[int]] = {}
@@ -105,8 +105,8 @@ def superseded(ledger: Ledger) -> frozenset[int]:
                 if read in latest and latest[read] != call_id:
                     stale.update(answers.get(latest[read], ()))
                 latest[read] = call_id
-    ledger.derived.superseded = frozenset(stale)
-    return ledger.derived.superseded
+    ledger.derived.elision.superseded = frozenset(stale)
+    return ledger.derived.elision.superseded
 
 
 def _tail_start(ledger: Ledger) -> int:
@@ -120,9 +120,9 @@ def elidable(ledger: Ledger, index: int) -> bool:
 
 def settled_sizes(ledger: Ledger) -> Sequence[int]:
     """Each message's tokens as it would settle: elided if it is a bulky output, else as it is."""
-    if ledger.derived.settled is None:
-        ledger.derived.settled = [tokens - _facts(ledger, i)[1] for i, tokens in enumerate(ledger.counts)]
-    return ledger.derived.settled
+    if ledger.derived.elision.settled is None:
+        ledger.derived.elision.settled = [tokens - _facts(ledger, i)[1] for i, tokens in enumerate(ledger.counts)]
+    return ledger.derived.elision.settled
 
 
 def _facts(ledger: Ledger, index: int) -> tuple[bool, int]:
@@ -132,13 +132,13 @@ def _facts(ledger: Ledger, index: int) -> tuple[bool, int]:
     building it. Read once per request for the messages a step asks about (a memo by content
     saved 1.5% of a warm hook's instructions, too little to keep).
     """
-    found = ledger.derived.facts.get(index)
+    found = ledger.derived.elision.facts.get(index)
     if found is None:
         kind = ledger.kinds[index]
         found = (False, 0)
         if kind in _ELIDABLE_KINDS:
             found = _read_facts(ledger, index, _threshold(ledger, index))
-        ledger.derived.facts[index] = found
+        ledger.derived.elision.facts[index] = found
     return found
 
 
@@ -153,11 +153,11 @@ def _read_facts(ledger: Ledger, index: int, threshold: int) -> tuple[bool, int]:
 
 def elided_entry(ledger: Ledger, index: int) -> Entry:
     """The message at ``index`` with every bulky text replaced by its placeholder."""
-    entry = ledger.derived.elided.get(index)
+    entry = ledger.derived.elision.elided.get(index)
     if entry is None:
         tokens = ledger.counts[index] - _facts(ledger, index)[1]
         entry = Entry(index, _elided_copy(ledger, index), tokens)
-        ledger.derived.elided[index] = entry
+        ledger.derived.elision.elided[index] = entry
     return entry
 
 

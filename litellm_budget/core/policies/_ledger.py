@@ -83,48 +83,80 @@ class Entry(NamedTuple):
 
 
 @dataclasses.dataclass(slots=True)
-class Derived:
-    """What steps derive from a ledger, computed once per request however many steps ask."""
+class ElisionFacts:
+    """What eliding reads of a request (``elide.py``), whichever policy and pass asks."""
 
-    #: Per message asked about: has it a bulky output, and what eliding it saves (``elide.py``).
+    #: Per message asked about: has it a bulky output, and what eliding it saves.
     facts: dict[int, tuple[bool, int]] = dataclasses.field(default_factory=dict)
-    #: Per dropped block priced in a marker, the recall handle of its text (``wording/_recall.py``).
-    block_handles: dict[tuple[int, ...], str] = dataclasses.field(default_factory=dict)
     #: Each message's tokens as it would settle, elided where it is a bulky output.
     settled: list[int] | None = None
+    #: The elided copies made so far, by source index.
     elided: dict[int, Entry] = dataclasses.field(default_factory=dict)
-    untouched: Draft | None = None
-    #: Per atom priced in a marker: its digest lines, the calls it makes and answers (``marker_digest.py``).
-    atom_lines: dict[tuple[int, ...], AtomLines] = dataclasses.field(default_factory=dict)
-    #: Each message's ``content_key``: what the memos know it by.
-    keys: list[int] | None = None
     #: The outputs a later identical call made stale (``elide.superseded``).
     superseded: frozenset[int] | None = None
-    #: Where the request may be cut (``Ledger.layout``).
-    layout: Layout | None = None
+
+
+@dataclasses.dataclass(slots=True)
+class MarkerFacts:
+    """What pricing a marker reads of a request (``marker_digest.py``, ``stored.py``); no count among it."""
+
+    #: The system messages and the task (``marker_digest.given_messages``).
+    given: tuple[int, ...] | None = None
+    #: Whether a name is in the system or the task, answered once per name.
+    in_given: InText | None = None
+    #: Per atom priced in a marker: its digest lines, the calls it makes and answers.
+    atom_lines: dict[tuple[int, ...], AtomLines] = dataclasses.field(default_factory=dict)
+    #: Per dropped block priced in a marker, the recall handle of its text (``wording/_recall.py``).
+    block_handles: dict[tuple[int, ...], str] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(slots=True)
+class KeptFacts:
+    """What keeping the conversation's last edits reads of a request (``state/_conversation.py``)."""
+
     #: Whether the request continues the conversation's edited last one (``conversation.continues``).
     continues: bool | None = None
-    #: The conversation's kept edits applied to this request (``conversation.kept_edits``).
+    #: The kept edits applied to this request (``conversation.kept_edits``).
     kept: Draft | None = None
     #: The calls whose outputs those edits hid (``conversation.hidden_calls``), kept with the kept draft.
     hidden: frozenset[CallKey] | None = None
-    #: The system messages and the task (``marker_digest.given_messages``).
-    given: tuple[int, ...] | None = None
-    #: Whether a name is in the system or the task, answered once per name (``marker_digest``).
-    in_given: InText | None = None
+
+
+@dataclasses.dataclass(slots=True)
+class Derived:
+    """
+    What steps derive from a ledger, computed once per request however many steps ask: the
+    ledger's own (keys, layout, the untouched draft), then what each kind of step reads.
+    """
+
+    #: Each message's ``content_key``: what the memos know it by.
+    keys: list[int] | None = None
+    #: Where the request may be cut (``Ledger.layout``).
+    layout: Layout | None = None
+    untouched: Draft | None = None
+    elision: ElisionFacts = dataclasses.field(default_factory=ElisionFacts)
+    markers: MarkerFacts = dataclasses.field(default_factory=MarkerFacts)
+    conversation: KeptFacts = dataclasses.field(default_factory=KeptFacts)
 
     def recounted(self, counts: Sequence[int], since: int) -> Derived:
         """
         What holds for the same messages once those from ``since`` on are counted anew: all but
-        ``settled``, the elided copies of the messages before ``since``, and the untouched draft
-        and the kept edits with those messages at their new counts (the edits never reach them:
-        ``conversation._KeptDraft``).
+        what eliding settled, the elided copies of the messages before ``since``, and the untouched
+        draft and the kept edits with those messages at their new counts (the edits never reach
+        them: ``conversation._KeptDraft``).
         """
         untouched, kept = (
-            None if draft is None else draft.recounted(counts, since) for draft in (self.untouched, self.kept)
+            None if draft is None else draft.recounted(counts, since)
+            for draft in (self.untouched, self.conversation.kept)
         )
-        elided = {index: entry for index, entry in self.elided.items() if index < since}
-        return dataclasses.replace(self, settled=None, elided=elided, untouched=untouched, kept=kept)
+        elision = self.elision
+        elided = {index: entry for index, entry in elision.elided.items() if index < since}
+        return dataclasses.replace(
+            self,
+            untouched=untouched,
+            elision=dataclasses.replace(elision, settled=None, elided=elided),
+            conversation=dataclasses.replace(self.conversation, kept=kept),
+        )
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

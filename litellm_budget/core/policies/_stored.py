@@ -52,9 +52,9 @@ def block_handle(ledger: Ledger, gone: Sequence[int]) -> str | None:
     if ledger.recall is None or not gone:
         return None
     key = tuple(gone)
-    found = ledger.derived.block_handles.get(key)
+    found = ledger.derived.markers.block_handles.get(key)
     if found is None:
-        found = ledger.derived.block_handles[key] = ledger.recall.handle(block_text(ledger, gone))
+        found = ledger.derived.markers.block_handles[key] = ledger.recall.handle(block_text(ledger, gone))
     return found
 
 

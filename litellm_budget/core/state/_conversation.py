@@ -60,10 +60,10 @@ def edits_sent(messages: Sequence[Message], report: BudgetReport) -> SentEdits |
 
 def continues(ledger: Ledger) -> bool:
     """Whether the request is the remembered one with messages appended, and that one was edited."""
-    derived = ledger.derived
-    if derived.continues is None:
-        derived.continues = continues_from(ledger.previous, ledger.messages, ledger.keys)
-    return derived.continues
+    known = ledger.derived.conversation
+    if known.continues is None:
+        known.continues = continues_from(ledger.previous, ledger.messages, ledger.keys)
+    return known.continues
 
 
 def continues_from(sent: SentEdits | None, messages: Sequence[Message], keys: Sequence[int] | None = None) -> bool:
@@ -93,17 +93,17 @@ def kept_edits(ledger: Ledger) -> Draft:
     assert sent is not None  # noqa: S101 - callers check ``continues`` first
     if summaries_wanted(ledger):  # their marker depends on the summaries learned since
         return _kept_whole(ledger, sent)
-    derived = ledger.derived
-    if derived.kept is None:
+    known = ledger.derived.conversation
+    if known.kept is None:
         memo_key = _kept_key(ledger, sent)
         found: _KeptDraft | None = MEMOS.kept_drafts.get(*memo_key)
         kept = None if found is None else found.extended(ledger)
         if found is not None and kept is not None:
-            derived.kept, derived.hidden = kept, found.hidden
+            known.kept, known.hidden = kept, found.hidden
         else:
-            derived.kept = _kept_whole(ledger, sent)
-            MEMOS.kept_drafts.put(_KeptDraft.of(derived.kept, ledger), *memo_key)
-    return derived.kept
+            known.kept = _kept_whole(ledger, sent)
+            MEMOS.kept_drafts.put(_KeptDraft.of(known.kept, ledger), *memo_key)
+    return known.kept
 
 
 def hidden_calls(ledger: Ledger) -> frozenset[CallKey]:
@@ -112,10 +112,10 @@ def hidden_calls(ledger: Ledger) -> frozenset[CallKey]:
     and those its elided outputs answer, made before them (``rereads``). All of it lies before
     its newest edit, so the kept draft carries it: once per conversation and its edits.
     """
-    derived, sent = ledger.derived, ledger.previous
-    if derived.hidden is None:
-        derived.hidden = frozenset() if sent is None else _hidden_calls(ledger, sent)
-    return derived.hidden
+    known, sent = ledger.derived.conversation, ledger.previous
+    if known.hidden is None:
+        known.hidden = frozenset() if sent is None else _hidden_calls(ledger, sent)
+    return known.hidden
 
 
 def _hidden_calls(ledger: Ledger, sent: SentEdits) -> frozenset[CallKey]:
