@@ -21,7 +21,7 @@ if _typing.TYPE_CHECKING:
 
     handler: ContextBudget
 
-__all__ = [
+__all__ = (
     "BudgetExceededError",
     "BudgetGuardrail",
     "BudgetReport",
@@ -30,7 +30,7 @@ __all__ = [
     "Fitted",
     "fit",
     "handler",
-]
+)
 
 
 def __getattr__(name: str) -> _typing.Any:

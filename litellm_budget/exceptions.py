@@ -18,7 +18,7 @@ import litellm
 if TYPE_CHECKING:
     from litellm_budget.core._report import BudgetReport
 
-__all__ = ["BudgetExceededError"]
+__all__ = ("BudgetExceededError",)
 
 
 class BudgetExceededError(litellm.ContextWindowExceededError):  # type: ignore[misc]  # litellm is untyped here

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, TypeAlias
 
-__all__ = ["Action", "Message", "PolicyName", "Tools"]
+__all__ = ("Action", "Message", "PolicyName", "Tools")
 
 #: One OpenAI-format chat message, as LiteLLM hands it over: a plain dict.
 Message: TypeAlias = Mapping[str, Any]

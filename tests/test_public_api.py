@@ -28,7 +28,7 @@ PUBLIC = [
 
 def test_all_is_exactly_the_public_names() -> None:
     """__all__ lists the public names, sorted, and nothing else."""
-    assert litellm_budget.__all__ == PUBLIC
+    assert litellm_budget.__all__ == tuple(PUBLIC)
 
 
 def test_nothing_else_is_public() -> None:
@@ -65,7 +65,7 @@ def test_version_is_the_distributions() -> None:
 
 def test_typing_module_names_the_policies_and_actions() -> None:
     """PolicyName lists exactly the registered policies; Action every action a report can carry."""
-    assert sorted(budget_typing.__all__) == budget_typing.__all__
+    assert tuple(sorted(budget_typing.__all__)) == budget_typing.__all__
     assert set(get_args(budget_typing.PolicyName)) == set(POLICIES)
     assert set(get_args(budget_typing.Action)) == {
         "passthrough",
@@ -79,5 +79,5 @@ def test_typing_module_names_the_policies_and_actions() -> None:
 
 def test_exceptions_module_exports_the_error() -> None:
     """The exceptions module holds the one error class, the same object the package exports."""
-    assert exceptions.__all__ == ["BudgetExceededError"]
+    assert exceptions.__all__ == ("BudgetExceededError",)
     assert exceptions.BudgetExceededError is litellm_budget.BudgetExceededError

@@ -26,7 +26,7 @@ from litellm_budget.core._report import BudgetReport, format_ranges, parse_range
 
 # The names of the modules above that tests use; the adapter, the CLI and the package import
 # ``api.py``, and each folder's own names are in its ``__init__.py``.
-__all__ = [
+__all__ = (
     "DECLARED",
     "EXACT_KEY_CHARS",
     "MEMOS",
@@ -44,4 +44,4 @@ __all__ = [
     "parse_ranges",
     "text_key",
     "unsent",
-]
+)

@@ -73,7 +73,7 @@ from litellm_budget.core.state import edits_sent, history_digest
 from litellm_budget.core.validity import SYSTEM_ROLES
 from litellm_budget.core.wording import HANDLE, TOOL_NAME, RecallScope
 
-__all__ = [
+__all__ = (
     "ANTHROPIC",
     "CHAT",
     "COMPACT",
@@ -147,4 +147,4 @@ __all__ = [
     "unsent",
     "with_breakpoints",
     "without_compact_edit",
-]
+)

@@ -14,7 +14,7 @@ from litellm_budget.core.budget._window import (
     shipped_windows,
 )
 
-__all__ = [
+__all__ = (
     "SETTING_NAMES",
     "SHOWN_CHARS",
     "WINDOW_FIX",
@@ -34,4 +34,4 @@ __all__ = [
     "resolve_window",
     "served_limit",
     "shipped_windows",
-]
+)

@@ -14,7 +14,7 @@ from typing import Any
 from litellm_budget.core._checks import is_mapping
 from litellm_budget.core.budget._settings import SETTING_NAMES, SHOWN_CHARS, BudgetSettings, SettingError, shown
 
-__all__ = ["SHOWN_CHARS", "SettingProblem", "apply_valid", "closest_setting", "not_a_setting", "shown"]
+__all__ = ("SHOWN_CHARS", "SettingProblem", "apply_valid", "closest_setting", "not_a_setting", "shown")
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

@@ -12,7 +12,7 @@ from litellm_budget.core.cache._breakpoints import (
 from litellm_budget.core.cache._cache_truth import CacheReport, CacheRules, CacheUsage, cache_report, moved_by
 from litellm_budget.core.cache._sent_prompt import MARKER, TOOLS, SentPrompt, origins, sent_prompt
 
-__all__ = [
+__all__ = (
     "BREAKPOINT",
     "MARKER",
     "MAX_BREAKPOINTS",
@@ -28,4 +28,4 @@ __all__ = [
     "sent_prompt",
     "stable_ends",
     "with_breakpoints",
-]
+)

@@ -21,7 +21,7 @@ from litellm_budget.core.client_edits._context_edits import (
     clear_tool_uses,
 )
 
-__all__ = [
+__all__ = (
     "CLEARED_RESULT",
     "CLEAR_THINKING",
     "CLEAR_TOOL_USES",
@@ -36,4 +36,4 @@ __all__ = [
     "compaction_note",
     "split_applied",
     "without_compact_edit",
-]
+)

@@ -29,7 +29,7 @@ from litellm_budget.core.counting._tokens import (
     split_chunks,
 )
 
-__all__ = [
+__all__ = (
     "CHUNK_CHARS",
     "REPLY_PRIMING",
     "GateContext",
@@ -52,4 +52,4 @@ __all__ = [
     "size_bound",
     "split_chunks",
     "utf8_bytes",
-]
+)

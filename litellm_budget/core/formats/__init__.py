@@ -23,7 +23,7 @@ from litellm_budget.core.formats._responses import from_chat as responses_from_c
 from litellm_budget.core.formats._tool_calls import call_key, read_path
 from litellm_budget.typing import Message
 
-__all__ = [
+__all__ = (
     "ANTHROPIC",
     "ASSISTANT",
     "CHAT",
@@ -55,7 +55,7 @@ __all__ = [
     "split_system",
     "texts_of",
     "unjoin_for",
-]
+)
 
 
 def joined(name: str, system: object, messages: Sequence[Message] | str) -> tuple[list[Message], Unjoin]:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from litellm_budget.core.policies._elide import elide_indices, superseded, threshold_base
     from litellm_budget.core.policies._registry import ELIDE_REFIT_GRAIN, POLICIES
 
-__all__ = [
+__all__ = (
     "DIGEST_CHARS",
     "ELIDE_REFIT_GRAIN",
     "NO_SUMMARIES",
@@ -46,7 +46,7 @@ __all__ = [
     "summary_job",
     "superseded",
     "threshold_base",
-]
+)
 
 # Names loaded on first use, not with the package: ``_drop`` and ``_elide`` import ``wording/``
 # modules that import ``_ledger`` back, and ``_registry`` imports ``state/``, which imports them.

@@ -13,7 +13,7 @@ from litellm_budget.core.state._conversation import (
 )
 from litellm_budget.core.state._rereads import rereads
 
-__all__ = [
+__all__ = (
     "continues",
     "continues_from",
     "edits_sent",
@@ -22,4 +22,4 @@ __all__ = [
     "kept_edits",
     "rereads",
     "with_state",
-]
+)

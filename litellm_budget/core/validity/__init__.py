@@ -32,7 +32,7 @@ from litellm_budget.core.validity._verdicts import START, Resume, Verdict, remem
 
 # The three formats' modules share their names (``check``, ``unsupported_reason``, ``CALL_TYPES``...):
 # here each takes its format's name; chat's ``SYSTEM_ROLES`` keeps its own.
-__all__ = [
+__all__ = (
     "ANTHROPIC_CALL_TYPES",
     "ANTHROPIC_COMPACTION",
     "BUILTIN_CALLS",
@@ -59,4 +59,4 @@ __all__ = [
     "responses_check",
     "responses_unsupported",
     "resume_from",
-]
+)

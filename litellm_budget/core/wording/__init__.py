@@ -46,7 +46,7 @@ if TYPE_CHECKING:
         text_names_limit,
     )
 
-__all__ = [
+__all__ = (
     "CONTINUES",
     "HANDLE",
     "MARKER_END",
@@ -84,7 +84,7 @@ __all__ = [
     "steps_of",
     "summary_note",
     "text_names_limit",
-]
+)
 
 # Names loaded on first use, not with the package: ``_marker_digest`` and ``_placeholders``
 # import ``policies/_ledger.py``, which imports ``_names`` and ``_recall`` here.
