@@ -72,7 +72,9 @@ DECLARED = MappingProxyType(
         # Prefixes that passed a format's checks, one a conversation as a rule.
         "passed_prefixes": Declared(("format", "prefix"), 2048, 1.026),
         # A conversation's last request as read (its copies, keys, characters); bounded by characters
-        # too: a long history's copies are its size again, so at most 16 M characters of them.
+        # too, texts shared with the requests they came in: 16 MiB of ASCII text (Python keeps up to
+        # 4 bytes a character of other scripts), about 70 histories as long as the longest shared
+        # session, whose copied containers add a few MiB more.
         "conversation_reads": Declared(
             ("lane", "first", "second"), 512, 1.176, weigh=lambda read: sum(read.chars), max_weight=16_000_000
         ),
