@@ -3,12 +3,30 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+from typing import TypeVar
 
-from litellm_budget.core._checks import is_number
-from litellm_budget.core.budget._window import model_map_value
+from litellm_budget.core import candidate_names
+from litellm_budget.core.api import is_mapping, is_number
+
+_T = TypeVar("_T")
 
 #: The fresh input price assumed for a model the map has no price for: $1 per million tokens.
 FALLBACK_PER_TOKEN = 1 / 1_000_000
+
+
+def model_map_value(model: str, field: str, accept: Callable[[object], _T | None]) -> _T | None:
+    """The first value of ``field`` that ``accept`` takes, over the ``candidate_names`` of ``model``."""
+    import litellm
+
+    cost_map = litellm.model_cost
+    for name in candidate_names(model):
+        entry = cost_map.get(name)
+        if is_mapping(entry):
+            value = accept(entry.get(field))
+            if value is not None:
+                return value
+    return None
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

@@ -6,11 +6,8 @@ import functools
 import json
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import TypeVar
 
 from litellm_budget.core._checks import candidate_names, is_mapping, positive_int
-
-_T = TypeVar("_T")
 
 #: How an operator gives a model the map does not know its window: said wherever it is missing.
 WINDOW_FIX = "give its deployment model_info: {max_input_tokens: <its window>}, or set default_window"
@@ -63,20 +60,6 @@ def model_map_window(model: str) -> int | None:
         window = positive_int(found)
         if window is not None:
             return window
-    return None
-
-
-def model_map_value(model: str, field: str, accept: Callable[[object], _T | None]) -> _T | None:
-    """The first value of ``field`` that ``accept`` takes, over the ``candidate_names`` of ``model``."""
-    import litellm
-
-    cost_map = litellm.model_cost
-    for name in candidate_names(model):
-        entry = cost_map.get(name)
-        if is_mapping(entry):
-            value = accept(entry.get(field))
-            if value is not None:
-                return value
     return None
 
 

@@ -82,12 +82,6 @@ class AnthropicFormat:
             return dict(message)
         return {**message, "content": _map_blocks(content, rewrite)}
 
-    def call_ids(self, message: Message) -> Sequence[str]:
-        """The ids of an assistant's ``tool_use`` and ``server_tool_use`` blocks."""
-        if message.get("role") != "assistant":
-            return []
-        return [block["id"] for block in _blocks(message) if _is_type(block, *CALL_TYPES)]
-
     def calls(self, message: Message) -> Sequence[tuple[str, object, object]]:
         """Each ``tool_use`` and ``server_tool_use`` block of an assistant, as ``(id, name, input)``."""
         if message.get("role") != "assistant":

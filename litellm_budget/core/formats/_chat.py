@@ -44,10 +44,6 @@ class ChatFormat:
         """See ``parts.map_texts``."""
         return map_texts(message, rewrite)
 
-    def call_ids(self, message: Message) -> Sequence[str]:
-        """The ``id`` of each of the assistant's ``tool_calls``."""
-        return [call["id"] for call in message.get("tool_calls") or ()]
-
     def calls(self, message: Message) -> Sequence[tuple[str, object, object]]:
         """Each of the assistant's ``tool_calls`` as ``(id, name, arguments)``; a custom tool's with its ``input``."""
         found = []

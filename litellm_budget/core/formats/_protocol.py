@@ -46,9 +46,6 @@ class MessageFormat(Protocol):
     def map_texts(self, message: Message, rewrite: Callable[[str], str]) -> Message:
         """A copy whose texts went through ``rewrite``; calls, ids and images are kept as they are."""
 
-    def call_ids(self, message: Message) -> Sequence[str]:
-        """The ids of the tool calls this message makes."""
-
     def answered_ids(self, message: Message) -> Sequence[str]:
         """The ids of the tool calls this message answers (one in chat, several in Anthropic's)."""
 

@@ -110,10 +110,6 @@ class ResponsesFormat:
             return dict(message)
         return {**message, key: map_content_texts({"content": message[key]}, rewrite)["content"]}
 
-    def call_ids(self, message: Message) -> Sequence[str]:
-        """The ``call_id`` of a function, custom tool or built-in tool call."""
-        return [message["call_id"]] if item_type(message) in PAIRED_CALLS else []
-
     def calls(self, message: Message) -> Sequence[tuple[str, object, object]]:
         """
         A function call as ``(call_id, name, arguments)``; a custom tool call with its ``input``; a

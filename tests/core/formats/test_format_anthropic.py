@@ -139,7 +139,7 @@ def conversations(draw: st.DrawFn) -> tuple[Any, list[dict[str, Any]]]:
         for _ in range(draw(st.integers(0, 4))):
             step = draw(assistant_turns(counter, draw(st.integers(0, 3))))
             messages.append(step)
-            ids = ANTHROPIC.call_ids(step)
+            ids = [call[0] for call in ANTHROPIC.calls(step)]
             calls = [i for i in ids if i.startswith("toolu_")]
             if not calls:
                 break
@@ -350,11 +350,11 @@ class TestSeam:
             ],
         }
 
-        assert ANTHROPIC.call_ids(CALL) == ["toolu_1", "toolu_2"]
+        assert [call[0] for call in ANTHROPIC.calls(CALL)] == ["toolu_1", "toolu_2"]
         assert ANTHROPIC.answered_ids(RESULTS) == ["toolu_1", "toolu_2"]
-        assert ANTHROPIC.call_ids(server) == ["srvtoolu_1"]
+        assert [call[0] for call in ANTHROPIC.calls(server)] == ["srvtoolu_1"]
         assert ANTHROPIC.answered_ids(server) == ["srvtoolu_1"]
-        assert (ANTHROPIC.call_ids(TASK), ANTHROPIC.answered_ids(TASK)) == ([], [])
+        assert ([call[0] for call in ANTHROPIC.calls(TASK)], ANTHROPIC.answered_ids(TASK)) == ([], [])
 
     def test_notice_is_a_user_text_block(self) -> None:
         """The marker is what the Messages API accepts: a user message of one text block (marked until placed)."""

@@ -363,9 +363,9 @@ def test_map_texts_keeps_call_id_and_images_and_leaves_out_emptied_parts() -> No
 def test_call_ids_and_answered_ids() -> None:
     """Calls are known by their call_id, outputs by the call_id they answer."""
     custom_output = {"type": "custom_tool_call_output", "call_id": "c", "output": "ok"}
-    assert (RESPONSES.call_ids(_call("a")), RESPONSES.answered_ids(_call("a"))) == (["a"], [])
-    assert (RESPONSES.call_ids(custom_output), RESPONSES.answered_ids(custom_output)) == ([], ["c"])
-    assert (RESPONSES.call_ids(ANSWER), RESPONSES.answered_ids(ANSWER)) == ([], [])
+    assert ([call[0] for call in RESPONSES.calls(_call("a"))], RESPONSES.answered_ids(_call("a"))) == (["a"], [])
+    assert ([call[0] for call in RESPONSES.calls(custom_output)], RESPONSES.answered_ids(custom_output)) == ([], ["c"])
+    assert ([call[0] for call in RESPONSES.calls(ANSWER)], RESPONSES.answered_ids(ANSWER)) == ([], [])
 
 
 def test_notice_is_a_user_note_or_a_developer_message() -> None:
