@@ -31,6 +31,11 @@ from .chain import Step, always
 from .hook_pass import DEPLOYMENT_HOOK, FILTER_HOOK, PRE_CALL_HOOK, Context, HookPass
 
 
+def _compacting(hook_pass: HookPass) -> bool:
+    """An Anthropic request with the client's own ``context_management`` edits."""
+    return hook_pass.shape is ANTHROPIC_SHAPE and bool(hook_pass.request.get("context_management"))
+
+
 class GroupPass(HookPass):
     """The proxy's pre-call hook, before routing: fit the group's largest window (what any deployment needs)."""
 
@@ -41,7 +46,7 @@ class GroupPass(HookPass):
         request, router = self.request, self.context.router
         if leads_to_bigger_window(self.target, request, router):
             return self  # whatever does not fit goes to the bigger fallback untrimmed
-        if self.shape is ANTHROPIC_SHAPE and request.get("context_management"):
+        if _compacting(self):
             return self  # the client's own edits come first, once the deployment (its provider) is known
         defer = has_fallbacks(self.target.group, request, router)
         with_report = dataclasses.replace(self, metadata=metadata_of(request, self.shape.metadata_key))
@@ -165,10 +170,6 @@ class FilterPass(HookPass):
             lent = Lent.of(self.request, fitted, self.target.settings.policy, self.parts.max_tokens)
             self.context.memory.calls.lend(self.call_id, fitted.messages, lent)
         return None
-
-
-def _compacting(hook_pass: HookPass) -> bool:
-    return hook_pass.shape is ANTHROPIC_SHAPE and bool(hook_pass.request.get("context_management"))
 
 
 def _calibration_due(hook_pass: HookPass) -> bool:

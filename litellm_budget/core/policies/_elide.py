@@ -84,8 +84,9 @@ def superseded(ledger: Ledger) -> frozenset[int]:
     (``tool_calls.read_path``): what they said was said again after them, so they go first. Read
     once per request: ``auto`` elides again on each pass of its loop.
     """
-    if ledger.derived.elision.superseded is not None:
-        return ledger.derived.elision.superseded
+    known = ledger.derived.elision
+    if known.superseded is not None:
+        return known.superseded
     fmt, keys = ledger.format, ledger.keys
     latest: dict[CallKey, str] = {}
     answers: dict[str, list[int]] = {}
@@ -105,8 +106,8 @@ def superseded(ledger: Ledger) -> frozenset[int]:
                 if read in latest and latest[read] != call_id:
                     stale.update(answers.get(latest[read], ()))
                 latest[read] = call_id
-    ledger.derived.elision.superseded = frozenset(stale)
-    return ledger.derived.elision.superseded
+    known.superseded = frozenset(stale)
+    return known.superseded
 
 
 def _tail_start(ledger: Ledger) -> int:
@@ -120,25 +121,27 @@ def elidable(ledger: Ledger, index: int) -> bool:
 
 def settled_sizes(ledger: Ledger) -> Sequence[int]:
     """Each message's tokens as it would settle: elided if it is a bulky output, else as it is."""
-    if ledger.derived.elision.settled is None:
-        ledger.derived.elision.settled = [tokens - _facts(ledger, i)[1] for i, tokens in enumerate(ledger.counts)]
-    return ledger.derived.elision.settled
+    known = ledger.derived.elision
+    if known.settled is None:
+        known.settled = [tokens - _facts(ledger, i)[1] for i, tokens in enumerate(ledger.counts)]
+    return known.settled
 
 
 def _facts(ledger: Ledger, index: int) -> tuple[bool, int]:
     """
     Whether the message at ``index`` has a bulky text, and the tokens eliding them saves: an
     elided copy differs only in its bulky texts, so its count follows from the original's without
-    building it. Read once per request for the messages a step asks about (a memo by content
-    saved 1.5% of a warm hook's instructions, too little to keep).
+    building it. Read once per request for the messages a step asks about; not remembered across
+    requests: a memo by content saved less than a memo must (BENCHMARKS.md §2).
     """
-    found = ledger.derived.elision.facts.get(index)
+    facts = ledger.derived.elision.facts
+    found = facts.get(index)
     if found is None:
         kind = ledger.kinds[index]
         found = (False, 0)
         if kind in _ELIDABLE_KINDS:
             found = _read_facts(ledger, index, _threshold(ledger, index))
-        ledger.derived.elision.facts[index] = found
+        facts[index] = found
     return found
 
 
@@ -153,11 +156,12 @@ def _read_facts(ledger: Ledger, index: int, threshold: int) -> tuple[bool, int]:
 
 def elided_entry(ledger: Ledger, index: int) -> Entry:
     """The message at ``index`` with every bulky text replaced by its placeholder."""
-    entry = ledger.derived.elision.elided.get(index)
+    elided = ledger.derived.elision.elided
+    entry = elided.get(index)
     if entry is None:
         tokens = ledger.counts[index] - _facts(ledger, index)[1]
         entry = Entry(index, _elided_copy(ledger, index), tokens)
-        ledger.derived.elision.elided[index] = entry
+        elided[index] = entry
     return entry
 
 

@@ -74,20 +74,20 @@ def in_given(ledger: Ledger, given: Sequence[int]) -> InText:
     Whether a name is in the system or the task: their text is searched once per name a request
     asks about (a policy prices several markers, each listing names that the others list too).
     """
-    if ledger.derived.markers.in_given is None:
-        ledger.derived.markers.in_given = InText(
-            "\n".join(t for i in given for t in ledger.format.texts(ledger.messages[i]))
-        )
-    return ledger.derived.markers.in_given
+    known = ledger.derived.markers
+    if known.in_given is None:
+        known.in_given = InText("\n".join(t for i in given for t in ledger.format.texts(ledger.messages[i])))
+    return known.in_given
 
 
 def given_messages(ledger: Ledger) -> tuple[int, ...]:
     """The messages every fit keeps as they are: the system ones and the task (the first user message)."""
-    if ledger.derived.markers.given is None:
+    known = ledger.derived.markers
+    if known.given is None:
         kinds = ledger.kinds
         task = next((i for i, kind in enumerate(kinds) if kind == USER), None)  # the layout's first_user, unread
-        ledger.derived.markers.given = tuple(i for i, kind in enumerate(kinds) if kind == SYSTEM or i == task)
-    return ledger.derived.markers.given
+        known.given = tuple(i for i, kind in enumerate(kinds) if kind == SYSTEM or i == task)
+    return known.given
 
 
 def digest_cap(ledger: Ledger) -> int:
@@ -146,7 +146,8 @@ def _atoms_in(ledger: Ledger, gone: Sequence[int]) -> list[Unit] | None:
 
 def _atom_lines(ledger: Ledger, atom: Unit) -> AtomLines:
     """An atom's lines read on their own, the ids of the calls it makes and of those it answers."""
-    found = ledger.derived.markers.atom_lines.get(atom)
+    known = ledger.derived.markers.atom_lines
+    found = known.get(atom)
     if found is not None:
         return found
     fmt, keys, kinds, limit = ledger.format, ledger.keys, ledger.kinds, ledger.settings.digest_chars
@@ -160,7 +161,7 @@ def _atom_lines(ledger: Ledger, atom: Unit) -> AtomLines:
         answered = frozenset(answered for message in messages for answered in fmt.answered_ids(message))
         found = (lines, made, answered, tuple(step_names(fmt, messages, atom_kinds)))
         MEMOS.atom_lines.put(found, *key)
-    ledger.derived.markers.atom_lines[atom] = found
+    known[atom] = found
     return found
 
 
