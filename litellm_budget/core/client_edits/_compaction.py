@@ -1,9 +1,7 @@
 """
-Anthropic's compaction (``compact_20260112`` in a client's ``context_management.edits``), as far
-as it is pure: which edit was asked, its trigger, and a history that carries a ``compaction``
-block read the way the API reads it (everything before the block is gone; the block's summary
-stands in its place, as a user text block any upstream understands). Making the summary is the
-adapter's (``adapter/served_edits/context_management.py``), with the summary model.
+The pure part of Anthropic's compaction (``compact_20260112`` in ``context_management.edits``): which edit was
+asked, its trigger, and a history holding a ``compaction`` block read as the API reads it. The adapter makes the
+summary, with the summary model.
 """
 
 from __future__ import annotations
@@ -29,11 +27,9 @@ def split_applied(applied: Sequence[Mapping[str, Any]]) -> tuple[list[Any], list
 def compact_edit(context_management: object) -> Mapping[str, Any] | None:
     """The ``compact_20260112`` edit a request's ``context_management`` asks for, if any."""
     edits = context_management.get("edits") if is_mapping(context_management) else None
-    return (
-        next((e for e in edits if is_mapping(e) and e.get("type") == COMPACT), None)
-        if isinstance(edits, list)
-        else None
-    )
+    if not isinstance(edits, list):
+        return None
+    return next((e for e in edits if is_mapping(e) and e.get("type") == COMPACT), None)
 
 
 def without_compact_edit(context_management: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -60,10 +56,10 @@ def compaction_note(summary: str) -> str:
 
 def after_compaction(messages: Sequence[Message]) -> tuple[list[Message], bool]:
     """
-    ``messages`` as the API reads a history holding ``compaction`` blocks: what comes before the
-    last one with a summary is dropped, and that summary becomes a user text block in its place
-    (the rest of its assistant message follows); blocks without a summary (a failed compaction)
-    are no-ops and taken out. Returns the messages (never mutated) and whether a summary was found.
+    ``messages`` as the API reads a history holding ``compaction`` blocks: what precedes the last one with a
+    summary goes, and that summary becomes a user text block (any upstream understands) in its place, the rest of
+    its message after it; blocks without one (failed compactions) are no-ops, taken out. Returns the messages
+    (never mutated) and whether a summary was found.
     """
     found = _last_compaction(messages)
     if found is None:

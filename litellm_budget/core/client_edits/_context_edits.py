@@ -1,7 +1,4 @@
-"""
-Anthropic's context editing, as a client asks for it in ``context_management``: applied by the
-gateway for upstreams that do not apply it themselves, and reported as the API reports it.
-"""
+"""Anthropic's context editing a client asks for, applied for upstreams that lack it and reported as the API would."""
 
 from __future__ import annotations
 
@@ -24,6 +21,8 @@ CLEARED_RESULT = "[litellm_budget: this tool result was cleared by the context e
 _THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
 
 Count = Callable[[Message], int]
+#: The messages an edit leaves and its report as the API gives it; ``None``: nothing cleared, the messages unchanged.
+Cleared = tuple[list[Message], dict[str, Any] | None]
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -36,10 +35,7 @@ class Edited:
 
 
 def apply_context_edits(messages: Sequence[Message], context_management: object, count: Count) -> Edited:
-    """
-    Apply ``context_management.edits`` in order to Anthropic ``messages`` (never mutated; changed
-    messages are copies). Only ``clear_tool_uses_20250919`` and ``clear_thinking_20251015`` are known.
-    """
+    """Apply ``context_management.edits`` in order to Anthropic ``messages`` (never mutated; changes are copies)."""
     edits = context_management.get("edits") if is_mapping(context_management) else None
     current, applied, unknown = list(messages), [], []
     for edit in edits if isinstance(edits, list) else ():
@@ -56,13 +52,10 @@ def apply_context_edits(messages: Sequence[Message], context_management: object,
     return Edited(messages=current, applied=applied, unknown=unknown)
 
 
-def clear_tool_uses(
-    messages: list[Message], edit: Mapping[str, Any], count: Count
-) -> tuple[list[Message], dict[str, Any] | None]:
+def clear_tool_uses(messages: list[Message], edit: Mapping[str, Any], count: Count) -> Cleared:
     """
-    Past the trigger, replace the results of the oldest tool uses (all but the last ``keep``,
-    none of ``exclude_tools``) with a placeholder, and their inputs too with ``clear_tool_inputs``;
-    nothing at all when that would clear fewer tokens than ``clear_at_least``.
+    Past the trigger, the results of the oldest tool uses (``uses_cleared``) replaced by a placeholder, their inputs
+    too with ``clear_tool_inputs``; nothing at all when that would clear fewer tokens than ``clear_at_least``.
     """
     uses = [(index, block) for index, message in enumerate(messages) for block in _tool_uses(message)]
     before = sum(map(count, messages))
@@ -82,16 +75,13 @@ def clear_tool_uses(
 
 def uses_cleared(names: Sequence[object], keep: int, excluded: Collection[object]) -> list[int]:
     """
-    Which tool uses ``clear_tool_uses`` clears, by position, given each use's tool name oldest
-    first: all but the last ``keep``, none of the ``excluded`` tools. The one rule, for the
-    client's edit here and for the replay's peer of it (``benchmarks/lab/peers.py``, in the repository).
+    The positions of the uses ``clear_tool_uses`` clears, given their tool names oldest first: all but the last
+    ``keep``, none of the ``excluded``. The one rule, shared with the replay's peer (``benchmarks/lab/peers.py``).
     """
     return [at for at, name in enumerate(names[: max(0, len(names) - keep)]) if name not in excluded]
 
 
-def clear_thinking(
-    messages: list[Message], edit: Mapping[str, Any], count: Count
-) -> tuple[list[Message], dict[str, Any] | None]:
+def clear_thinking(messages: list[Message], edit: Mapping[str, Any], count: Count) -> Cleared:
     """Take the thinking blocks out of every assistant turn but the last ``keep`` (``"all"`` keeps them all)."""
     keep = edit.get("keep")
     if keep == "all":

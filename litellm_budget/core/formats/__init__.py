@@ -1,9 +1,4 @@
-"""
-The format seam: everything the policies read from or write into a message goes through a
-``MessageFormat`` (``_protocol.py``). Chat completions, Anthropic Messages and OpenAI Responses each
-implement it in a module here, with no change to the policies; ``joined`` and ``format_named``
-pick one by its name.
-"""
+"""The format seam: the policies read and write a message only through its API's ``MessageFormat``."""
 
 from __future__ import annotations
 
@@ -60,9 +55,8 @@ __all__ = (
 
 def joined(name: str, system: object, messages: Sequence[Message] | str) -> tuple[list[Message], Unjoin]:
     """
-    The list the core fits in format ``name``, with the request's system part (Anthropic's
-    ``system``, Responses' ``instructions``) as its first entry, and the function that takes
-    it out of a fitted list again (``unjoin_for``). Chat takes its system prompt as messages.
+    The list the core fits in format ``name``, the request's system part (Anthropic's ``system``, Responses'
+    ``instructions``) first, and the ``Unjoin`` that takes it out again. Chat takes its system as messages.
     """
     if name == "anthropic" and not isinstance(messages, str):
         return anthropic.join_system(system, messages), unjoin_for(name)

@@ -1,13 +1,8 @@
 """
-Anthropic Messages: content blocks, ``tool_use`` answered by ``tool_result`` blocks in the next
-user message, strict user/assistant alternation, and the request's top-level ``system``.
-
-The policies see one list: ``join_system`` puts the request's ``system`` (a string or text
-blocks, the very same object) in front of the messages as a ``{"role": "system"}`` pseudo-message
-at index 0, and ``split_system`` takes it back out after fitting. That pseudo-message never
-leaves this process. A client may also send ``system`` messages inside ``messages`` (Claude Code
-does, with the ``mid-conversation-system`` beta): those are its own, pinned like the system,
-and transparent to alternation (roles alternate among the user and assistant messages).
+Anthropic Messages: content blocks, ``tool_use`` answered by ``tool_result`` blocks in the next user message,
+strict user/assistant alternation, and a top-level ``system`` that the policies see as a pseudo-message first
+(``join_system``), never sent. A client's own system messages in ``messages`` (Claude Code's
+``mid-conversation-system`` beta) are pinned like it and transparent to alternation.
 """
 
 from __future__ import annotations
@@ -21,7 +16,7 @@ from litellm_budget.core.formats._placement import LEADING_KEY, NOTICE_KEY, plac
 from litellm_budget.core.formats._protocol import ASSISTANT, SYSTEM, TOOL, USER
 from litellm_budget.core.validity._anthropic_checks import CALL_TYPES, COMPACTION, HISTORY_MARKS, RESULT_TYPE
 from litellm_budget.core.validity._anthropic_checks import check as check_request
-from litellm_budget.core.validity._verdicts import START, Resume, Verdict
+from litellm_budget.core.validity._anthropic_checks import unsupported_reason as unsupported_request
 from litellm_budget.typing import Message
 
 if TYPE_CHECKING:
@@ -38,12 +33,7 @@ class AnthropicFormat:
     name = "anthropic"
 
     def kinds(self, messages: Sequence[Message]) -> list[str]:
-        """
-        The system pseudo-message, assistants, and user messages: those holding a ``tool_result``
-        belong to the assistant step before them (with any text they carry), the others open a turn.
-        The history up to the newest compaction, and each message holding a compaction or a tool
-        change, read as system with their steps (``history.pinned_kinds``).
-        """
+        """Roles as kinds, a user message holding a ``tool_result`` as ``TOOL``; compactions and tool changes pinned."""
         kinds = [_kind(message) for message in messages]
         start, held = _markers(messages)
         return pinned_kinds(kinds, start, held) if start is not None or held else kinds
@@ -70,10 +60,9 @@ class AnthropicFormat:
 
     def map_texts(self, message: Message, rewrite: Callable[[str], str]) -> Message:
         """
-        A copy whose texts (see ``texts``) went through ``rewrite``; every other block and key
-        (``tool_use`` input, thinking and its signature, images, ``cache_control``) is kept as it
-        is. A text block the rewrite empties is left out, since the API refuses empty text; a
-        ``tool_result`` stays, with its ``tool_use_id``, even when its content is left out.
+        A copy whose texts went through ``rewrite``, every other block and key kept (``tool_use`` input, thinking
+        and its signature, images, ``cache_control``). A text block the rewrite empties goes (the API refuses
+        empty text); a ``tool_result`` stays, with its ``tool_use_id``, even when its content goes.
         """
         content = message.get("content")
         if isinstance(content, str):
@@ -94,9 +83,8 @@ class AnthropicFormat:
 
     def answered_ids(self, message: Message) -> Sequence[str]:
         """
-        The ``tool_use_id`` of each of a user message's ``tool_result`` blocks; in an assistant
-        message, of its server tool results (``web_search_tool_result``, ...), which answer the
-        ``server_tool_use`` of the same message.
+        The ``tool_use_id`` of a user message's ``tool_result`` blocks; in an assistant message, of its server tool
+        results (``web_search_tool_result``, ...), which answer its own ``server_tool_use``.
         """
         if message.get("role") == "user":
             return [block["tool_use_id"] for block in _blocks(message) if _is_type(block, RESULT_TYPE)]
@@ -107,19 +95,12 @@ class AnthropicFormat:
         ]
 
     def notice(self, text: str, placement: str = "user_note") -> Message:
-        """
-        A user message of one text block: the Messages API has no system role inside ``messages``
-        (``system_message`` reads as ``user_note``); ``leading_system``: the request's ``system``.
-        """
+        """A user message of one text block (``messages`` has no system role); ``leading_system``: in ``system``."""
         leading = {LEADING_KEY: True} if placement == "leading_system" else {}
         return {"role": "user", "content": [{"type": "text", "text": text}], NOTICE_KEY: True, **leading}
 
     def finish(self, messages: list[Message]) -> list[Message]:
-        """
-        Each notice in its place, then neighbours of one role merged (a notice next to a user
-        message), so roles alternate again. Runs only when a policy changed the request: one the
-        client sent whole stays as it was.
-        """
+        """Notices placed, then same-role neighbours merged so roles alternate; only for a request a policy changed."""
         # merge_same_roles merges every run of one role, notices' included: place_notices needs to
         # take only the leading ones out and unmark the rest.
         placed = place_notices(messages, is_user=lambda _: False, merged=lambda run: run[0], into_leading=_into_system)
@@ -127,23 +108,17 @@ class AnthropicFormat:
 
     def count_message(self, counter: TokenCounter, message: Message) -> int:
         """
-        The counter's chat accounting, with each ``tool_result`` read as a short stub followed by
-        its content blocks, so its text counts as text (like a text block) and an image inside it
-        at the flat image price, not as escaped JSON. Claude's tokenizer and framing differ from
-        this; the per-model ratio learned from reported usage covers the difference.
+        The counter's chat accounting, each ``tool_result`` read as a short stub then its content blocks, so its
+        text counts as text and an image in it at the flat image price, not as escaped JSON. Claude's tokenizer
+        and framing differ; the per-model ratio learned from reported usage covers that.
         """
         content = message.get("content")
         if isinstance(content, list) and any(_is_type(block, RESULT_TYPE) for block in content):
             message = {**message, "content": [part for block in content for part in _counted_parts(block)]}
         return counter.count_message(message)
 
-    def unsupported_reason(self, messages: object, tools: object, max_tokens: object) -> str | None:
-        """See ``anthropic_checks.unsupported_reason``."""
-        return check_request(messages, tools, max_tokens).reason
-
-    def check(self, messages: object, tools: object, max_tokens: object, resume: Resume = START) -> Verdict:
-        """See ``anthropic_checks.check``."""
-        return check_request(messages, tools, max_tokens, resume)
+    unsupported_reason = staticmethod(unsupported_request)
+    check = staticmethod(check_request)
 
 
 #: The Anthropic Messages format; stateless, so one instance serves every request.
@@ -166,10 +141,9 @@ def split_system(messages: Sequence[Message]) -> tuple[Any, list[Message]]:
 
 def merge_same_roles(messages: Sequence[Message]) -> list[Message]:
     """
-    Neighbouring user (or assistant) messages as one, their content blocks concatenated in
-    order; a string content becomes one text block. System messages between them do not
-    separate them (alternation ignores them): the later one joins the earlier, before them.
-    Messages without a same-role neighbour stay the very same objects.
+    Neighbouring user (or assistant) messages as one, their blocks concatenated (a string content as one text
+    block). System messages between them do not separate them (alternation ignores them): the later joins the
+    earlier, before them. Messages without a same-role neighbour stay the very same objects.
     """
     merged: list[Message] = []
     last_turn: int | None = None  # index in ``merged`` of the last user or assistant message
@@ -197,9 +171,8 @@ def _into_system(messages: list[Message], notice: Message) -> list[Message]:
 
 def _markers(messages: Sequence[Message]) -> tuple[int | None, list[int]]:
     """
-    The newest message holding a ``compaction`` block with a summary (a block without one is a
-    failed compaction, a no-op), and every user or assistant message holding a compaction or a
-    tool change (``tool_addition``, ``tool_removal``).
+    The newest message holding a ``compaction`` block with a summary (one without is a failed compaction, a
+    no-op), and every user or assistant message holding a compaction or a tool change.
     """
     start, held = None, []
     for index, message in enumerate(messages):

@@ -14,17 +14,15 @@ from litellm_budget.typing import Message
 
 def from_chat(messages: Sequence[Message]) -> tuple[str | None, list[Message]]:
     """
-    OpenAI chat messages as Anthropic's ``(system, messages)``: system and developer texts
-    become the system text; ``tool_calls`` become ``tool_use`` blocks (input parsed from the
-    JSON arguments, else ``{"raw": arguments}``); tool results become ``tool_result`` blocks,
-    and neighbours of one role are merged, so consecutive results share one user message.
-    Nothing is invented: a conversation that opens with an assistant stays that way.
+    OpenAI chat messages as Anthropic's ``(system, messages)``: system and developer texts become the system
+    text, ``tool_calls`` ``tool_use`` blocks (input parsed from the JSON arguments, else ``{"raw": arguments}``),
+    tool results ``tool_result`` blocks, and neighbours of one role merge, so consecutive results share one user
+    message. Nothing is invented: a conversation that opens with an assistant stays that way.
     """
     system: list[str] = []
     converted: list[Message] = []
     for message in messages:
-        role = message.get("role")
-        content = message.get("content")
+        role, content = message.get("role"), message.get("content")
         if role in {"system", "developer"}:
             texts = [block["text"] for block in _chat_blocks(content) if block["type"] == "text"]
             system.append(content if isinstance(content, str) else "\n".join(texts))

@@ -12,7 +12,7 @@ from litellm_budget.core.formats._placement import LEADING_KEY, NOTICE_KEY, SEPA
 from litellm_budget.core.formats._protocol import ASSISTANT, SYSTEM, TOOL, USER
 from litellm_budget.core.validity._chat_checks import SYSTEM_ROLES
 from litellm_budget.core.validity._chat_checks import check as check_request
-from litellm_budget.core.validity._verdicts import START, Resume, Verdict
+from litellm_budget.core.validity._chat_checks import unsupported_reason as unsupported_request
 from litellm_budget.typing import Message
 
 if TYPE_CHECKING:
@@ -37,11 +37,9 @@ class ChatFormat:
         return None
 
     def texts(self, message: Message) -> Iterator[str]:
-        """Every text of the content."""
         return texts_of(message.get("content"))
 
     def map_texts(self, message: Message, rewrite: Callable[[str], str]) -> Message:
-        """See ``parts.map_texts``."""
         return map_texts(message, rewrite)
 
     def calls(self, message: Message) -> Sequence[tuple[str, object, object]]:
@@ -62,37 +60,25 @@ class ChatFormat:
 
     def notice(self, text: str, placement: str = "user_note") -> Message:
         """A user-side note; or a system message where it stands (OpenAI takes one anywhere), or in the leading one."""
-        role = "user" if placement == "user_note" else "system"
-        return {
-            "role": role,
-            "content": text,
-            NOTICE_KEY: True,
-            **({LEADING_KEY: True} if placement == "leading_system" else {}),
-        }
+        leading = {LEADING_KEY: True} if placement == "leading_system" else {}
+        return {"role": "user" if placement == "user_note" else "system", "content": text, NOTICE_KEY: True, **leading}
 
     def finish(self, messages: list[Message]) -> list[Message]:
         """Each notice in its place: merged into the user messages next to it, or the leading system text."""
-        return place_notices(messages, is_user=_is_user, merged=_merged, into_leading=_into_leading)
+        return place_notices(
+            messages, is_user=lambda message: message.get("role") == "user", merged=_merged, into_leading=_into_leading
+        )
 
     def count_message(self, counter: TokenCounter, message: Message) -> int:
         """OpenAI's accounting, as LiteLLM's ``token_counter`` applies it."""
         return counter.count_message(message)
 
-    def unsupported_reason(self, messages: object, tools: object, max_tokens: object) -> str | None:
-        """See ``chat_checks.unsupported_reason``."""
-        return check_request(messages, tools, max_tokens).reason
-
-    def check(self, messages: object, tools: object, max_tokens: object, resume: Resume = START) -> Verdict:
-        """See ``chat_checks.check``."""
-        return check_request(messages, tools, max_tokens, resume)
+    unsupported_reason = staticmethod(unsupported_request)
+    check = staticmethod(check_request)
 
 
 #: The chat format; stateless, so one instance serves every request.
 CHAT = ChatFormat()
-
-
-def _is_user(message: Message) -> bool:
-    return message.get("role") == "user"
 
 
 def _merged(run: Sequence[Message]) -> Message:

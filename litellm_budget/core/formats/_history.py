@@ -1,11 +1,7 @@
 """
-The client's own history markers, which a fit must leave as they are: where the provider starts
-reading (the newest compaction), and the messages that change what the model may call (tool
-changes) or carry a compaction, which stay as long as anything after them does.
-
-Both are read as ``SYSTEM`` kinds, together with the step they belong to, so no policy drops,
-elides or cuts them, and no tool call of theirs loses its result. The history before the start is
-sent as the client sent it and counted as nothing: the provider ignores it.
+The client's own history markers, read as ``SYSTEM`` with their step so no policy drops, elides or cuts them:
+where the provider starts reading (the newest compaction; the history before it is sent as it came and counted
+as nothing), and messages that change what the model may call (tool changes) or carry a compaction.
 """
 
 from __future__ import annotations
@@ -17,10 +13,9 @@ from litellm_budget.core.formats._protocol import ASSISTANT, SYSTEM, TOOL, USER
 
 def pinned_kinds(kinds: list[str], start: int | None, held: Iterable[int]) -> list[str]:
     """
-    ``kinds`` with every message up to ``start`` (the newest compaction, ``None``: none) and each
-    of ``held`` read as ``SYSTEM``, each with the rest of its step (the tool results that answer
-    it, or the assistant step a result of it answers). The question (the last user message) is
-    pinned anyway, and stays the question.
+    ``kinds`` with every message up to ``start`` (the newest compaction, or ``None``) and each of ``held`` read as
+    ``SYSTEM``, with the rest of its step (the results answering it, or the step its result answers). The
+    question (the last user message) stays the question: it is pinned anyway.
     """
     question = max((i for i, kind in enumerate(kinds) if kind == USER), default=None)
     pinned = list(kinds)

@@ -1,21 +1,7 @@
 """
-Each message's ``content_key``, with a conversation's history hashed once rather than on every turn.
-
-A client resends its whole history with every request, and hashing it again was the largest step
-of a request that keeps its edits (about a fifth of the hook on the longest shared session). So
-the messages of the last request read for a conversation are kept beside their keys, and a message
-equal (``==``) to the one at its place there takes that key: ``==`` runs in C and compares the
-texts byte by byte, several times faster than hashing them, and it still reads every message, so a
-client that edits its history gets that message's new key, never a stale one.
-
-Two guards keep a reused key exact:
-
-- Only a *plain* message is compared: dicts with text keys, lists, texts and nulls. ``==`` holds
-  1 equal to 1.0 and to True, which hash and count differently, so a message holding a number or
-  a boolean (or any other object) is hashed every time.
-- What is kept is a copy of each message's containers (the texts are shared: they cannot change),
-  made once, when the message is new: LiteLLM and SDK callers may change a request's dicts after
-  the fit, and a kept original would then no longer say what was hashed.
+Each message's ``content_key``, with the history a client resends hashed once rather than on every turn: a
+message equal (``==``, in C, several times faster than hashing) to the one at its place in its conversation's
+last read takes its key, and every message is still compared, so an edited one never keeps a stale key.
 """
 
 from __future__ import annotations
@@ -40,32 +26,27 @@ class _Read(NamedTuple):
 
 
 class _NotPlain(Exception):
-    """A message holds something ``==`` cannot compare exactly: a number, a boolean, another object."""
+    """
+    A message holds more than text-keyed dicts, lists, texts and nulls, so ``==`` cannot compare it exactly: it
+    holds 1 equal to 1.0 and to True, which hash and count differently.
+    """
 
 
 _NOTHING_READ = _Read((), (), (), ())
 
-
-#: The lane of lists that are not a format's requests (what was sent, read after the response); a
-#: lane named by a format (``chat``, ...) holds that format's requests.
+#: The lane of lists that are not a format's requests (what was sent, read after the response).
 UNCHECKED = "unchecked"
 
 
 def message_keys(messages: Sequence[Message], lane: str = UNCHECKED) -> list[int]:
-    """
-    ``content_key`` of each message: taken from the conversation's last read where the message
-    equals the one at its place there, computed otherwise; this read becomes the conversation's.
-    ``lane`` keeps lists of another kind apart (what was sent, read after the response), so
-    reading one never displaces the other's read.
-    """
+    """Each message's ``content_key`` (see ``Reading``); ``lane`` keeps reads of other kinds of list apart."""
     return Reading(messages, lane).keys()
 
 
 class Reading:
     """
-    One request's messages against the last read of its conversation in ``lane``: which of them
-    are ``known`` (equal to the message at their place there), then every key (``keys``), after
-    which this read is the conversation's. Keys only: the format checks read every message.
+    One request's messages against the last read of its conversation in ``lane``: which are ``known`` (equal to
+    the message at their place there), then every key (``keys``). Keys only: the format checks read every message.
     """
 
     __slots__ = ("_anchor", "_keys", "_last", "_messages", "known")
@@ -97,27 +78,15 @@ class Reading:
         self._anchor, self._last = anchor, last
 
     def known_keys(self) -> list[int | None]:
-        """
-        Each message's key where it is had without hashing a text: the anchor's two, and every
-        message equal to the one at its place in the last read; ``None`` for the rest.
-        """
+        """Each key had without hashing: the anchor's two and every ``known`` message's; ``None`` for the rest."""
         if self._anchor is None:
             return [None] * len(self._messages)
-        last = self._last
         keys: list[int | None] = [self._anchor[1], self._anchor[2]]
-        keys.extend(last.keys[index] if known else None for index, known in enumerate(self.known[2:], start=2))
+        keys.extend(self._last.keys[index] if known else None for index, known in enumerate(self.known[2:], start=2))
         return keys
 
-    @property
-    def new(self) -> bool:
-        """Whether a message past the anchor is not known: what ``keys`` must hash, and a read would keep."""
-        return not all(self.known[2:])
-
     def keys(self, *, keep: bool = True) -> list[int]:
-        """
-        Every message's key, the unknown ones hashed (and their containers copied) now; with
-        ``keep``, this read becomes its conversation's in its lane.
-        """
+        """Every key, the unknown ones hashed (and copied) now; with ``keep``, this read becomes the conversation's."""
         if self._keys is not None:
             return self._keys
         messages, anchor, last = self._messages, self._anchor, self._last
@@ -125,7 +94,7 @@ class Reading:
             self._keys = [content_key(message) for message in messages]
             return self._keys
         count = len(messages)
-        if not self.new:
+        if all(self.known[2:]):
             # A retry, or an earlier request of the conversation: the longer read it is part of stays.
             self._keys = [anchor[1], anchor[2], *last.keys[2:count]]
             return self._keys
@@ -151,7 +120,10 @@ class Reading:
 
 
 def _plain_copy(message: object) -> tuple[object, int]:
-    """A copy of ``message``'s containers and its characters; ``(None, 0)`` when it is not plain."""
+    """
+    A copy of ``message``'s containers (its texts shared: they cannot change) and its characters; ``(None, 0)``
+    when not plain. A copy, as LiteLLM and SDK callers may change a request's dicts after the fit.
+    """
     held = [0]
     try:
         copy = _copied(message, held)

@@ -1,7 +1,4 @@
-"""
-Content as chat completions (and Responses' messages) hold it: a string, or a list of parts of
-which the text parts are read and rewritten and every other part (an image) is kept as it is.
-"""
+"""Chat (and Responses message) content: a string or a list of parts; text parts are read and rewritten, others kept."""
 
 from __future__ import annotations
 
@@ -28,18 +25,11 @@ def texts_of(content: object) -> Iterator[str]:
     if isinstance(content, str):
         yield content
     elif isinstance(content, list):
-        for part in content:
-            text = part_text(part)
-            if text is not None:
-                yield text
+        yield from (text for text in map(part_text, content) if text is not None)
 
 
 def map_texts(message: Mapping[str, Any], rewrite: Callable[[str], str]) -> dict[str, Any]:
-    """
-    A copy of ``message`` whose every text went through ``rewrite``; other parts are kept as
-    they are. A text part the rewrite empties is left out, because some providers refuse
-    empty text blocks.
-    """
+    """A copy whose texts went through ``rewrite``; a text part it empties goes, as some providers refuse empty text."""
     content = message.get("content")
     if isinstance(content, str):
         return {**message, "content": rewrite(content)}

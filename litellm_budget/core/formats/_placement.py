@@ -1,15 +1,7 @@
 """
-Where a notice (the marker, a summary) goes, so that strict chat templates accept the request.
-
-Local model servers render chat templates that refuse a system message anywhere but first (Qwen),
-user and assistant turns that do not alternate (Mistral), or any system role at all beyond the
-first turn (Gemma). So by default (``user_note``) a notice is a user-side note: merged into the
-user message next to it, or a user message of its own between two assistant turns, and roles
-alternate as they did. ``system_message`` keeps it a message of the format's system role where it
-stands (OpenAI accepts that anywhere); ``leading_system`` appends it to the leading system text.
-
-A notice is built with ``NOTICE_KEY`` set (and ``LEADING_KEY`` for ``leading_system``), so that
-``place_notices`` finds it after the policies placed it; neither key ever reaches a provider.
+Where a notice (the marker, a summary) goes, so that strict chat templates accept the request: local model
+servers render templates that refuse a system message anywhere but first (Qwen), user and assistant turns that
+do not alternate (Mistral), or any system role beyond the first turn (Gemma).
 """
 
 from __future__ import annotations
@@ -19,11 +11,13 @@ from typing import Any
 
 from litellm_budget.typing import Message
 
-#: Marks a notice until ``place_notices`` put it in its place.
+#: Marks a notice until ``place_notices`` put it in its place; it never reaches a provider.
 NOTICE_KEY = "litellm_budget_notice"
 #: Marks a notice that goes into the leading system text.
 LEADING_KEY = "litellm_budget_leading"
-#: The placements a setting may name; the first is the default.
+#: The placements a setting may name, the first the default: a user-side note merged into the user message
+#: next to it (or one of its own between two assistant turns), so roles alternate as they did; a message of the
+#: format's system role where it stands (OpenAI accepts that anywhere); appended to the leading system text.
 PLACEMENTS = ("user_note", "system_message", "leading_system")
 #: Between a notice and the text it is merged with.
 SEPARATOR = "\n\n"
@@ -47,13 +41,11 @@ def place_notices(
     into_leading: Callable[[list[Message], Message], list[Message]],
 ) -> list[Message]:
     """
-    Put each notice in its place: a user-side one merged with the user message right before it
-    and the one right after it (``merged`` joins them in order, keeping the keys of the first that
-    is not a notice: where a drop left two user turns side by side they become one, as strict
-    templates want); a leading one taken out into the leading system text (``into_leading``), the
-    user turns on either side of where it stood joined all the same; every other left where it
-    is, unmarked. The final message joins nothing (only the last resort ever changes it), and
-    messages not next to a notice stay the very same objects.
+    Put each notice in its place: a user-side one merged with the user messages right before and after it
+    (``merged`` joins them in order, keeping the keys of the first that is not a notice, so two user turns a drop
+    left side by side become one); a leading one taken into the leading system text (``into_leading``), the user
+    turns around it joined all the same; any other left where it is, unmarked. The final message joins nothing
+    (only the last resort changes it); messages not next to a notice stay the very same objects.
     """
     final = len(messages) - 1
     placed: list[Message] = []

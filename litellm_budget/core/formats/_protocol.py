@@ -1,8 +1,6 @@
 """
-What every format implements: the kinds of message the policies tell apart, and ``MessageFormat``,
-the one protocol through which they read and write a message; beside it ``TokenCounter``, the one
-through which a format is counted (``counting/_tokens.py`` implements it). Each format module
-imports only this (and its checks), so the package imports it all at once without a cycle.
+What every format implements: ``MessageFormat``, through which the policies read and write a message, and
+``TokenCounter``, through which it is counted. Format modules import only this and their checks: no cycle.
 """
 
 from __future__ import annotations
@@ -29,16 +27,12 @@ class MessageFormat(Protocol):
 
     def kinds(self, messages: Sequence[Message]) -> list[str]:
         """
-        Each message's kind: ``SYSTEM``, ``USER``, ``ASSISTANT`` (opens an assistant step) or
-        ``TOOL`` (belongs to the step before it: a result answering a call, or a further item
-        of the same step). Units are cut only before ``USER`` and ``ASSISTANT``.
+        Each message's kind: ``SYSTEM``, ``USER``, ``ASSISTANT`` (opens a step) or ``TOOL`` (belongs to the
+        step before it: a result answering a call, or a further item); units are cut only before the middle two.
         """
 
     def history_start(self, messages: Sequence[Message]) -> int | None:
-        """
-        Where the provider starts reading the history: the newest compaction (``history.py``);
-        ``None``: from the first message. What comes before it is sent as it came, uncounted.
-        """
+        """Where the provider starts reading: the newest compaction (or ``None``); before it, sent as is, uncounted."""
 
     def texts(self, message: Message) -> Iterator[str]:
         """Every text of the message's content, in order."""
@@ -53,16 +47,12 @@ class MessageFormat(Protocol):
         """Each tool call the message makes, as ``(id, tool name, arguments)``: what a digest records."""
 
     def notice(self, text: str, placement: str = "user_note") -> Message:
-        """
-        A message that tells the model ``text``, marked for ``finish`` to put where ``placement``
-        (``placement.PLACEMENTS``) says, in a way this format allows.
-        """
+        """A message telling the model ``text``, marked for ``finish`` to place as ``placement`` says."""
 
     def finish(self, messages: list[Message]) -> list[Message]:
         """
-        The edited messages as the API takes them: each notice in its place (``placement.py``),
-        neighbours of one role merged where the API wants alternation; may only shorten the
-        request. Unchanged messages stay the same objects.
+        The edited messages as the API takes them: each notice placed, neighbours of one role merged where the
+        API wants alternation; may only shorten the request. Unchanged messages stay the same objects.
         """
 
     def count_message(self, counter: TokenCounter, message: Message) -> int:

@@ -28,10 +28,8 @@ from litellm_budget.core.validity._responses_checks import (
     SYSTEM_ROLES,
     item_type,
 )
-from litellm_budget.core.validity._responses_checks import (
-    check as check_request,
-)
-from litellm_budget.core.validity._verdicts import START, Resume, Verdict
+from litellm_budget.core.validity._responses_checks import check as check_request
+from litellm_budget.core.validity._responses_checks import unsupported_reason as unsupported_request
 from litellm_budget.typing import Message
 
 if TYPE_CHECKING:
@@ -39,11 +37,9 @@ if TYPE_CHECKING:
 
 #: What opens a new step right after an output even in a step that began with reasoning.
 STEP_OPENERS = frozenset({"reasoning"})
-# The ciphertext is base64 of what the provider decrypts and reads back (hidden reasoning,
-# compacted history). BPE splits base64 into about 1.5 characters a token, several times what the
-# plaintext costs, and tokenizing megabytes of it per request is slow. Base64 holds 3 bytes in 4
-# characters and text averages ~4 bytes a token, so length / 4 stays a little above the plaintext's
-# tokens: safe for the budget, and constant time.
+# Ciphertext is base64 of what the provider decrypts (hidden reasoning, compacted history): BPE splits it into
+# ~1.5 characters a token, several times the plaintext's cost, and slowly. Base64 holds 3 bytes in 4 characters
+# and text averages ~4 bytes a token, so length / 4 stays a little above the plaintext's tokens, in constant time.
 ENCRYPTED_CHARS_PER_TOKEN = 4
 
 
@@ -60,15 +56,12 @@ class ResponsesFormat:
 
     def kinds(self, messages: Sequence[Message]) -> list[str]:
         """
-        Messages by role; the first assistant-side item after a user message or an output opens
-        a step (``ASSISTANT``) and the rest of the step is ``TOOL``, so a reasoning item stays
-        with the calls it led to. No step opens while a call is unanswered, so a call and its
-        output are never in different units however the client orders them; and in a step that
-        began with reasoning only a new reasoning (or compaction) item opens the next one: a
-        reasoning model starts every response with one, so a call after an output without one
-        is a parallel call of the same response, which the API refuses without its reasoning.
-        A compaction, a compaction trigger and added tools are read as system, and so is every
-        item before the newest compaction (``history.pinned_kinds``).
+        Messages by role; the first assistant-side item after a user message or an output opens a step (``ASSISTANT``),
+        the rest of it is ``TOOL``, so reasoning stays with the calls it led to. No step opens while a call is
+        unanswered, so a call and its output share a unit however the client orders them; in a step that began with
+        reasoning only a new reasoning (or compaction) item opens the next: a reasoning model starts every response
+        with one, so a call after an output without one is a parallel call of the same response, which the API
+        refuses without its reasoning. Compactions, their triggers, added tools and all before the last one are system.
         """
         kinds: list[str] = []
         open_calls: set[str] = set()
@@ -130,9 +123,8 @@ class ResponsesFormat:
 
     def notice(self, text: str, placement: str = "user_note") -> Message:
         """
-        A user-side note (a server that renders ``input`` with a chat template takes it where a
-        developer message mid-conversation would fail); a developer message where it stands
-        (OpenAI's API takes one anywhere), or in the leading one.
+        A user-side note (a server rendering ``input`` with a chat template takes it where a developer message
+        mid-conversation fails); a developer message where it stands (OpenAI takes one anywhere), or in the leading one.
         """
         role = "user" if placement == "user_note" else "developer"
         leading = {LEADING_KEY: True} if placement == "leading_system" else {}
@@ -159,13 +151,8 @@ class ResponsesFormat:
                 total += counter.count_text(value if isinstance(value, str) else as_json(value))
         return total
 
-    def unsupported_reason(self, messages: object, tools: object, max_tokens: object) -> str | None:
-        """See ``responses_checks.unsupported_reason``."""
-        return check_request(messages, tools, max_tokens).reason
-
-    def check(self, messages: object, tools: object, max_tokens: object, resume: Resume = START) -> Verdict:
-        """See ``responses_checks.check``."""
-        return check_request(messages, tools, max_tokens, resume)
+    unsupported_reason = staticmethod(unsupported_request)
+    check = staticmethod(check_request)
 
 
 #: The Responses format; stateless, so one instance serves every request.
@@ -174,16 +161,14 @@ RESPONSES = ResponsesFormat()
 
 def as_items(value: str | list[Message]) -> list[Message]:
     """A Responses ``input`` as a list of items: a string is one user message."""
-    if isinstance(value, str):
-        return [{"type": "message", "role": "user", "content": value}]
-    return value
+    return [{"type": "message", "role": "user", "content": value}] if isinstance(value, str) else value
 
 
 def from_chat(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """
-    OpenAI chat messages as Responses items: system and developer messages as developer
-    messages, user and assistant text as messages, each tool call as a ``function_call`` (its
-    ``call_id`` the call's id), each tool message as the ``function_call_output`` answering it.
+    OpenAI chat messages as Responses items: system and developer messages as developer messages, user and
+    assistant text as messages, each tool call as a ``function_call`` (its ``call_id`` the call's id), each tool
+    message as the ``function_call_output`` answering it.
 
     Raises:
         ValueError: A message of a role Responses has no item for (``function``).
@@ -221,9 +206,8 @@ def _merged(run: Sequence[Message]) -> Message:
 
 def _into_leading(items: list[Message], notice: Message) -> list[Message]:
     """
-    ``notice``'s parts at the end of the leading system or developer messages' last one; a
-    developer message of its own first if there is none. Never the joined ``instructions``: the
-    request's own ``instructions`` field is sent as the client wrote it.
+    ``notice``'s parts appended to the last leading system or developer message (a developer message of its own
+    first if none); never to the joined ``instructions``: the request's own are sent as the client wrote them.
     """
     leading = 0
     while (
@@ -244,10 +228,7 @@ def _message_item(role: str, content: object) -> dict[str, Any]:
 
 
 def _parts(role: str, content: object) -> list[dict[str, Any]]:
-    """
-    Chat content as Responses parts: text as input or output text (a part keeps every other key
-    it has: a cache breakpoint, annotations), ``image_url`` as ``input_image``.
-    """
+    """Chat content as Responses parts: text as input or output text, other keys kept; images as ``input_image``."""
     text_type = "output_text" if role == "assistant" else "input_text"
     parts: list[dict[str, Any]] = []
     for part in [content] if isinstance(content, str) else content if isinstance(content, list) else ():

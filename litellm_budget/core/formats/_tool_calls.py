@@ -35,19 +35,12 @@ def decoded_arguments(arguments: object) -> object:
 
 
 def call_key(name: object, arguments: object) -> CallKey:
-    """
-    The tool's name and its arguments' canonical JSON (by ``text_key``): the same call made twice
-    has one key. Each message's calls are remembered (``calls_made``); a memo of single calls
-    showed no gain in the replay.
-    """
+    """The tool's name and its arguments' canonical JSON (by ``text_key``): the same call made twice has one key."""
     return str(name), text_key(as_json(decoded_arguments(arguments)))
 
 
 def calls_made(fmt: MessageFormat, message: Message, key: int) -> tuple[tuple[str, CallKey], ...]:
-    """
-    Each call ``message`` makes, as its id and ``call_key``; remembered by the message's content key
-    (``key``), since re-reads and stale outputs look through every call of the history.
-    """
+    """Each call of ``message`` as ``(id, call_key)``, kept by its ``key``: re-reads and stale outputs scan them all."""
     made: tuple[tuple[str, CallKey], ...] = MEMOS.calls_made.recall(
         lambda: tuple((call_id, call_key(name, arguments)) for call_id, name, arguments in fmt.calls(message)),
         fmt.name,
@@ -58,9 +51,8 @@ def calls_made(fmt: MessageFormat, message: Message, key: int) -> tuple[tuple[st
 
 def read_path(name: object, arguments: object) -> str | None:
     """
-    The file a call shows, when it only shows one: ``cat``, ``nl``, ``head``, ``tail``, ``sed -n``
-    (any range, the first command of a pipe), an editor's ``view``, Claude Code's ``Read``. A later
-    read of the same file makes what an earlier one showed stale, as a rerun of a command does.
+    The file a call only shows: ``cat``, ``nl``, ``head``, ``tail``, ``sed -n`` (any range, the first command of a
+    pipe), an editor's ``view``, Claude Code's ``Read``. A later read of it makes an earlier one's output stale.
     """
     decoded = decoded_arguments(arguments)
     if not isinstance(decoded, dict):

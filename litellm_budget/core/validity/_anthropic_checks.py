@@ -27,17 +27,13 @@ def check(messages: object, tools: object, max_tokens: object, resume: Resume = 
     """
     Why this request cannot be trimmed safely (``None`` when it can), and the calls left open at its end.
 
-    ``messages`` is ``join_system(system, messages)``. Trimming relies on the Messages API's
-    shape: user and assistant messages (system messages anywhere, as Claude Code's
-    ``mid-conversation-system`` beta sends them), content as text or a list of
-    typed blocks (a system message may hold only its ``output_config``), the first message a
-    user's or a compaction's, every ``tool_use`` answered by a ``tool_result``
-    in the very next message (unless the assistant's is the last one) and every ``tool_result``
-    answering the assistant message right before it, ahead of any other block of its message.
-    Anything else is forwarded untouched, so the provider gives its own error, and the report
-    says why.
-
-    ``resume`` starts after a prefix whose very content passed before (``verdicts``).
+    ``messages`` is ``join_system(system, messages)``. Trimming relies on the Messages API's shape: user and
+    assistant messages (system ones anywhere, as Claude Code's ``mid-conversation-system`` beta sends them),
+    content as text or a list of typed blocks (a system message may hold only its ``output_config``), the first
+    message a user's or a compaction's, every ``tool_use`` answered by a ``tool_result`` in the very next message
+    (unless the assistant's is the last) and every ``tool_result`` answering the assistant message right before
+    it, ahead of any other block of its message. Anything else is forwarded untouched, so the provider gives its
+    own error, and the report says why. ``resume`` starts after a prefix whose very content passed before.
     """
     listed = first_problem(messages, tools, max_tokens, resume, _message_problem)
     if isinstance(listed, Verdict):
@@ -80,10 +76,7 @@ def _blocks_problem(role: str, blocks: list[Mapping[str, Any]]) -> str | None:
 
 
 def _start_problem(messages: Sequence[Mapping[str, Any]]) -> str | None:
-    """
-    Besides system messages, at least one message, and the first is a user's, or an assistant's
-    that holds a compaction (the history a compacted conversation resumes from).
-    """
+    """A first message besides system ones: a user's, or an assistant's holding a compaction (a resumed history)."""
     first = next((i for i, message in enumerate(messages) if message["role"] != "system"), None)
     if first is None:
         return "no messages besides the system"
@@ -95,10 +88,7 @@ def _start_problem(messages: Sequence[Mapping[str, Any]]) -> str | None:
 
 
 def _pairing(messages: Sequence[Mapping[str, Any]], resume: Resume) -> Verdict:
-    """
-    Each tool_use is answered in the very next message, and a tool_result answers nothing else;
-    the state: the calls the last message leaves open.
-    """
+    """Each tool_use answered in the very next message, a tool_result nothing else; state: the calls left open."""
     open_calls: set[str] = set(resume.state) if resume.at and isinstance(resume.state, frozenset) else set()
     for index in range(resume.at, len(messages)):
         message = messages[index]

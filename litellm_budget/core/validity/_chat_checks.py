@@ -21,18 +21,13 @@ def unsupported_reason(messages: object, tools: object, max_tokens: object) -> s
 
 def check(messages: object, tools: object, max_tokens: object, resume: Resume = START) -> Verdict:
     """
-    Why this request cannot be trimmed safely (``None`` when it can), and the pairing state at its end.
-
-    Trimming relies on OpenAI's shape: known roles, text or list content, and tool results
-    that each answer a call of the assistant message right before them. Anything else is
-    forwarded untouched, so the provider gives its own error, and the report says why.
-
-    ``resume`` starts after a prefix whose very content passed before (``verdicts``).
+    Why this request cannot be trimmed safely (``None`` when it can), and the pairing state at its end. Trimming
+    relies on OpenAI's shape: known roles, text or list content, and tool results that each answer a call of the
+    assistant message right before them. Anything else is forwarded untouched, so the provider gives its own
+    error, and the report says why. ``resume`` starts after a prefix whose very content passed before.
     """
     listed = first_problem(messages, tools, max_tokens, resume, _message_problem)
-    if isinstance(listed, Verdict):
-        return listed
-    return _pairing(listed, resume)
+    return listed if isinstance(listed, Verdict) else _pairing(listed, resume)
 
 
 def _message_problem(message: object) -> str | None:
@@ -54,9 +49,8 @@ def _message_problem(message: object) -> str | None:
 
 def _pairing(messages: Sequence[Mapping[str, Any]], resume: Resume) -> Verdict:
     """
-    Every tool result answers an open call of the assistant just before it, and every call is
-    answered; the state: whether a result may follow the last message (it is an assistant's or
-    answers one).
+    Every tool result answers an open call of the assistant just before it, and every call is answered; the
+    state: whether a result may follow the last message (it is an assistant's or answers one).
     """
     open_calls: set[str] = set()
     answering = bool(resume.state) if resume.at else False

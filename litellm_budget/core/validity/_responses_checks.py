@@ -47,19 +47,15 @@ def check(items: object, tools: object, max_tokens: object, resume: Resume = STA
     """
     Why this ``input`` cannot be trimmed safely (``None`` when it can).
 
-    Trimming relies on the shape the Responses API documents: a list of known items, text or
-    part-list content, every output answering a call made before it and not yet answered, and
-    no user message before the open calls are answered (only the last step may leave a call
-    open). Anything else is forwarded untouched, so the provider gives its own error, and the
-    report says why. A string ``input`` is read with ``as_items`` first.
-
-    ``resume`` starts the items' own checks after a prefix whose very content passed before
-    (``verdicts``); the pairing reads every item (a call id may not repeat anywhere in the list).
+    Trimming relies on the shape the Responses API documents: a list of known items, text or part-list content,
+    every output answering a call made before it and not yet answered, and no user message before the open calls
+    are answered (only the last step may leave a call open). Anything else is forwarded untouched, so the provider
+    gives its own error, and the report says why. A string ``input`` is read with ``as_items`` first. ``resume``
+    starts the items' own checks after a prefix that passed before; the pairing reads every item (a call id may
+    not repeat anywhere in the list).
     """
     listed = first_problem(items, tools, max_tokens, resume, _item_problem, name="input")
-    if isinstance(listed, Verdict):
-        return listed
-    return Verdict(_pairing_problem(listed))
+    return listed if isinstance(listed, Verdict) else Verdict(_pairing_problem(listed))
 
 
 def _is_str(value: object) -> bool:
@@ -94,12 +90,7 @@ _REQUIRED: Mapping[str, tuple[tuple[str, Callable[[object], bool]], ...]] = Mapp
         "custom_tool_call_output": (("call_id", _is_str), ("output", _is_content)),
         "reasoning": (("summary", _is_list), ("encrypted_content", _is_optional_str)),
         "compaction": (("encrypted_content", _is_str),),
-        "shell_call": (("call_id", _is_str),),
-        "local_shell_call": (("call_id", _is_str),),
-        "apply_patch_call": (("call_id", _is_str),),
-        "shell_call_output": (("call_id", _is_str),),
-        "local_shell_call_output": (("call_id", _is_str),),
-        "apply_patch_call_output": (("call_id", _is_str),),
+        **dict.fromkeys(BUILTIN_CALLS | BUILTIN_OUTPUTS, (("call_id", _is_str),)),
         "additional_tools": (("tools", _is_list),),
         "item_reference": (("id", _is_str),),
         "message": (("role", _is_role), ("content", _is_content)),
