@@ -14,13 +14,7 @@ _MIN_SHRINK = 1 / 16
 
 
 def cut_to_fit(draft: Draft, ledger: Ledger) -> Draft:
-    """
-    Cut the largest remaining non-system messages until the draft fits, largest first.
-
-    Only what survived dropping is left by now: the current question and the final step.
-    Each cut keeps the head and the tail of the message's text and says in between how
-    much it shows.
-    """
+    """Cut the middle out of the largest non-system messages left (the question, the final step) to fit."""
     excess = draft.total - ledger.limits.budget
     replacements: dict[int, Entry] = {}
     for index, entry in sorted(_cuttable(draft, ledger), key=lambda pair: (-pair[1].tokens, -pair[0])):
@@ -48,9 +42,8 @@ def _cuttable(draft: Draft, ledger: Ledger) -> list[tuple[int, Entry]]:
 
 def _cut_entry(entry: Entry, allowed: int, ledger: Ledger) -> Entry:
     """
-    The entry with the middle of its text cut out, shrinking until the message costs at most
-    ``allowed`` or only the note is left. A message of several text parts is cut as one text
-    with one note, so a note never costs more than the short parts it would stand for.
+    The entry with the middle of its text cut out, to ``allowed`` tokens or the note alone; its parts are
+    cut as one, so a note never costs more than the short parts it would stand for.
     """
     texts = list(ledger.format.texts(entry.message))
     length = sum(map(len, texts))

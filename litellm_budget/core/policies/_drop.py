@@ -37,12 +37,8 @@ def units_worth(units: Sequence[Unit], size: Callable[[int], int], target: int, 
 
 def drop_units(draft: Draft, ledger: Ledger, units: Sequence[Unit], counted: int | None = None) -> Draft:
     """
-    Remove ``units`` and put one marker where the first of them was; the marker says
-    ``counted`` units (default: how many there are) so a kept drop reads the same.
-
-    Units are whole turns or assistant steps with their tool results, so no tool call is
-    ever separated from its results. The marker sits at the oldest gap, so everything
-    before it (system messages, and for ``auto`` the task) stays a stable prompt prefix.
+    Remove ``units`` (whole, so no call loses its results) and put one marker at the oldest gap, so all before
+    it stays a stable prompt prefix; it says ``counted`` units (default: how many), so a kept drop reads the same.
     """
     gone = {index for unit in units for index in unit}
     if not gone:
@@ -58,13 +54,12 @@ def drop_units(draft: Draft, ledger: Ledger, units: Sequence[Unit], counted: int
             entries.append(marker if summary is None else summary)
         if entry.source not in gone:
             entries.append(entry)
-    return Draft(
+    return dataclasses.replace(
+        draft,
         entries=tuple(entries),
-        tools_and_priming=draft.tools_and_priming,
         elided=tuple(index for index in draft.elided if index not in gone),
         dropped=tuple(sorted(gone)),
         dropped_units=counted,
-        cut=draft.cut,
         marker=True,
         summary=None if summary is None else digest,
         summary_needed=digest if summary is None else None,
@@ -74,27 +69,18 @@ def drop_units(draft: Draft, ledger: Ledger, units: Sequence[Unit], counted: int
 def marker_entry(
     ledger: Ledger, gone: Sequence[int], units: int, *, digest: bool = True, room: int | None = None
 ) -> Entry:
-    """
-    The marker for the dropped messages ``gone`` (``units`` of them, as it says), with its token
-    cost; its digest within ``room`` tokens where given.
-    """
+    """The marker for the dropped messages ``gone`` (``units`` of them), its digest within ``room`` where given."""
     listed = marker_digest(ledger, gone, room) if digest else ([], 0)
-    stored = block_handle(ledger, gone)
-    note = omitted_note(len(gone), units, *listed, stored=stored)
+    note = omitted_note(len(gone), units, *listed, stored=block_handle(ledger, gone))
     marker = ledger.format.notice(note, ledger.settings.marker_placement)
     return Entry(None, marker, ledger.count(marker))
 
 
 def digest_to_fit(draft: Draft, ledger: Ledger) -> Draft:
-    """
-    The draft with its marker's digest shortened to the room the budget leaves, its oldest lines
-    first, or taken out where none is left: a digest is worth less than the text of the question
-    or the final step, so it goes before the last resort would cut them.
-    """
+    """Shorten the marker's digest (oldest lines first) or take it out, sparing the question and final step a cut."""
     if not draft.marker or draft.summary is not None:
         return draft
-    plain = marker_entry(ledger, draft.dropped, draft.dropped_units, digest=False)
-    fitted = _with_marker(draft, plain)
+    fitted = _with_marker(draft, marker_entry(ledger, draft.dropped, draft.dropped_units, digest=False))
     room = ledger.limits.budget - fitted.total
     for _ in range(_ROOM_TRIES):
         if room <= 0:

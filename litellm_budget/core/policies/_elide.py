@@ -16,28 +16,18 @@ _ELIDABLE_KINDS = (ASSISTANT, TOOL)
 ELIDE_MIN_SHARE = 0.09
 #: ... up to this size, from an 8k window up ...
 ELIDE_MIN_TOKENS = 500
-#: ... and this one for the ``elide`` policy, which drops nothing, so it must elide smaller
-#: outputs to fit: at 8k it fits more requests and keeps more evidence than 500, 150 or 250 did
-#: on the shared sessions.
+#: ... and this one for the ``elide`` policy, which drops nothing, so it must elide smaller outputs to fit.
 ELIDE_ONLY_MIN_TOKENS = 200
 
 
 def elide_oldest(draft: Draft, ledger: Ledger, target: int, *, texts_last: bool = False) -> Draft:
     """
-    Elide bulky outputs before the protected tail, stale ones first (``superseded``), then
-    oldest first, until ``target`` is saved. With ``texts_last`` an assistant's own text goes
-    only after every tool output, else where its placeholder names what it held
-    (``text_names_limit``) before them (each group oldest first).
-
-    The message stays, with its tool calls and the id it answers, so every tool pair stays
-    valid by construction; only its bulky text is swapped for a placeholder.
+    Elide bulky outputs before the protected tail, stale ones (``superseded``) then oldest, until ``target``
+    is saved; assistant texts after every tool output with ``texts_last``, before them where their
+    placeholder names what they held. A message keeps its calls and the id it answers: tool pairs stay valid.
     """
-    start = _tail_start(ledger)
-    stale = superseded(ledger)
-    order = [
-        *sorted(index for index in stale if index < start),
-        *(index for index in range(start) if index not in stale),
-    ]
+    start, stale = _tail_start(ledger), superseded(ledger)
+    order = sorted(index for index in stale if index < start) + [i for i in range(start) if i not in stale]
     if texts_last or text_names_limit(ledger):
         # Stable: each group keeps its order.
         order.sort(key=lambda index: (ledger.kinds[index] == ASSISTANT) == texts_last)
@@ -45,13 +35,7 @@ def elide_oldest(draft: Draft, ledger: Ledger, target: int, *, texts_last: bool 
 
 
 def elide_tail(draft: Draft, ledger: Ledger, target: int) -> Draft:
-    """
-    Elide bulky outputs inside the protected tail, oldest first, until ``target`` is saved.
-
-    ``auto`` and ``elide`` do this under pressure, before a drop or a rejection: the final step
-    stays pinned, and an elision this close to the end keeps the cached prompt prefix, where a
-    further drop would not.
-    """
+    """Elide bulky outputs in the protected tail, oldest first, to ``target``: so late, it keeps the cached prefix."""
     return _elide_in(draft, ledger, range(_tail_start(ledger), ledger.final), target)
 
 
@@ -79,10 +63,8 @@ def _elide_in(draft: Draft, ledger: Ledger, indices: Iterable[int], target: floa
 
 def superseded(ledger: Ledger) -> frozenset[int]:
     """
-    The outputs a later call of the same tool with the same arguments made stale (a file read
-    again, a test run again), and, with ``stale_reads``, those of a file read again in any way
-    (``tool_calls.read_path``): what they said was said again after them, so they go first. Read
-    once per request: ``auto`` elides again on each pass of its loop.
+    The outputs a later identical call made stale (a file read again, a test run again), and with ``stale_reads``
+    those of a file read again in any way, so they go first; once per request, as ``auto`` elides on each pass.
     """
     known = ledger.derived.elision
     if known.superseded is not None:
@@ -128,25 +110,15 @@ def settled_sizes(ledger: Ledger) -> Sequence[int]:
 
 
 def _facts(ledger: Ledger, index: int) -> tuple[bool, int]:
-    """
-    Whether the message at ``index`` has a bulky text, and the tokens eliding them saves: an
-    elided copy differs only in its bulky texts, so its count follows from the original's without
-    building it. Read once per request for the messages a step asks about; not remembered across
-    requests: a memo by content saved less than a memo must (BENCHMARKS.md §2).
-    """
+    """Whether the message has a bulky text and what eliding it saves, read per request: a wider memo did not pay."""
     facts = ledger.derived.elision.facts
-    found = facts.get(index)
-    if found is None:
-        kind = ledger.kinds[index]
-        found = (False, 0)
-        if kind in _ELIDABLE_KINDS:
-            found = _read_facts(ledger, index, _threshold(ledger, index))
-        facts[index] = found
-    return found
+    if index not in facts:
+        facts[index] = _read_facts(ledger, index) if ledger.kinds[index] in _ELIDABLE_KINDS else (False, 0)
+    return facts[index]
 
 
-def _read_facts(ledger: Ledger, index: int, threshold: int) -> tuple[bool, int]:
-    count_text, kind = ledger.counter.count_text, ledger.kinds[index]
+def _read_facts(ledger: Ledger, index: int) -> tuple[bool, int]:
+    count_text, kind, threshold = ledger.counter.count_text, ledger.kinds[index], _threshold(ledger, index)
     bulky = [text for text in ledger.format.texts(ledger.messages[index]) if count_text(text) > threshold]
     outline = outline_limit(ledger)
     return bool(bulky), sum(
@@ -157,12 +129,10 @@ def _read_facts(ledger: Ledger, index: int, threshold: int) -> tuple[bool, int]:
 def elided_entry(ledger: Ledger, index: int) -> Entry:
     """The message at ``index`` with every bulky text replaced by its placeholder."""
     elided = ledger.derived.elision.elided
-    entry = elided.get(index)
-    if entry is None:
+    if index not in elided:
         tokens = ledger.counts[index] - _facts(ledger, index)[1]
-        entry = Entry(index, _elided_copy(ledger, index), tokens)
-        elided[index] = entry
-    return entry
+        elided[index] = Entry(index, _elided_copy(ledger, index), tokens)
+    return elided[index]
 
 
 def _elided_copy(ledger: Ledger, index: int) -> Message:
@@ -175,15 +145,9 @@ def _elided_copy(ledger: Ledger, index: int) -> Message:
 
 
 def _threshold(ledger: Ledger, index: int) -> int:
-    """
-    The most tokens a text of the message at ``index`` may have and never be elided. The text
-    an assistant writes beside its tool calls goes sooner than outputs: the call says what was
-    done, and its arguments hold more of what the agent uses next than its reasoning does.
-    """
+    """The most tokens a text may keep unelided; fewer beside tool calls, which hold more of what comes next."""
     base = threshold_base(ledger)
-    if _opens_calling_step(ledger, index):
-        return min(base, ledger.settings.elide_step_text_min_tokens)
-    return base
+    return min(base, ledger.settings.elide_step_text_min_tokens) if _opens_calling_step(ledger, index) else base
 
 
 def threshold_base(ledger: Ledger) -> int:

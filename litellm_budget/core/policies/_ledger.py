@@ -1,7 +1,4 @@
-"""
-The design's ledger (what is in the window, in tokens), the drafts a policy makes of it, and
-the edits sent for the previous request of its conversation (``SentEdits``, conversation state).
-"""
+"""The ledger a policy reads (what is in the window, in tokens) and the drafts it makes of it."""
 
 from __future__ import annotations
 
@@ -23,8 +20,7 @@ if TYPE_CHECKING:
     from litellm_budget.core.formats._tool_calls import CallKey
     from litellm_budget.core.wording._recall import RecallScope
 
-#: An atom's digest lines read on its own, the ids of the calls it makes and of those it answers,
-#: and the names each of its actions held.
+#: An atom's digest lines read alone, the ids of the calls it makes and answers, and its actions' names.
 AtomLines = tuple[tuple[str, ...], frozenset[str], frozenset[str], tuple[StepNames, ...]]
 #: No summaries known: every dropped block gets the marker.
 NO_SUMMARIES: Mapping[str, str] = MappingProxyType({})
@@ -32,12 +28,7 @@ NO_SUMMARIES: Mapping[str, str] = MappingProxyType({})
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class SentEdits:
-    """
-    What was sent for the previous request of a conversation: which of its messages were
-    dropped (in how many units, as the marker said) and which elided. ``messages`` and
-    ``digest`` say what it was fitted from, so a request that does not continue it (the
-    client rewrote its history) is fitted afresh.
-    """
+    """What was sent for a conversation's last request and what it was fitted from (a rewritten history fits afresh)."""
 
     messages: int
     digest: str
@@ -47,13 +38,7 @@ class SentEdits:
 
     def as_dict(self) -> dict[str, object]:
         """Plain JSON types, for a shared cache."""
-        return {
-            "messages": self.messages,
-            "digest": self.digest,
-            "dropped": list(self.dropped),
-            "dropped_units": self.dropped_units,
-            "elided": list(self.elided),
-        }
+        return {**dataclasses.asdict(self), "dropped": list(self.dropped), "elided": list(self.elided)}
 
     @classmethod
     def from_dict(cls, data: object) -> SentEdits | None:
@@ -72,10 +57,7 @@ class SentEdits:
 
 
 class Entry(NamedTuple):
-    """
-    One outgoing message; ``source`` is its index in the caller's list, ``None`` if inserted.
-    A named tuple: a draft holds one per message, and building it costs a third of a dataclass.
-    """
+    """One outgoing message (``source``: its caller index, ``None`` if inserted); a named tuple: cheap to build."""
 
     source: int | None
     message: Message
@@ -124,10 +106,7 @@ class KeptFacts:
 
 @dataclasses.dataclass(slots=True)
 class Derived:
-    """
-    What steps derive from a ledger, computed once per request however many steps ask: the
-    ledger's own (keys, layout, the untouched draft), then what each kind of step reads.
-    """
+    """What steps derive from a ledger, computed once per request however many steps ask."""
 
     #: Each message's ``content_key``: what the memos know it by.
     keys: list[int] | None = None
@@ -140,31 +119,25 @@ class Derived:
 
     def recounted(self, counts: Sequence[int], since: int) -> Derived:
         """
-        What holds for the same messages once those from ``since`` on are counted anew: all but
-        what eliding settled, the elided copies of the messages before ``since``, and the untouched
-        draft and the kept edits with those messages at their new counts (the edits never reach
-        them: ``conversation._KeptDraft``).
+        What holds once the messages from ``since`` on are counted anew: all but what eliding settled and the
+        later elided copies, with the untouched and kept drafts at the new counts (kept edits never reach them).
         """
         untouched, kept = (
             None if draft is None else draft.recounted(counts, since)
             for draft in (self.untouched, self.conversation.kept)
         )
-        elision = self.elision
-        elided = {index: entry for index, entry in elision.elided.items() if index < since}
+        elided = {index: entry for index, entry in self.elision.elided.items() if index < since}
         return dataclasses.replace(
             self,
             untouched=untouched,
-            elision=dataclasses.replace(elision, settled=None, elided=elided),
+            elision=dataclasses.replace(self.elision, settled=None, elided=elided),
             conversation=dataclasses.replace(self.conversation, kept=kept),
         )
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Ledger:
-    """
-    Everything a policy may read: the caller's messages in their format, each one's tokens,
-    the tokens of the tools schema and reply priming, the layout and the limits.
-    """
+    """Everything a policy may read: the messages in their format, their tokens, the layout and the limits."""
 
     messages: Sequence[Message]
     kinds: Sequence[str]
@@ -184,10 +157,7 @@ class Ledger:
 
     @property
     def layout(self) -> Layout:
-        """
-        Where the request may be cut, read from its kinds when a step first asks: a request that
-        keeps its conversation's edits (``conversation.kept_edits``) never does.
-        """
+        """Where the request may be cut, read when a step first asks (a request that keeps its edits never does)."""
         if self.derived.layout is None:
             self.derived.layout = layout_of_kinds(self.kinds)
         return self.derived.layout
@@ -208,10 +178,7 @@ class Ledger:
 
     @property
     def keys(self) -> Sequence[int]:
-        """
-        Each message's ``content_key``, read once per request: what the memos of elision facts and
-        digests know a message by, so a growing history costs only its new messages.
-        """
+        """Each message's ``content_key``, read once per request: what the memos know a message by."""
         if self.derived.keys is None:
             self.derived.keys = message_keys(self.messages)
         return self.derived.keys
@@ -242,17 +209,14 @@ class Draft:
     def of(cls, ledger: Ledger) -> Draft:
         """The untouched request as a draft (built once per ledger: drafts are immutable)."""
         if ledger.derived.untouched is None:
-            # ``_make`` builds each from a ready tuple: a third cheaper than a call per entry.
+            # ``_make`` builds each from a ready tuple, cheaper than a call per entry.
             rows = zip(range(len(ledger.messages)), ledger.messages, ledger.counts, strict=True)
             entries = tuple(map(Entry._make, rows))
             ledger.derived.untouched = cls(entries=entries, tools_and_priming=ledger.tools_and_priming)
         return ledger.derived.untouched
 
     def recounted(self, counts: Sequence[int], since: int) -> Draft:
-        """
-        This draft with the messages from ``since`` on at ``counts``: a draft that sends them as they
-        came, as its last entries (the untouched request, the kept edits).
-        """
+        """This draft, which sends the messages from ``since`` on as they came and last, with them at ``counts``."""
         entries, first = self.entries, len(self.entries)
         while first and (source := entries[first - 1].source) is not None and source >= since:
             first -= 1

@@ -20,35 +20,22 @@ from litellm_budget.typing import PolicyName
 
 def fit_elide(ledger: Ledger) -> Draft:
     """
-    The ``elide`` policy: elide oldest first until the quantized target is saved, every tool
-    output before an assistant's text; with conversation state a refit lands within half a
-    quantum under the watermark (``ELIDE_REFIT_GRAIN``). Still over the budget, outputs inside the
-    protected tail go too, as in ``auto``: a rejection sends nothing, and a request fitted this way
-    still answers.
+    The ``elide`` policy: elide oldest first to the quantized target, tool outputs before assistant texts;
+    still over the budget, inside the protected tail too: a rejection sends nothing, this still answers.
     """
-    draft = Draft.of(ledger)
-    target = _elision_target(ledger, draft.total, dropping=False, grain=ELIDE_REFIT_GRAIN)
-    draft = elide_oldest(draft, ledger, target, texts_last=True)
-    budget = ledger.limits.budget
-    return elide_tail(draft, ledger, draft.total - budget) if draft.total > budget else draft
+    target = _elision_target(ledger, ledger.total, dropping=False, grain=ELIDE_REFIT_GRAIN)
+    draft = elide_oldest(Draft.of(ledger), ledger, target, texts_last=True)
+    return elide_tail(draft, ledger, draft.total - ledger.limits.budget)
 
 
 def fit_plan(ledger: Ledger) -> Draft:
-    """
-    The ``plan`` policy: drop the oldest whole turns to the quantized target, keeping the task
-    where it fits beside the rest (``_with_task``); cut the question last.
-    """
-    draft = Draft.of(ledger)
-    draft = drop_oldest(draft, ledger, ledger.layout.turns, ledger.limits.target(draft.total))
+    """The ``plan`` policy: drop the oldest whole turns to the quantized target, keeping the task where it fits."""
+    draft = drop_oldest(Draft.of(ledger), ledger, ledger.layout.turns, ledger.limits.target(ledger.total))
     return _cut_if_over(_with_task(draft, ledger), ledger)
 
 
 def _with_task(draft: Draft, ledger: Ledger) -> Draft:
-    """
-    The draft with the task (the first user message) kept out of its dropped turn when the two
-    stay under the watermark: an agent's whole session is one turn, and dropping it whole sends
-    the question alone. The rest of that turn stays dropped.
-    """
+    """The draft with the task kept out of its dropped turn where it fits: an agent's whole run is one turn."""
     task = ledger.layout.first_user
     if task is None or task not in draft.dropped or draft.total + ledger.counts[task] > ledger.limits.watermark:
         return draft
@@ -59,25 +46,16 @@ def _with_task(draft: Draft, ledger: Ledger) -> Draft:
 
 def fit_auto(ledger: Ledger) -> Draft:
     """
-    The ``auto`` policy, the default.
-
-    Elision keeps the most context, so units are dropped only when eliding every bulky
-    output could not bring the request under the watermark. How many go is decided on that
-    settled size, where each message counts the same wherever it stands, so it only grows
-    with the conversation: the dropped set grows too, and holds still for a quantum of
-    growth. (A final step too heavy to fit beside the rest makes the loop below drop one more
-    block, which the next request, where that step may be elided, gives back: stateless, this
-    cannot be known one turn ahead.) Under more pressure, outputs inside the protected tail are elided before
-    anything else is dropped, because a change near the end keeps the cached prefix and a
-    change at the front does not. Cutting is the last resort.
+    The ``auto`` policy, the default. Elision keeps the most context, so units are dropped only when
+    eliding every bulky output could not reach the watermark, counted on that settled size, which only
+    grows, so the dropped set holds still for a quantum of growth. Under more pressure the protected
+    tail is elided before more is dropped (it keeps the cached prefix); cutting is the last resort.
     """
-    limits = ledger.limits
-    steps = ledger.layout.steps
-    settled = settled_sizes(ledger)
+    limits, steps, settled = ledger.limits, ledger.layout.steps, settled_sizes(ledger)
     count = units_worth(steps, settled.__getitem__, limits.target(ledger.tools_and_priming + sum(settled)), ledger)
     draft = _drop_then_elide(ledger, steps[:count])
     while draft.total > limits.budget and count < len(steps):
-        # A heavy protected tail can still overflow: drop another quantized block.
+        # A heavy tail can still overflow: drop another block (stateless, the next request may give it back).
         tokens = {entry.source: entry.tokens for entry in draft.entries}
         count += max(1, units_worth(steps[count:], tokens.__getitem__, limits.target(draft.total), ledger))
         draft = _drop_then_elide(ledger, steps[:count])
@@ -88,34 +66,28 @@ def _cut_if_over(draft: Draft, ledger: Ledger) -> Draft:
     """The last resort, when the draft still overflows: the marker's digest shortens first, then the cut."""
     if draft.total <= ledger.limits.budget:
         return draft
-    draft = digest_to_fit(draft, ledger)
-    return cut_to_fit(draft, ledger) if draft.total > ledger.limits.budget else draft
+    return cut_to_fit(digest_to_fit(draft, ledger), ledger)
 
 
 def _drop_then_elide(ledger: Ledger, units: Sequence[Unit]) -> Draft:
-    budget = ledger.limits.budget
     draft = drop_units(Draft.of(ledger), ledger, units)
     draft = elide_oldest(draft, ledger, _elision_target(ledger, draft.total, dropping=bool(units)))
-    return elide_tail(draft, ledger, draft.total - budget) if draft.total > budget else draft
+    return elide_tail(draft, ledger, draft.total - ledger.limits.budget)
 
 
 #: With conversation state, a refit of ``auto`` that only elides saves to this share of a quantum.
 AUTO_REFIT_GRAIN = 1 / 8
-#: ... and one of ``elide``, which also elides assistant text: a finer grain, or whole quanta,
-#: made its refits elide the newest file views where outputs alone had room enough, which the next
-#: answers quote (measured on the shared sessions).
+#: ... and one of ``elide``, which also elides assistant text: a finer grain, or whole quanta, made its
+#: refits elide the newest file views, which the next answers quote, where outputs alone had room.
 ELIDE_REFIT_GRAIN = 1 / 2
 
 
 def _elision_target(ledger: Ledger, total: int, *, dropping: bool, grain: float = AUTO_REFIT_GRAIN) -> int:
     """
-    What elision saves from ``total``: whole quanta, so a stateless fit lands where it holds still
-    for a quantum of growth. With conversation state the remembered edits hold still by
-    themselves, so a refit that only elides lands just under the watermark (to ``grain`` of a
-    quantum) and keeps the newest outputs, which the next answers quote: whole quanta elided every
-    bulky output before the tail at a request just over its budget, and lost more evidence than the
-    extra input costs (measured on the shared sessions). A drop keeps whole quanta: it moves the marker and
-    re-prefills everything after it.
+    What elision saves from ``total``: whole quanta, so a stateless fit holds still for a quantum of growth.
+    With conversation state the kept edits hold still by themselves, so a refit that only elides lands within
+    ``grain`` of a quantum under the watermark: whole quanta elided every output before the tail, the newest
+    that the next answers quote too. A drop keeps whole quanta: it moves the marker and re-prefills after it.
     """
     limits = ledger.limits
     if dropping or not ledger.settings.conversation_state:
@@ -144,41 +116,30 @@ def _explain_dropping(ledger: Ledger) -> str:
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class PolicySpec:
-    """
-    One policy: the function that applies it, whether it holds room back for the answer
-    (``elide`` only rewrites old outputs, so it keeps the whole window for the prompt unless
-    the client or the settings ask for a reserve), and how it explains a rejection.
-    """
+    """One policy: what applies it, whether it holds room back for the answer, how it explains a rejection."""
 
     name: PolicyName
     apply: Policy
+    #: ``elide`` only rewrites old outputs: it keeps the whole window unless a reserve is asked for.
     holds_reserve: bool
     explain_rejection: Callable[[Ledger], str]
 
 
+def _dropping(name: PolicyName, fit: Policy) -> PolicySpec:
+    """A policy that drops: it holds a reserve, and a summary may stand for what it dropped."""
+    return PolicySpec(
+        name=name, apply=with_summaries(with_state(fit)), holds_reserve=True, explain_rejection=_explain_dropping
+    )
+
+
 POLICIES: Mapping[PolicyName, PolicySpec] = MappingProxyType(
     {
-        "auto": PolicySpec(
-            name="auto",
-            apply=with_summaries(with_state(fit_auto)),
-            holds_reserve=True,
-            explain_rejection=_explain_dropping,
-        ),
+        "auto": _dropping("auto", fit_auto),
         "elide": PolicySpec(
             name="elide", apply=with_state(fit_elide), holds_reserve=False, explain_rejection=_explain_elide
         ),
-        "plan": PolicySpec(
-            name="plan",
-            apply=with_summaries(with_state(fit_plan)),
-            holds_reserve=True,
-            explain_rejection=_explain_dropping,
-        ),
+        "plan": _dropping("plan", fit_plan),
         # auto whose marker is a summary: elide first, summarize what must go (core/policies/_summary.py).
-        "summarize": PolicySpec(
-            name="summarize",
-            apply=with_summaries(with_state(fit_auto)),
-            holds_reserve=True,
-            explain_rejection=_explain_dropping,
-        ),
+        "summarize": _dropping("summarize", fit_auto),
     }
 )

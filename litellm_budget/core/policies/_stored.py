@@ -1,7 +1,4 @@
-"""
-What a fit stores for recall: the texts its placeholders and the marker's digest name by handle
-(``wording/_recall.py`` makes the handles), read off the ledger and the draft that was sent.
-"""
+"""What a fit stores for recall: the texts its placeholders and the marker's digest name by handle."""
 
 from __future__ import annotations
 
@@ -15,10 +12,7 @@ from litellm_budget.typing import Message
 
 
 def stored_items(ledger: Ledger, draft: Draft, sent: Sequence[Message]) -> Mapping[str, str]:
-    """
-    What the sent request names by handle, by handle: the original texts of its elided outputs
-    and of its dropped steps that a placeholder or the marker's digest names.
-    """
+    """By handle, the original texts of the elided outputs and dropped steps the sent request names."""
     scope = ledger.recall
     if scope is None or not (draft.elided or draft.dropped):
         return NOTHING_STORED
@@ -30,32 +24,26 @@ def stored_items(ledger: Ledger, draft: Draft, sent: Sequence[Message]) -> Mappi
         for text in ledger.format.texts(message)
         for handle in HANDLE.findall(text)
     }
-    found: dict[str, str] = {}
-    for content in _candidates(ledger, draft):
-        handle = scope.handle(content)
-        if handle in named:
-            found[handle] = content
-    return MappingProxyType(found)
+    handles = ((scope.handle(content), content) for content in _candidates(ledger, draft))
+    return MappingProxyType({handle: content for handle, content in handles if handle in named})
 
 
 def block_text(ledger: Ledger, gone: Sequence[int]) -> str:
     """What a dropped block is stored as: its messages' texts, one per line, oldest first."""
-    fmt, messages = ledger.format, ledger.messages
-    return joined_texts([text for index in gone for text in fmt.texts(messages[index])])
+    return joined_texts([text for index in gone for text in ledger.format.texts(ledger.messages[index])])
 
 
 def block_handle(ledger: Ledger, gone: Sequence[int]) -> str | None:
     """
-    The handle a marker names for its whole dropped block (older steps its digest does not list
-    included); ``None`` without a scope. Made once per block a request: a policy prices several.
+    The handle a marker names for its whole dropped block (the older steps its digest leaves out too),
+    ``None`` without a scope; made once per block a request, as a policy prices several markers.
     """
     if ledger.recall is None or not gone:
         return None
-    key = tuple(gone)
-    found = ledger.derived.markers.block_handles.get(key)
-    if found is None:
-        found = ledger.derived.markers.block_handles[key] = ledger.recall.handle(block_text(ledger, gone))
-    return found
+    handles, key = ledger.derived.markers.block_handles, tuple(gone)
+    if key not in handles:
+        handles[key] = ledger.recall.handle(block_text(ledger, gone))
+    return handles[key]
 
 
 def _candidates(ledger: Ledger, draft: Draft) -> Iterator[str]:
@@ -69,6 +57,5 @@ def _candidates(ledger: Ledger, draft: Draft) -> Iterator[str]:
         yield block_text(ledger, draft.dropped)
     gone = [messages[index] for index in draft.dropped]
     yield from map(joined_texts, outputs_of(fmt, gone).values())
-    kinds = [ledger.kinds[index] for index in draft.dropped]
-    for group in steps_of(kinds):
+    for group in steps_of([ledger.kinds[index] for index in draft.dropped]):
         yield joined_texts([text for index in group for text in fmt.texts(gone[index])])

@@ -1,12 +1,7 @@
 """
-Summaries of dropped blocks: a step, not a policy of its own.
-
-A dropped block is named by the digest of its messages; a summary known for that digest (the
-adapter's summarizer or a replay's offline one found it) stands where the marker would, and a
-block without one gets the marker and is reported as ``summary_needed``. Which units are
-dropped never depends on which summaries are known: drops are priced with the marker, and a
-summary is asked for only where one of the most allowed size fits beside what is kept, so
-the block stays the same once its summary arrives and every later request sends the same bytes.
+Summaries of dropped blocks (a step, not a policy), named by their digest: a known one stands where the
+marker would, else the block is reported as ``summary_needed``. Drops are priced with the marker, never by
+which summaries are known, so a block stays the same once its summary arrives and sends the same bytes.
 """
 
 from __future__ import annotations
@@ -42,10 +37,7 @@ def summaries_wanted(ledger: Ledger) -> bool:
 
 
 def block_digest(messages: Iterable[Message]) -> str:
-    """
-    The digest that names a dropped block (its messages in order, read as they came): sha256
-    of their canonical JSON list, truncated; the same for any format's shapes.
-    """
+    """The digest that names a dropped block: sha256 of its messages' canonical JSON list as they came, truncated."""
     hasher = hashlib.sha256(b"[")
     for count, message in enumerate(messages):
         hasher.update(b"," + as_json(message).encode() if count else as_json(message).encode())
@@ -54,10 +46,8 @@ def block_digest(messages: Iterable[Message]) -> str:
 
 def leading_digests(messages: Sequence[Message], kinds: Sequence[str], indices: Sequence[int]) -> list[tuple[int, str]]:
     """
-    The block's leading sub-blocks that end where a unit ends, longest first, each as (how many
-    of the block's messages, digest); the whole block is not among them. A block that extends
-    an earlier one (the next quantum of drops) starts with it, so the longest of these with a
-    known summary is the summary to extend. At most ``MAX_LEADING`` of them.
+    The block's leading sub-blocks that end where a unit ends, longest first, as (messages, digest): a block
+    that extends an earlier one (the next quantum of drops) starts with it, so its longest known summary is extended.
     """
     block = [messages[index] for index in indices]
     ends = {count for count in range(1, len(indices)) if kinds[indices[count]] in _UNIT_OPENERS}
@@ -74,10 +64,7 @@ class SummaryJob:
 
 
 def summary_job(messages: Sequence[Message], fmt: MessageFormat, dropped: Sequence[int]) -> SummaryJob:
-    """
-    The job for the block a report names: ``messages`` as fitted (the list ``fit_request``
-    took), ``dropped`` its ``dropped_at`` indices. Its digest is the report's ``summary_needed``.
-    """
+    """The job for the block a report names: ``messages`` as ``fit_request`` took, ``dropped`` its ``dropped_at``."""
     indices = sorted(dropped)
     block = tuple(messages[index] for index in indices)
     leading = leading_digests(messages, fmt.kinds(messages), indices)
@@ -92,9 +79,8 @@ def summary_allowance(ledger: Ledger, messages: int, units: int) -> int:
 
 def summary_entry(ledger: Ledger, gone: Sequence[int], units: int) -> tuple[Entry | None, str]:
     """
-    The notice holding the known summary of the block ``gone`` (``None`` if none is known),
-    and the block's digest. A summary longer than its allowance is shortened, always the same
-    way, so the notice never takes more than the room it was asked for (``summary_fields``).
+    The notice holding the known summary of the block ``gone`` (``None`` if none), and its digest. A
+    summary over its allowance is shortened, always the same way, to the room it was asked for.
     """
     digest = block_digest(ledger.messages[index] for index in gone)
     text = ledger.summaries.get(digest)
@@ -114,10 +100,7 @@ def summary_entry(ledger: Ledger, gone: Sequence[int], units: int) -> tuple[Entr
 
 
 def with_summaries(policy: Policy) -> Policy:
-    """
-    ``policy`` whose summaries never cost a cut or a rejection: when its draft with a summary
-    needs either, the draft with the marker is taken if that one fits (a tiny window).
-    """
+    """``policy`` whose summaries never cost a cut or a rejection: the draft with the marker is taken if it fits."""
 
     def summarizing(ledger: Ledger) -> Draft:
         draft = policy(ledger)
@@ -133,9 +116,8 @@ def with_summaries(policy: Policy) -> Policy:
 
 def summary_fields(ledger: Ledger, draft: Draft) -> dict[str, Any]:
     """
-    The report's summary fields that the fit knows (the adapter adds its calls and their cost).
-    A summary is asked for only where one of the most allowed size would fit beside the rest:
-    a heavy final step can leave room for the marker alone, and then a call would be wasted.
+    The report's summary fields that the fit knows (the adapter adds its calls and their cost). A summary
+    is asked for only where one of the most allowed size fits: a heavy final step may leave room for the marker alone.
     """
     needed, failed = draft.summary_needed, None
     notice = sum(entry.tokens for entry in draft.entries if entry.source is None)

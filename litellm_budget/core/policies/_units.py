@@ -15,25 +15,21 @@ Unit = tuple[int, ...]
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Layout:
     """
-    Where a conversation may be cut without splitting a tool call from its results.
-
-    ``turns`` (oldest first) are what ``plan`` drops: a user turn with everything answering
-    it and, inside the current turn, one assistant step with its tool results. ``steps`` are
-    what ``auto`` drops: every user message and every assistant step on its own, except the
-    first user message, which usually states the task. Neither holds a pinned message:
-    system messages, the current question and the step holding the final message, and the
-    newest step before the question when the request ends on it (``_newest_step``).
+    Where a conversation may be cut without splitting a tool call from its results. ``turns`` (oldest first)
+    are what ``plan`` drops: a user turn with all answering it and, inside the current turn, one assistant step
+    with its tool results. ``steps`` are what ``auto`` drops: each user message but the task and each assistant
+    step. Neither holds a pinned message: the system ones, the question, the final step, the newest step
+    before a final question.
     """
 
     turns: tuple[Unit, ...]
     steps: tuple[Unit, ...]
-    #: Every unit ``plan`` or ``auto`` may drop, at the finest grain: each user message (the
-    #: task's too) and each assistant step with its tool results. Conversation state keeps
-    #: drops in these, so a turn that closes does not change what stays dropped.
+    #: Every unit ``plan`` or ``auto`` may drop, at the finest grain (the task too). Conversation state
+    #: keeps drops in these, so a turn that closes does not change what stays dropped.
     atoms: tuple[Unit, ...]
     pinned: frozenset[int]
     question: int | None
-    #: The first user message: the task of an agent's session.
+    #: The first user message: an agent's task.
     first_user: int | None = None
 
 
@@ -60,8 +56,7 @@ def layout_of_kinds(kinds: Sequence[str]) -> Layout:
     history = [i for i in body[:split] if i not in newest] if newest else body[:split]
     current = _group(body[split + 1 :] if question is not None else body, kinds, {ASSISTANT})
     final_step = current.pop() if current else ()
-    pinned = system | set(final_step) | ({question} if question is not None else set())
-    pinned |= set(newest)
+    pinned = system | set(final_step) | set(newest) | ({question} if question is not None else set())
     history_steps = _group(history, kinds, {USER, ASSISTANT})
     return Layout(
         turns=(*_group(history, kinds, {USER}), *current),
@@ -75,9 +70,8 @@ def layout_of_kinds(kinds: Sequence[str]) -> Layout:
 
 def _newest_step(kinds: Sequence[str], question: int | None) -> Unit:
     """
-    The assistant step right before a request's final message, when that is the question: the
-    newest exchange. Without it the question reads out of context, and where the step was a reply
-    (no calls), user turns would no longer alternate as strict chat templates want.
+    The assistant step right before a final question: without it the question reads out of context,
+    and after a reply (no calls) user turns would no longer alternate as strict chat templates want.
     """
     if question is None or question != len(kinds) - 1:
         return ()

@@ -40,11 +40,7 @@ from litellm_budget.core.wording._recall import HANDLE, NOTHING_STORED, TOOL_NAM
 
 if TYPE_CHECKING:
     from litellm_budget.core.wording._marker_digest import marker_digest, newest_within, shares, step_names
-    from litellm_budget.core.wording._placeholders import (
-        outline_limit,
-        placeholder_of,
-        text_names_limit,
-    )
+    from litellm_budget.core.wording._placeholders import outline_limit, placeholder_of, text_names_limit
 
 __all__ = (
     "CONTINUES",

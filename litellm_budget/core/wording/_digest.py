@@ -1,15 +1,8 @@
 """
-Digests: what dropped steps did and what an elided output held, in a few words, with no model call.
-
-A marker that only counts what was dropped leaves the model without the paths, names and ids the
-dropped steps' calls and outputs held, and most of what an agent uses next lived there. So the
-marker records each dropped action (which tool, on what, what came of it) and a placeholder keeps
-what identifies its output (its size, its first line, its last or error line). Both are pure
-functions of the messages they stand for and the settings: the same dropped or elided content
-always reads the same bytes, and the prompt prefix stays stable for the provider's cache.
-
-Quoted content is JSON-escaped on one line and cut to ``digest_chars``, so it can neither close
-the notice nor start a line of its own: nothing in a digest can read as a new turn or role.
+Digests: what dropped steps did and what an elided output held, in a few words and with no model call,
+as the paths, names and ids an agent uses next lived there. Each is a pure function of its messages and
+the settings, so the cached prompt prefix stays stable; quotes are JSON-escaped on one line and cut, so
+nothing in a digest can close the notice or read as a new turn or role.
 """
 
 from __future__ import annotations
@@ -31,9 +24,8 @@ _NOTABLE_LINE = re.compile(
 )
 #: Lines that are only markup and numbers (``<returncode>0</returncode>``): they identify nothing.
 _MARKUP_ONLY = re.compile(r"\s*(?:</?[\w.-]+(?:\s[^<>]*)?>\s*[\d.]*\s*)+")
-#: A line that defines something (a function, a class, a type), with the line number a numbered
-#: listing (``cat -n``, ``nl``) puts before it: an elided file view keeps these, a table of contents
-#: the model can read again by line number.
+#: A line that defines something (a function, a class, a type), after any line number (``cat -n``): an
+#: elided file view keeps these, a table of contents the model can read again by line number.
 _DEFINITION = re.compile(
     r"\s*(?:\d+\s+)?(?:(?:pub|export|public|private|protected|static|async|abstract|final|default)\s+)*"
     r"(?:(?:def|class)\s+[A-Za-z_]\w*\s*[(:]"  # Python
@@ -44,20 +36,17 @@ _DEFINITION = re.compile(
 _NUMBERED = re.compile(r"\s*\d+[\t ]")
 #: Sequences chat templates give a meaning to; quoted content never carries them as they are.
 _TEMPLATE_TOKENS = re.compile(r"<\|")
-#: Runs of spaces and tabs, and the blanks beside a line break: indentation and alignment, which
-#: identify nothing and cost a token or more each in a quote.
+#: Runs of spaces and tabs, and blanks beside a line break: they identify nothing and cost tokens in a quote.
 _BLANKS = re.compile(r"[ \t]+")
 _BLANKS_AT_BREAKS = re.compile(r" ?\n ?")
 #: How a cut quote ends.
 _CUT = "…"
-#: A dropped call's line quotes its arguments (what was done) at this multiple of ``digest_chars``
-#: and what came of it at the next: on the shared sessions a call's arguments hold several times
-#: more of the strings later answers name, per token, than its output does.
+#: A dropped call's line quotes its arguments at this multiple of ``digest_chars`` and what came of it
+#: at the next: per token, arguments hold more of the strings later answers name than outputs do.
 ARGUMENTS_SHARE = 1.5
 OUTCOME_SHARE = 0.5
-#: With ``outline_chars: None``, an elided output's outline of definitions takes at most this
-#: multiple of ``digest_chars``: the whole outline of most file views in the shared sessions, and
-#: on them a wider one kept no more at 32k.
+#: With ``outline_chars: None``, an elided output's outline of definitions takes at most this multiple
+#: of ``digest_chars``: the whole outline of most file views.
 OUTLINE_SHARE = 4.0
 
 
@@ -67,10 +56,7 @@ def _squeezed(text: str) -> str:
 
 
 def quoted(text: str, limit: int) -> str:
-    """
-    ``text`` on one line, ``_squeezed``, at most ``limit`` characters of it, JSON-escaped in double
-    quotes: a newline in it reads ``\\n``, and a chat template's special token cannot be formed.
-    """
+    """``text`` squeezed and cut to ``limit``, JSON-escaped on one line: no chat template token can form in it."""
     return _quoted_squeezed(_squeezed(text), limit)
 
 
@@ -81,12 +67,7 @@ def _quoted_squeezed(text: str, limit: int) -> str:
 
 
 def outcome_of(texts: Sequence[str], limit: int) -> str:
-    """
-    What an output said, identified: its size in lines, its first meaningful line, and its last
-    error or summary line when it has one after the first; ``no output`` when it had no text.
-    Memoized: every line of an output is read, and a placeholder or a marker names the same
-    outputs request after request.
-    """
+    """What an output said (size, first meaningful line, last error or summary line); memoized, as notices repeat it."""
     found: str = MEMOS.outcomes.recall(lambda: _outcome(texts, limit), "outcome", limit, tuple(map(text_key, texts)))
     return found
 
@@ -109,12 +90,7 @@ def _outcome(texts: Sequence[str], limit: int) -> str:
 
 
 def outline_of(texts: Sequence[str], limit: int) -> str | None:
-    """
-    The definitions an output showed (``_DEFINITION`` lines, squeezed), as many whole lines as fit
-    in ``limit`` characters, the outermost first (a module's classes before their methods), listed
-    in their order, and a count of the rest; ``None`` when it showed none. The answers after a
-    file view name its functions and classes more than any other line of it.
-    """
+    """The definitions an output showed, outermost first within ``limit``, in order: later answers name them most."""
     if limit <= 0:
         return None
     found = MEMOS.outcomes.recall(lambda: _outline(texts, limit) or "", "outline", limit, tuple(map(text_key, texts)))
@@ -122,12 +98,8 @@ def outline_of(texts: Sequence[str], limit: int) -> str | None:
 
 
 def _outline(texts: Sequence[str], limit: int) -> str | None:
-    found = [
-        (_depth(line), _squeezed(line).strip())
-        for text in texts
-        for line in text.splitlines()
-        if _DEFINITION.match(line)
-    ]
+    lines = (line for text in texts for line in text.splitlines())
+    found = [(_depth(line), _squeezed(line).strip()) for line in lines if _DEFINITION.match(line)]
     if not found:
         return None
     chosen: set[int] = set()
@@ -163,10 +135,7 @@ def _json_list(texts: Sequence[str]) -> list[object] | None:
 
 
 def _items_outcome(items: Sequence[object], limit: int) -> str:
-    """
-    What a list of results held: how many, and what identifies each (its first field's value, a
-    pair's both), within ``limit`` characters: which flights a search found, not only the first.
-    """
+    """What a list of results held: how many, and within ``limit`` what identifies each (not only the first)."""
     if not items:
         return "0 items"
     size = f"{len(items)} items" if len(items) != 1 else "1 item"
@@ -197,10 +166,7 @@ def _as_text(value: object) -> str:
 
 
 def call_text(name: object, arguments: object, limit: int) -> str:
-    """
-    A call as ``name(key="value", ...)``: its arguments decoded when they are JSON, each value
-    quoted, the whole kept within ``limit`` characters of quoted text.
-    """
+    """A call as ``name(key="value", ...)``, its arguments decoded where JSON, within ``limit`` quoted characters."""
     decoded = decoded_arguments(arguments)
     if isinstance(decoded, dict):
         parts, left = [], limit
@@ -224,15 +190,25 @@ LineNamer = Callable[[str, Sequence[str], int], str]
 def step_entries(
     fmt: MessageFormat, messages: Sequence[Message], kinds: Sequence[str], limit: int, namer: LineNamer | None = None
 ) -> list[str]:
-    """
-    One line per action of ``messages`` (the dropped ones, in order): each call with what came of
-    it, a message from the user, a reply of the assistant that made no call. The same messages
-    give the same lines however they were grouped into units. ``namer``: recall handles (``recall.py``).
-    """
+    """One line per action of the dropped ``messages``, the same however they were grouped; ``namer`` adds handles."""
     outputs = outputs_of(fmt, messages)
     entries: list[str] = []
     for group in steps_of(kinds):
-        entries.extend(_entries_of(fmt, [messages[i] for i in group], kinds[group[0]], outputs, limit, namer))
+        step = [messages[i] for i in group]
+        calls = [call for message in step for call in fmt.calls(message)]
+        for call_id, name, arguments in calls:
+            result, shown = outputs.get(call_id), int(limit * OUTCOME_SHARE)
+            came = outcome_of(result, shown) if result is not None else "no result"
+            line = f"- called {call_text(name, arguments, int(limit * ARGUMENTS_SHARE))} -> {came}"
+            entries.append(line if namer is None else namer(line, result or (), shown))
+        if calls:
+            continue
+        texts = [t for message in step for t in fmt.texts(message)]
+        text = " ".join(texts).strip()
+        if text:
+            who = "the user wrote" if kinds[group[0]] == USER else "the assistant replied"
+            line = f"- {who} {quoted(text, limit)}"
+            entries.append(line if namer is None else namer(line, texts, limit))
     return entries
 
 
@@ -255,28 +231,3 @@ def steps_of(kinds: Sequence[str]) -> Iterator[list[int]]:
         group.append(index)
     if group:
         yield group
-
-
-def _entries_of(
-    fmt: MessageFormat,
-    step: Sequence[Message],
-    opener: str,
-    outputs: dict[str, list[str]],
-    limit: int,
-    namer: LineNamer | None,
-) -> Iterator[str]:
-    calls = [call for message in step for call in fmt.calls(message)]
-    for call_id, name, arguments in calls:
-        result, shown = outputs.get(call_id), int(limit * OUTCOME_SHARE)
-        came = outcome_of(result, shown) if result is not None else "no result"
-        line = f"- called {call_text(name, arguments, int(limit * ARGUMENTS_SHARE))} -> {came}"
-        yield line if namer is None else namer(line, result or (), shown)
-    if calls:
-        return
-    texts = [t for message in step for t in fmt.texts(message)]
-    text = " ".join(texts).strip()
-    if not text:
-        return
-    who = "the user wrote" if opener == USER else "the assistant replied"
-    line = f"- {who} {quoted(text, limit)}"
-    yield line if namer is None else namer(line, texts, limit)

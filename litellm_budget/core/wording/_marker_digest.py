@@ -1,10 +1,4 @@
-"""
-The marker's digest of a dropped block (``digest.step_entries`` of its messages), read as the
-policies price it: several markers per request, one per count of units they try, and the same
-block again in a conversation's next requests. So the lines of each atom (the smallest unit) are
-remembered by its content, a block's lines are its atoms' lines in order, and a block's digest
-is remembered whole: a growing history reads only what is new in it.
-"""
+"""The marker's digest of a dropped block, remembered by atom and by block: policies price it many times a request."""
 
 from __future__ import annotations
 
@@ -24,11 +18,9 @@ from litellm_budget.core.wording._names import InText, StepNames, names_in, name
 from litellm_budget.typing import Message
 
 _T = TypeVar("_T")
-#: Each policy's ``digest_share`` and ``names_share`` where the settings leave them ``None``.
-#: ``plan`` drops whole turns, so a marker's every token costs it whole turns: its digest spends
-#: its room on lines, which quote what was run verbatim, and few names. On the shared sessions
-#: ``plan`` with auto's shares lost line recall at 8k and 32k, and ``auto`` with fewer lines lost it
-#: at 8k in Anthropic's format (BENCHMARKS §1 has the frontier measured).
+#: Each policy's ``digest_share`` and ``names_share`` where the settings leave them ``None``. ``plan``
+#: drops whole turns, so a marker's every token costs it whole turns: its digest spends its room on
+#: lines, which quote what was run verbatim, and few names.
 POLICY_SHARES: Mapping[str, tuple[float, float]] = MappingProxyType({"plan": (0.15, 0.02)})
 #: ... and every other policy's.
 SHARES = (0.11, 0.08)
@@ -37,16 +29,11 @@ _OPENERS = frozenset({USER, ASSISTANT, SYSTEM})
 
 
 def marker_digest(ledger: Ledger, gone: Sequence[int], room: int | None = None) -> tuple[Sequence[str], int]:
-    """
-    What the dropped messages ``gone`` did, newest actions first within the digest's share of the
-    prompt room (or ``room`` tokens, when less is left), and how many older ones are not listed:
-    ``newest_within(step_entries(...))``.
-    """
+    """What the dropped messages ``gone`` did, newest first within the digest's cap (or ``room``), and how many more."""
     settings = ledger.settings
     if not settings.digest_chars or not gone:
         return [], 0
-    cap = digest_cap(ledger)
-    cap = cap if room is None else min(room, cap)
+    cap = digest_cap(ledger) if room is None else min(room, digest_cap(ledger))
     if cap <= 0:
         return [], 0
     keys, kinds = ledger.keys, ledger.kinds
@@ -70,10 +57,7 @@ def marker_digest(ledger: Ledger, gone: Sequence[int], room: int | None = None) 
 
 
 def in_given(ledger: Ledger, given: Sequence[int]) -> InText:
-    """
-    Whether a name is in the system or the task: their text is searched once per name a request
-    asks about (a policy prices several markers, each listing names that the others list too).
-    """
+    """Whether a name is in the system or the task, searched once per name a request asks about."""
     known = ledger.derived.markers
     if known.in_given is None:
         known.in_given = InText("\n".join(t for i in given for t in ledger.format.texts(ledger.messages[i])))
@@ -92,9 +76,8 @@ def given_messages(ledger: Ledger) -> tuple[int, ...]:
 
 def digest_cap(ledger: Ledger) -> int:
     """
-    The digest's most tokens: a share of the prompt's room in the window, not of the budget. The
-    budget moves with the learned token ratio, and a digest that moved with it would move the
-    cached prefix too.
+    The digest's most tokens: a share of the window's prompt room, not of the budget, which moves with the
+    learned token ratio and would move the cached prefix with it.
     """
     return _room(ledger, shares(ledger.settings)[0])
 
@@ -110,19 +93,15 @@ def shares(settings: BudgetSettings) -> tuple[float, float]:
 
 def _room(ledger: Ledger, share: float) -> int:
     """``share`` of the prompt's room in the window, in tokens."""
-    limits = ledger.limits
-    return int((limits.window - limits.reserve - limits.margin) * share)
+    return int((ledger.limits.window - ledger.limits.reserve - ledger.limits.margin) * share)
 
 
 def _lines(ledger: Ledger, gone: Sequence[int]) -> tuple[list[str], list[StepNames]]:
     """
-    ``step_entries`` of the messages ``gone``, from their atoms' lines where that reads the same.
-
-    It does when ``gone`` is whole atoms, each opening a group (``step_entries`` cuts before every
-    user, assistant or system message, so no group spans two atoms), and no call of one atom is
-    answered in another (each call reads the outputs answering it in the whole block). Units are
-    atoms or runs of them and a call's results belong to its step, so that is every block a policy
-    drops; anything else is read whole.
+    ``step_entries`` of the messages ``gone``, from their atoms' lines where that reads the same: where
+    ``gone`` is whole atoms that each open a group (so no group spans two) and no atom answers a call
+    another makes (a call reads its outputs from the whole block). That is every block a policy drops;
+    anything else is read whole.
     """
     atoms = _atoms_in(ledger, gone)
     facts = None if atoms is None else [_atom_lines(ledger, atom) for atom in atoms]
@@ -187,10 +166,7 @@ def _answered_within(facts: Sequence[AtomLines]) -> bool:
 
 
 def step_names(fmt: MessageFormat, messages: Sequence[Message], kinds: Sequence[str]) -> list[StepNames]:
-    """
-    The names of each action of ``messages``, as ``step_entries`` lists them: a call's whole
-    arguments' and its output's, a message's text's (as what came of it).
-    """
+    """The names of each action of ``messages`` as ``step_entries`` lists them: a call's arguments' and output's."""
     outputs = outputs_of(fmt, messages)
     found: list[StepNames] = []
     for group in steps_of(kinds):
@@ -217,10 +193,7 @@ def _strings(value: object) -> Iterator[str]:
 
 
 def newest_within(entries: Sequence[str], cost: Callable[[str], int], cap: int) -> tuple[list[str], int]:
-    """
-    The newest ``entries`` whose costs add up to at most ``cap``, in their order, and how many
-    older ones are left out: the newest dropped steps are the ones the conversation builds on.
-    """
+    """The newest ``entries`` costing at most ``cap`` in all, in order, and how many older ones are left out."""
     kept: list[str] = []
     spent = 0
     for entry in reversed(entries):

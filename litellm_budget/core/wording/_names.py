@@ -1,13 +1,7 @@
 """
-Names: the paths and identifiers a dropped step's call and output held (``src/app.py``,
-``parse_args``, ``QuerySet``, ``HAT045``), which an agent reaches back for more than any other
-words. A digest lists those its quoted lines could not show, so a cut quote or a step past the
-digest's cap leaves them known, at a few tokens each.
-
-A name is a run of letters, digits, ``_``, ``.``, ``/`` and ``-`` (those three not at its ends) of
-at least ``MIN_LENGTH`` characters, with a letter, and with a ``/``, ``.``, ``_`` or digit, or a
-capital after a small letter. It can hold no space, quote, colon or bracket, so a list of names
-can neither read as a role's turn nor form a chat template's token.
+Names: the paths and identifiers a dropped step held (``src/app.py``, ``parse_args``, ``HAT045``), which
+an agent reaches back for most; a digest lists those its quotes could not show, a few tokens each. A name
+holds no space, quote, colon or bracket, so a list of them can neither read as a turn nor form a template token.
 """
 
 from __future__ import annotations
@@ -24,7 +18,7 @@ _INNER_CAPITAL = re.compile(r"[a-z][A-Z]")
 
 
 def is_name(token: str) -> bool:
-    """Whether ``token`` is a path or an identifier (see the module's docstring)."""
+    """Whether ``token`` is a name: ``MIN_LENGTH`` or longer, with a letter, and a ``/._``, digit or inner capital."""
     if len(token) < MIN_LENGTH or not any(c.isalpha() for c in token):
         return False
     return any(c in "/._" or c.isdigit() for c in token) or _INNER_CAPITAL.search(token) is not None
@@ -68,17 +62,14 @@ def names_line(
     cost: Callable[[str], int],
 ) -> str | None:
     """
-    The digest's line of names: of each step (newest first) at most ``per_step`` names its call
-    held, then of each at most ``per_step`` its output held, each once and none that ``shown``
-    holds (the digest's own lines, and what else the model reads as a mapping name -> whether it
-    is there), as many as ``cap`` tokens allow; ``None``: none. A pure function of its arguments,
-    so the same dropped steps always read the same line.
+    The digest's line of names, as many as ``cap`` tokens allow, or ``None``: of each step, newest first,
+    at most ``per_step`` its call held, then as many its output held, each once and none that ``shown``
+    holds (the digest's lines, and a mapping of what else the model reads). Pure: the same steps, the same line.
     """
     if cap <= 0 or per_step <= 0:
         return None
-    head = NAMES_HEAD
     shown, elsewhere = (shown, InText("")) if isinstance(shown, str) else shown
-    spent, picked = cost(head), dict[str, None]()
+    spent, picked = cost(NAMES_HEAD), dict[str, None]()
     for side in (0, 1):
         for names in reversed(steps):
             taken = 0
@@ -89,18 +80,17 @@ def names_line(
                     continue
                 price = cost(" " + name)
                 if spent + price > cap:
-                    return _rendered(head, picked)
+                    return _rendered(picked)
                 picked[name] = None
                 spent += price
                 taken += 1
-    return _rendered(head, picked)
+    return _rendered(picked)
 
 
 def names_beyond(text: str, shown: str, elsewhere: Mapping[str, bool], most: int) -> str | None:
     """
-    At most ``most`` names of ``text`` in the order they first occur, none that ``shown`` holds or
-    ``elsewhere`` says the model reads anyway, joined by spaces; ``None``: none. A pure function
-    of its arguments, so the same text always reads the same names.
+    At most ``most`` names of ``text`` in order, none that ``shown`` holds or the model reads ``elsewhere``,
+    joined by spaces, or ``None``. Pure: the same text always reads the same names.
     """
     if most <= 0:
         return None
@@ -108,5 +98,5 @@ def names_beyond(text: str, shown: str, elsewhere: Mapping[str, bool], most: int
     return " ".join(picked) or None
 
 
-def _rendered(head: str, picked: dict[str, None]) -> str | None:
-    return head + " ".join(picked) if picked else None
+def _rendered(picked: dict[str, None]) -> str | None:
+    return NAMES_HEAD + " ".join(picked) if picked else None

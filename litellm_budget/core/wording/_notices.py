@@ -21,33 +21,21 @@ NOTICE_PREFIX = "[litellm_budget:"
 CONTINUES = " The conversation continues below.]"
 #: ... and every summary in a marker's place.
 MARKER_END = CONTINUES.lstrip()
-#: How a marker (``omitted_note``) or a summary in its place (``summary_note``) begins: what
-#: tells it from a placeholder or a cut's note where it was merged into a user message.
-_MARKER_START = re.compile(r"\[litellm_budget: (?:the )?\d+ earlier ")
+#: How a marker or a summary in its place begins (``marker_start``): what tells it from other notices merged in.
+_MARKER_START = re.compile(r"(?:\A|\n\n)\[litellm_budget: (?:the )?\d+ earlier ")
 
 
 def marker_start(text: str) -> int | None:
     """
-    Where in ``text`` a marker begins (at its start, or at the blank line that joins it to the
-    user text before it, as ``user_note`` places it), so the text before it can be told apart
-    from it; ``None`` where ``text`` holds none.
+    Where in ``text`` a marker begins (at its start, or at the blank line that joins it to the user text
+    before it, as ``user_note`` places it), or ``None``: so the text before it can be told apart.
     """
-    if _MARKER_START.match(text):
-        return 0
-    joined = "\n\n" + NOTICE_PREFIX
-    at = text.find(joined)
-    while at != -1:
-        if _MARKER_START.match(text, at + 2):
-            return at
-        at = text.find(joined, at + 2)
-    return None
+    found = _MARKER_START.search(text)
+    return None if found is None else found.start()
 
 
 def placeholder_for(kind: str, identified: str | None = None) -> str:
-    """
-    The placeholder for an elided message of ``kind`` (an assistant's, or a tool result); with
-    ``identified`` (``digest.outcome_of`` of the text), it says what the text was.
-    """
+    """The placeholder for an elided message of ``kind``; with ``identified`` (``outcome_of``), what the text was."""
     if identified is None:
         return ASSISTANT_PLACEHOLDER if kind == ASSISTANT else TOOL_PLACEHOLDER
     if kind == ASSISTANT:
@@ -59,9 +47,8 @@ def omitted_note(
     messages: int, units: int, digest: Sequence[str] = (), unlisted: int = 0, stored: str | None = None
 ) -> str:
     """
-    The marker's words: how much earlier conversation was dropped, and with a ``digest`` (one
-    line per dropped action, oldest first) what it did; ``unlisted`` older actions are counted;
-    with recall, the handle their whole text is ``stored`` under.
+    The marker's words: how much was dropped and, with a ``digest`` (a line per action, oldest first), what
+    it did, counting ``unlisted`` older actions; with recall, the handle their text is ``stored`` under.
     """
     noun = "message was" if messages == 1 else "messages were"
     exchanges = "exchange" if units == 1 else "exchanges"
@@ -78,10 +65,7 @@ def omitted_note(
 
 
 def summary_note(summary: str, messages: int, units: int) -> str:
-    """
-    Stands where the marker would, holding a summary of what was dropped: it says which
-    range it covers and that it is a record of the past, so the model reads no task in it.
-    """
+    """Stands where the marker would, holding a summary: a record of the past, so the model reads no task in it."""
     noun, verb = ("message", "was") if messages == 1 else ("messages", "were")
     exchanges = "exchange" if units == 1 else "exchanges"
     return (

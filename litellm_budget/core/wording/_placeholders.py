@@ -1,7 +1,4 @@
-"""
-What an elided text's placeholder says: its size, first and notable line, the definitions it
-showed (an outline), an assistant text's names, and with recall where it is stored.
-"""
+"""What an elided text's placeholder says of it, so the model knows what it was without its tokens."""
 
 from __future__ import annotations
 
@@ -12,25 +9,19 @@ from litellm_budget.core.wording._marker_digest import given_messages, in_given
 from litellm_budget.core.wording._names import names_beyond
 from litellm_budget.core.wording._notices import placeholder_for
 
-#: With ``outline_chars: None``, placeholders outline their text from a window of this many tokens
-#: up: under it, an outline's tokens make refits and drops come sooner, and on the shared sessions
-#: at 16k that lost more than the outlines kept (BENCHMARKS §1). The window, not the budget: a
-#: client's ``max_tokens`` and the learned token ratio move the budget, and a placeholder that
-#: gained or lost its outline between two requests would move the cached prefix.
+#: With ``outline_chars: None``, placeholders outline their text from a window of this many tokens up:
+#: under it, an outline's tokens bring refits and drops sooner, which lost more than outlines kept. The
+#: window, not the budget: ``max_tokens`` and the learned token ratio move the budget, and a placeholder
+#: that gained or lost its outline between two requests would move the cached prefix.
 OUTLINE_MIN_WINDOW = 32_000
-#: With ``text_names: None``, an elided assistant text's placeholder lists this many of its names
-#: from ``OUTLINE_MIN_WINDOW`` up, and ``auto`` elides assistant texts before tool outputs there: a
-#: text's names are most of what the next answers take from it, an output's lines are not: on the
-#: shared sessions at 32k ``auto`` keeps more of the old evidence so.
+#: With ``text_names: None``, an elided assistant text's placeholder lists this many of its names from
+#: ``OUTLINE_MIN_WINDOW`` up, and ``auto`` elides assistant texts before tool outputs there: a text's
+#: names are most of what the next answers take from it, an output's lines are not.
 TEXT_NAMES = 20
 
 
 def placeholder_of(ledger: Ledger, kind: str, text: str, outline_chars: int) -> str:
-    """
-    The placeholder of ``text``: with digests on, it says what the text was (size, first and
-    notable line), an assistant's text the names it held (``text_names_limit``), within
-    ``outline_chars`` what it defined; with recall, where it is stored.
-    """
+    """The placeholder of ``text``: with digests on, what it was, named and defined; with recall, where it is stored."""
     limit = ledger.settings.digest_chars
     if not limit:
         placeholder = placeholder_for(kind)
@@ -40,18 +31,14 @@ def placeholder_of(ledger: Ledger, kind: str, text: str, outline_chars: int) -> 
         most = text_names_limit(ledger) if kind == ASSISTANT else 0
         if most:
             # What the model reads anyway (the quotes, the outline, the system, the task) is not named again.
-            given = in_given(ledger, given_messages(ledger))
-            named = names_beyond(text, f"{identified}\n{outline or ''}", given, most)
+            named = names_beyond(text, f"{identified}\n{outline or ''}", in_given(ledger, given_messages(ledger)), most)
             identified = identified if named is None else f"{identified}, naming {named}"
         placeholder = placeholder_for(kind, identified if outline is None else f"{identified}, defining {outline}")
     return placeholder if ledger.recall is None else ledger.recall.named_placeholder(placeholder, text)
 
 
 def text_names_limit(ledger: Ledger) -> int:
-    """
-    The most names an elided assistant text's placeholder lists: ``text_names``, else
-    ``TEXT_NAMES`` from a window of ``OUTLINE_MIN_WINDOW`` up (as outlines), none under it.
-    """
+    """The most names an elided assistant text's placeholder lists: ``text_names``, else by the window (as outlines)."""
     settings = ledger.settings
     if not settings.digest_chars:
         return 0
@@ -61,10 +48,7 @@ def text_names_limit(ledger: Ledger) -> int:
 
 
 def outline_limit(ledger: Ledger) -> int:
-    """
-    The most characters a placeholder lists of the definitions its text showed: ``outline_chars``,
-    else ``OUTLINE_SHARE`` times ``digest_chars`` from a window of ``OUTLINE_MIN_WINDOW`` up.
-    """
+    """The most characters a placeholder lists of the definitions its text showed (its outline)."""
     settings = ledger.settings
     if not settings.digest_chars:
         return 0

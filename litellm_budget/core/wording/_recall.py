@@ -1,12 +1,8 @@
 """
-Recall handles: what a fit elided or dropped, named in its placeholder or digest line by a short
-handle that the ``litellm_budget_recall`` tool serves back (the adapter stores and serves it).
-
-A handle is a keyed hash of the content under its scope's salt (the adapter derives the salt from
-a secret, the conversation and the API key): the same content reads the same bytes in every
-request of the conversation, so the cached prompt prefix stays put, and a handle names nothing
-outside its scope. Without a scope nothing is named, and a fit is byte for byte what it was.
-What a fit stores under the handles it named: ``policies/_stored.py``.
+Recall handles: what a fit elided or dropped, named in its notices by a short handle that the adapter's
+recall tool serves back. A handle is a keyed hash under its scope's salt (a secret, the conversation, the API
+key), so it reads the same in every request (the cached prefix stays put) and names nothing outside its scope.
+Without a scope nothing is named, and a fit is byte for byte what it was.
 """
 
 from __future__ import annotations
@@ -32,10 +28,7 @@ class RecallScope:
     salt: bytes
 
     def handle(self, content: str) -> str:
-        """
-        The handle of ``content`` in this scope: made afresh (a keyed hash), as the placeholders and
-        digest lines that name it are remembered whole.
-        """
+        """The handle of ``content`` in this scope, made afresh: what names it is remembered whole."""
         data = content.encode("utf-8", "surrogatepass")
         return "r-" + hashlib.blake2b(data, key=self.salt, digest_size=HANDLE_HEX // 2).hexdigest()
 
