@@ -1,6 +1,6 @@
 """
-One canonical JSON text for structured values: what is counted as JSON, and what a digest names;
-and the keys the memos know a text or a message by in this process.
+One canonical JSON text for structured values (what is counted as JSON, what a digest names), and
+the keys the memos know a text or a message by in this process.
 """
 
 from __future__ import annotations
@@ -41,12 +41,9 @@ def text_key(text: str) -> Hashable:
 
 def content_key(value: object) -> int:
     """
-    What a memo knows a message (any JSON value) by in this process: the ``hash()`` of its
-    structure, types tagged, so equal content has one key however many copies the wire made.
-
-    Cheap on purpose (no JSON text is built: Python caches a string's hash, and the counter
-    hashes every text anyway), and 64 bits like the counter's keys of long texts: two different
-    messages share a key with a chance of about 2**-64, which the memos accept as the counter does.
+    What a memo knows a message (any JSON value) by in this process: the ``hash()`` of its structure,
+    types tagged, so equal content has one key however many copies the wire made. Cheap on purpose
+    (no JSON text; Python caches a string's hash), and 64 bits like the counter's keys of long texts.
     """
     return hash(_frozen(value))
 

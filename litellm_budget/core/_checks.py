@@ -27,16 +27,12 @@ def is_number(value: object) -> TypeGuard[int | float]:
 
 
 def is_mapping(value: object) -> TypeGuard[Mapping[str, Any]]:
-    """``isinstance(value, Mapping)``, quick for the plain dicts parsed JSON is made of: the ABC
-    check costs more than the rest of a message's handling on the request path."""
+    """``isinstance(value, Mapping)``, quick for parsed JSON's plain dicts: the ABC check is slow."""
     return type(value) is dict or isinstance(value, Mapping)
 
 
 def candidate_names(model: str) -> Iterator[str]:
-    """
-    The names a model may be known by: ``a/b/c``, then ``b/c``, then ``c``, each also
-    lower-cased; no repeats. The one way a provider prefix is stripped.
-    """
+    """The names a model may be known by: ``a/b/c``, ``b/c``, ``c``, each also lower-cased; no repeats."""
     seen: set[str] = set()
     parts = model.split("/")
     for start in range(len(parts)):
@@ -53,10 +49,7 @@ def bare_model(model: str) -> str:
 
 
 def request_problem(entries: object, tools: object, max_tokens: object, *, name: str = "messages") -> str | None:
-    """
-    What is wrong with a request's frame, whatever its format: ``entries`` (messages or items)
-    not a list, ``tools`` not a list of objects, ``max_tokens`` not an int >= 0; else ``None``.
-    """
+    """What is wrong with a request's frame, whatever its format; ``None``: nothing."""
     if not isinstance(entries, list):
         return f"{name} is {type(entries).__name__}, not a list"
     if tools is not None and not (isinstance(tools, list) and all(map(is_mapping, tools))):

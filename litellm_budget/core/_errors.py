@@ -11,8 +11,8 @@ if TYPE_CHECKING:
 
 def context_window_exceeded(report: BudgetReport, *, llm_provider: str | None = None) -> BudgetExceededError:
     """
-    The error LiteLLM's callers already handle, carrying the report; ``llm_provider`` labels it
-    (LiteLLM's metrics and error logs show it), the model's own provider when not given.
+    The error LiteLLM's callers already handle, carrying the report; ``llm_provider`` labels it in
+    LiteLLM's metrics and error logs (default: the model's own provider).
     """
     from litellm_budget.exceptions import BudgetExceededError
 

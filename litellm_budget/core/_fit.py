@@ -13,15 +13,13 @@ from litellm_budget.core._fit_input import DEFAULT_SETTINGS, FitRequest, Fitted
 from litellm_budget.core._sending import fitted_of
 from litellm_budget.core._shortcuts import Shortcuts
 from litellm_budget.core._untouched import as_it_came, malformed, window_source
-from litellm_budget.core.budget._limits import limits_for
-from litellm_budget.core.budget._settings import BudgetSettings
-from litellm_budget.core.budget._window import resolve_window
+from litellm_budget.core.budget import BudgetSettings, limits_for, resolve_window
 from litellm_budget.core.counting._size_gate import GateContext
 from litellm_budget.core.counting._tokens import counter_for, counts_exactly
 from litellm_budget.core.formats import format_named, joined, lead_of
 from litellm_budget.core.policies._ledger import NO_SUMMARIES, Derived, Draft, Ledger
 from litellm_budget.core.policies._registry import POLICIES
-from litellm_budget.core.state._conversation import continues
+from litellm_budget.core.state import continues
 from litellm_budget.typing import Message, Tools
 
 
@@ -53,9 +51,8 @@ def fit(  # noqa: PLR0913 - the public signature: one keyword per documented arg
         settings: The knobs; default ``BudgetSettings()``.
 
     Returns:
-        A ``Fitted`` with the messages and ``max_tokens`` to send and a ``BudgetReport``.
-        Malformed requests come back untouched with action ``unsupported`` and a reason;
-        unknown models with action ``unknown_window``.
+        A ``Fitted`` with the messages and ``max_tokens`` to send and a ``BudgetReport``. Malformed requests
+        come back untouched with action ``unsupported`` and a reason; unknown models with action ``unknown_window``.
 
     Raises:
         litellm_budget.exceptions.BudgetExceededError: When nothing sensible fits, a
@@ -74,29 +71,18 @@ def fit(  # noqa: PLR0913 - the public signature: one keyword per documented arg
 
 def fit_request(request: FitRequest) -> Fitted:
     """
-    Fit a request, never raising for what is in it: a rejection is a report with
-    action ``rejected``, so ``fit()`` and the plugin each decide how to raise. ``ratio`` is the
-    provider's tokens per counted token as learned from its usage; ``None``: the configured
-    ``token_ratios``, else the prior of the model's family. With ``gate``, a request whose size
-    bound is under the budget passes untouched uncounted: its report holds the bound
-    (``tokens_exact`` false) until ``size_gate.counted`` counts it.
-
-    The way, in order: check the request (``validity/``), resolve its window (``budget/``), take a
-    shortcut where an earlier request allows one (``_shortcuts.py``), count, apply the policy
-    (``policies/``), and report what is sent (``_sending.py``). The report is over ``messages``, the
-    core's list; its ``lead`` says how many of its first entries are a system part given apart
-    (``formats.joined``), for ``BudgetReport.for_caller``.
+    Fit a request, never raising for what is in it: a rejection is a report with action ``rejected``, so
+    ``fit()`` and the plugin each decide how to raise. ``ratio`` is the provider's tokens per counted
+    token learned from its usage; ``None``: ``token_ratios``, else the family's prior. With ``gate``, a
+    request whose size bound is under the budget passes uncounted: its report holds the bound
+    (``tokens_exact`` false) until ``size_gate.counted`` counts it. The report is over the core's list;
+    its ``lead`` counts the system part given apart (``formats.joined``).
     """
     started = time.perf_counter()
     base = _report_base(request)
     shortcuts = Shortcuts(request)
-    messages, tools, max_tokens, fmt, settings = (
-        request.messages,
-        request.tools,
-        request.max_tokens,
-        request.fmt,
-        request.settings,
-    )
+    messages, tools, max_tokens = request.messages, request.tools, request.max_tokens
+    fmt, settings = request.fmt, request.settings
     verdict = fmt.check(messages, tools, max_tokens, shortcuts.resume)
     if verdict.reason is not None:
         return malformed(request, verdict.reason, started, base)
@@ -143,9 +129,7 @@ def fit_request(request: FitRequest) -> Fitted:
     known = shortcuts.taken(request, context, verdict, ledger_of, started, base)
     if isinstance(known, Fitted):
         return known
-    counts = known.counts
-    if counts is None:
-        counts = counter.count_messages(fmt, known.messages, known.keys)
+    counts = known.counts if known.counts is not None else counter.count_messages(fmt, known.messages, known.keys)
     if known.start is not None:
         # A compacted history is read from its newest compaction on: what is before it goes as it came, uncounted.
         apart = lead_of(known.messages)

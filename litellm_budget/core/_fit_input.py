@@ -6,8 +6,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 
 from litellm_budget.core._report import BudgetReport
-from litellm_budget.core.budget._settings import BudgetSettings
-from litellm_budget.core.budget._window import WindowLookup, model_map_window
+from litellm_budget.core.budget import BudgetSettings, WindowLookup, model_map_window
 from litellm_budget.core.formats import MessageFormat
 from litellm_budget.core.formats._chat import CHAT
 from litellm_budget.core.policies._ledger import SentEdits
@@ -19,10 +18,7 @@ DEFAULT_SETTINGS = BudgetSettings()
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class FitRequest:
-    """
-    One request as ``fit_request`` takes it: its messages (the core's list, in ``fmt``) and what
-    the client sent beside them, where it goes, and what the plugin and the conversation know.
-    """
+    """One request as ``fit_request`` takes it: the core's list in ``fmt``, and all a fit reads beside it."""
 
     messages: Sequence[Message]
     _: dataclasses.KW_ONLY
@@ -50,10 +46,7 @@ class FitRequest:
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Fitted:
-    """
-    The request to send: ``messages`` (a new list; unchanged dicts are shared with the
-    caller's), ``max_tokens`` (unchanged, or lowered to the room left) and the ``report``.
-    """
+    """The request to send: a new list (unchanged dicts shared), ``max_tokens`` (maybe lowered), the report."""
 
     messages: list[Message]
     max_tokens: int | None

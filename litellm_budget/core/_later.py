@@ -1,7 +1,6 @@
 """
-A package face's names that load on first use (PEP 562's module ``__getattr__``): for a face whose
-modules import a neighbour package whose own modules import this package back, so that importing
-them with the face would find a package half loaded.
+A package face's names that load on first use (PEP 562's ``__getattr__``): where its modules import a
+neighbour package that imports this one back, so importing them with the face finds it half loaded.
 """
 
 from __future__ import annotations

@@ -1,16 +1,11 @@
 """
-The one memo mechanism, and every memo of the package (``DECLARED``).
+The one memo mechanism, and every memo of the package (``DECLARED``), so one switch reaches them all.
 
-A ``Memo`` remembers what one step derived, keyed by what that step reads: it declares its
-inputs (``reads``) and every lookup gives exactly those, in that order (a content as its content
-key), so a step that comes to read one more input or setting must declare it, or its first
-lookup fails. The memos the steps share are made here, once, in ``MEMOS`` (each token counter
-holds its own two). Every memo is bounded and registered here, so one switch reaches them all:
-``LITELLM_BUDGET_MEMO=off`` in the environment (read at import) turns every memo off, and
-``LITELLM_BUDGET_MEMO=off:NAME,NAME`` only those named (to measure each one's gain). A memo off
-holds nothing, and the fits, reports and replay figures must not change; CI compares them both ways.
-
-What the plugin learns from traffic is not a memo: ``litellm_budget/bounded.py`` holds it.
+A ``Memo`` remembers what one step derived, keyed by exactly the inputs it declares it ``reads``, so
+a step that comes to read one more input must declare it or its first lookup fails. Every memo is
+bounded. ``LITELLM_BUDGET_MEMO=off`` (read at import) turns every memo off, ``off:NAME,NAME`` only
+those named; a memo off holds nothing, and fits, reports and replay figures must not change (CI
+compares both ways). What the plugin learns from traffic is no memo: ``litellm_budget/bounded.py``.
 """
 
 from __future__ import annotations
@@ -38,50 +33,34 @@ class Declared(NamedTuple):
     max_weight: int = 0
 
 
-#: Every memo, by name. ``off_costs`` is the warm deployment hook's (``benchmarks/hook_instructions.py
-#: cut``, 16k) unless said; a memo that saved under 2% went (``elision_facts``: 1.015).
+#: What ``block_digests`` reads, in order.
+_BLOCK_READS = tuple("format counter digest_chars cap names_cap names_per_step recall room block given".split())
+#: Every memo, by name; one that saves under 2% goes (BENCHMARKS.md §2).
 DECLARED = MappingProxyType(
     {
-        # What names a conversation, and its last message, are digested on each of its requests (a
-        # content key costs a tenth as much as a digest).
+        # What names a conversation, and its last message, are digested on each of its requests.
         "digests": Declared(("content", "chars"), 16_384, 1.069),
         # Digests of whole dropped blocks, each at most digest_share of a window's room.
-        "block_digests": Declared(
-            (
-                "format",
-                "counter",
-                "digest_chars",
-                "cap",
-                "names_cap",
-                "names_per_step",
-                "recall",
-                "room",
-                "block",
-                "given",
-            ),
-            256,
-            1.329,
-        ),
+        "block_digests": Declared(_BLOCK_READS, 256, 1.329),
         # The lines of single steps, with the call ids they make and answer: a few hundred characters each.
         "atom_lines": Declared(("format", "digest_chars", "recall", "atom"), 16_384, 1.311),
         # Outcomes and outlines of elided outputs, each a few hundred characters at most.
         "outcomes": Declared(("what", "limit", "texts"), 16_384, 1.219),
-        # Each sent message's hashes and sizes: the histories of a hundred busy conversations, about
-        # 4 MiB. Measured on the success event's ``sent_prompt`` over a growing session: 4.49.
+        # Each sent message's hashes and sizes (the success event's ``sent_prompt``): a hundred busy
+        # conversations' histories, about 4 MiB.
         "prompt_facts": Declared(("message",), 16_384, 4.49),
         # Prefixes that passed a format's checks, one a conversation as a rule.
         "passed_prefixes": Declared(("format", "prefix"), 2048, 1.026),
-        # A conversation's last request as read (its copies, keys, characters); bounded by characters
-        # too, texts shared with the requests they came in: 16 MiB of ASCII text (Python keeps up to
-        # 4 bytes a character of other scripts), about 70 histories as long as the longest shared
-        # session, whose copied containers add a few MiB more.
+        # A conversation's last request as read (its copies, keys, characters), bounded by characters
+        # too: 16 MiB of ASCII text (up to 4 bytes a character of other scripts), about 70 of the
+        # longest histories, plus a few MiB of copied containers; texts are shared with the requests.
         "conversation_reads": Declared(
             ("lane", "first", "second"), 512, 1.176, weigh=lambda read: sum(read.chars), max_weight=16_000_000
         ),
         # Each message's calls as (id, key), by its content key: a few small keys each.
         "calls_made": Declared(("format", "message"), 65_536, 1.054),
-        # Kept drafts, one per conversation and its edits, as many as conversation_reads keeps: a
-        # source index per entry, and the few entries edited (the marker, the placeholders' messages).
+        # Kept drafts, one per conversation and its edits, as many as conversation_reads keeps: a source
+        # index per entry, and the few entries edited (the marker, the placeholders' messages).
         "kept_drafts": Declared(("format", "counter", "conversation", "edits", "limits", "recall"), 512, 1.037),
         # A counter's counts of texts and of messages, per encoding.
         "text_counts": Declared(("text",), 65_536, 2.371),
@@ -112,13 +91,11 @@ def memo_is_off(name: str) -> bool:
 
 class Memo(Generic[_V]):
     """
-    One step's results by the inputs it declares it ``reads``, at most ``entries`` of them (and,
-    with ``weigh``, at most ``max_weight`` of what they weigh, characters say); the least recently
-    used half goes first.
+    One step's results by the inputs it declares it ``reads``, at most ``entries`` of them (with
+    ``weigh``, at most ``max_weight`` of what they weigh); the least recently used half goes first.
 
-    Two generations of plain dicts: a hit in the old one is promoted, and when the young one is
-    full the old one is dropped whole. Lookups take no lock (a dict read is atomic), which matters
-    on the request path, where a 200-message history makes hundreds of them.
+    Two generations of plain dicts: a hit in the old one is promoted, and when the young one is full
+    the old one is dropped whole. Lookups take no lock (a dict read is atomic): a request makes hundreds.
     """
 
     __slots__ = (
@@ -166,7 +143,7 @@ class Memo(Generic[_V]):
         return cls(name, declared.reads, declared.entries, weigh=declared.weigh, max_weight=declared.max_weight)
 
     def key(self, inputs: tuple[Hashable, ...]) -> Hashable:
-        """The key of ``inputs``: they must be the declared ``reads``, one each."""
+        """The key of ``inputs``, which must be the declared ``reads``, one each."""
         if len(inputs) != self._arity:
             msg = f"the memo {self.name!r} reads {self.reads}, and was given {len(inputs)} inputs"
             raise TypeError(msg)
@@ -243,7 +220,7 @@ class Memo(Generic[_V]):
         return len(self._young) + len(self._old)
 
 
-#: Every memo alive, for ``forget_all`` and the tests that list them (a counter made in a test holds its own).
+#: Every memo alive, for ``forget_all`` and the tests that list them.
 _MEMOS: weakref.WeakSet[Memo[Any]] = weakref.WeakSet()
 
 

@@ -15,14 +15,9 @@ from litellm_budget.typing import Action, PolicyName
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class BudgetReport:
     """
-    What ``fit()`` measured and changed. Indices refer to the caller's messages.
-
-    ``elided_at``, ``dropped_at`` and ``cut_at`` are compact index ranges such as
-    ``"2,5-9"``, so a report stays one short log line even for 5,000 messages.
-
-    Inside the plugin a report is made over the core's list, which holds a system (Anthropic) or
-    ``instructions`` (Responses) given apart as its first entry: ``lead`` counts such entries,
-    and ``as_dict`` and ``for_caller`` give the caller's indices and counts.
+    What ``fit()`` measured and changed, in the caller's message indices; index ranges such as ``"2,5-9"``
+    keep it one short log line. Inside the plugin it is made over the core's list, whose first ``lead``
+    entries are a system or ``instructions`` given apart; ``as_dict`` and ``for_caller`` take them out.
     """
 
     #: The model as the request named it (for a deployment: its ``litellm_params.model``).
@@ -89,11 +84,9 @@ class BudgetReport:
     summary_cost: float | None = None
     #: Why a summary was wanted and not sent: ``summary_model not configured``, a timeout, an error.
     summary_failed: str | None = None
-    #: Whether the conversation's last edits were kept as they were (conversation state): the
-    #: prompt continues the previous one, and its cached prefix holds.
+    #: Whether the conversation's last edits were kept as they were, so its cached prefix holds.
     edits_kept: bool = False
-    #: Calls made since the conversation's last request that repeat (same tool, same arguments) a
-    #: call whose output that request elided or dropped: the model asking again for what it lost.
+    #: Calls since the conversation's last request that repeat one (same tool and arguments) whose output it hid.
     rereads: int = 0
     #: The first index where what was sent differs from what came in; ``None``: nothing.
     first_changed_index: int | None = None
@@ -105,15 +98,11 @@ class BudgetReport:
     counter: str = ""
     #: The provider's tokens per counted token applied (configured times learned).
     token_ratio: float = 1.0
-    #: Whether the size gate let the request go with nothing tokenized on its path: untouched, its
-    #: size bound under the budget, or with its conversation's kept edits, which fit with its new
-    #: messages at their bound (``core/counting/_size_gate.py``).
+    #: Whether the size gate let the request go untokenized, untouched or with its kept edits (``_size_gate.py``).
     size_gate: bool = False
-    #: Whether ``tokens_before`` and ``tokens_after`` are the tokenizer's count; ``false`` where they
-    #: are the gate's bound, written before the count was made (it is made after the request left).
+    #: Whether ``tokens_before`` and ``tokens_after`` are the tokenizer's count, not the gate's bound.
     tokens_exact: bool = True
-    #: The size bound of what was sent, which the gate compared with the budget; ``None``: the gate
-    #: did not let the request go.
+    #: The size bound the gate compared with the budget; ``None``: the gate did not let it go.
     tokens_bound: int | None = None
     #: Time the fit took.
     duration_ms: float = 0.0
@@ -130,10 +119,7 @@ class BudgetReport:
         return dict(zip(_FIELDS, _VALUES(self.for_caller() if self.lead else self), strict=True))
 
     def for_caller(self) -> BudgetReport:
-        """
-        This report in the caller's own indices and counts: the ``lead`` entries taken out (a
-        change to a system given apart is a change at the caller's index 0).
-        """
+        """This report in the caller's indices and counts (a change to a system given apart is at index 0)."""
         lead = self.lead
         if not lead:
             return self
@@ -151,8 +137,7 @@ class BudgetReport:
         )
 
 
-#: The report's published field names in order, and one getter of all their values: ``as_dict``
-#: runs two or three times a request (the log event, LiteLLM's metadata, the count's report).
+#: The published field names in order, and one getter of all their values: ``as_dict`` runs often.
 _FIELDS = tuple(field.name for field in dataclasses.fields(BudgetReport) if field.name != "lead")
 _VALUES = operator.attrgetter(*_FIELDS)
 #: How a reason names a message or an item of the core's list (``message 3: ...``).
@@ -178,11 +163,19 @@ def elapsed_ms(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 3)
 
 
+#: What a report of a request not sent says was edited and summarized: nothing.
+_NO_EDITS: dict[str, Any] = {
+    **dict.fromkeys(("elided", "dropped_units", "dropped_messages", "cut", "summary_tokens"), 0),
+    **dict.fromkeys(("elided_at", "dropped_at", "cut_at"), ""),
+    **dict.fromkeys(("marker", "edits_kept", "summarized"), False),
+    **dict.fromkeys(("summary_needed", "summary_failed", "first_changed_index"), None),
+}
+
+
 def unsent(report: BudgetReport, action: Action, reason: str) -> BudgetReport:
     """
-    The report of a request that is not sent as fitted (``rejected``, or ``deferred`` to a
-    fallback): it claims no edit, since none reached anyone, and says in ``tokens_needed``
-    how small the policy could make it.
+    The report of a request not sent as fitted (``rejected``, or ``deferred`` to a fallback): it
+    claims no edit, since none reached anyone, and says in ``tokens_needed`` how small it could get.
     """
     return dataclasses.replace(
         report,
@@ -191,38 +184,20 @@ def unsent(report: BudgetReport, action: Action, reason: str) -> BudgetReport:
         tokens_needed=report.tokens_after,
         tokens_after=report.tokens_before,
         messages_after=report.messages_before,
-        elided=0,
-        dropped_units=0,
-        dropped_messages=0,
-        cut=0,
-        elided_at="",
-        dropped_at="",
-        cut_at="",
-        marker=False,
-        edits_kept=False,
-        summarized=False,
-        summary_needed=None,
-        summary_tokens=0,
-        summary_failed=None,
-        first_changed_index=None,
         max_tokens_sent=report.max_tokens_requested,
+        **_NO_EDITS,
     )
 
 
 def format_ranges(indices: Iterable[int]) -> str:
-    """Render sorted indices compactly: ``[1, 2, 3, 7]`` becomes ``"1-3,7"``."""
-    parts: list[str] = []
-    start = previous = None
+    """Render indices compactly: ``[1, 2, 3, 7]`` becomes ``"1-3,7"``."""
+    spans: list[list[int]] = []  # [first, last] of each run
     for index in sorted(set(indices)):
-        if previous is not None and index == previous + 1:
-            previous = index
-            continue
-        if start is not None:
-            parts.append(_span(start, previous))
-        start = previous = index
-    if start is not None:
-        parts.append(_span(start, previous))
-    return ",".join(parts)
+        if spans and index == spans[-1][1] + 1:
+            spans[-1][1] = index
+        else:
+            spans.append([index, index])
+    return ",".join(str(first) if first == last else f"{first}-{last}" for first, last in spans)
 
 
 def parse_ranges(ranges: str) -> list[int]:
@@ -232,7 +207,3 @@ def parse_ranges(ranges: str) -> list[int]:
         start, _, end = part.partition("-")
         indices.extend(range(int(start), int(end or start) + 1))
     return indices
-
-
-def _span(start: int, end: int | None) -> str:
-    return str(start) if end == start else f"{start}-{end}"

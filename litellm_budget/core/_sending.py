@@ -7,13 +7,12 @@ from typing import Any
 
 from litellm_budget.core._fit_input import Fitted
 from litellm_budget.core._report import BudgetReport, elapsed_ms, format_ranges, unsent
-from litellm_budget.core.budget._limits import max_tokens_to_send
+from litellm_budget.core.budget import max_tokens_to_send
 from litellm_budget.core.policies._ledger import Draft, Ledger
 from litellm_budget.core.policies._registry import POLICIES
 from litellm_budget.core.policies._stored import stored_items
 from litellm_budget.core.policies._summary import summary_fields
-from litellm_budget.core.state._conversation import kept_as_sent
-from litellm_budget.core.state._rereads import rereads
+from litellm_budget.core.state import kept_as_sent, rereads
 from litellm_budget.core.wording._recall import NOTHING_STORED
 from litellm_budget.typing import Action, Message
 
@@ -67,9 +66,8 @@ def fitted_of(ledger: Ledger, draft: Draft, max_tokens: int | None, started: flo
 
 def _sent_counts(ledger: Ledger, draft: Draft, out: Sequence[Message]) -> Iterator[int]:
     """
-    Each sent message's tokens: a draft entry's own where ``finish`` left its message the same
-    object (every entry's tokens are its message's count), counted where a notice was placed.
-    The draft holds its messages, so no id is reused while this runs.
+    Each sent message's tokens: its draft entry's where ``finish`` left the same object, counted where
+    a notice was placed. The draft holds its messages, so no id is reused while this runs.
     """
     known = {id(entry.message): entry.tokens for entry in draft.entries}
     for message in out:

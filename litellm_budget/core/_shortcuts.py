@@ -1,14 +1,7 @@
 """
-The shortcuts of a fit, all behind one step (``Shortcuts.taken``): what an earlier request of the
-same conversation lets this one skip. Each gives exactly what the full way would; the tests compare
-both ways on every session (``tests/adapter/report/test_later_counts.py``, the memo-off CI run).
-
-- Verdict resume: the longest prefix of messages that passed the format's checks before is not
-  checked again (``validity/_verdicts.py``).
-- The size gate: a request whose size bound is under the budget passes untouched, uncounted
-  (``counting/_size_gate.py``).
-- Kept drafts: a conversation whose kept edits still fit with its new messages at their bound
-  sends them so, uncounted (``state/_conversation.py``); else only its new messages are counted.
+What an earlier request of the same conversation lets a fit skip, all behind ``Shortcuts.taken``:
+checks of a prefix that passed before, counting under the size gate, counting the kept edits. Each
+gives exactly what the full way would; ``tests/adapter/report/test_later_counts.py`` compares both.
 """
 
 from __future__ import annotations
@@ -24,7 +17,7 @@ from litellm_budget.core.counting._size_gate import GateContext, bounded_counts,
 from litellm_budget.core.formats._message_keys import Reading
 from litellm_budget.core.policies._ledger import Derived, Ledger
 from litellm_budget.core.policies._summary import summaries_wanted
-from litellm_budget.core.state._conversation import kept_edits
+from litellm_budget.core.state import kept_edits
 from litellm_budget.core.validity._verdicts import Resume, Verdict, remember_passed, resume_from
 from litellm_budget.typing import Message
 
@@ -33,10 +26,7 @@ LedgerOf = Callable[[Sequence[Message], Sequence[int], Derived], Ledger]
 
 
 class Known(NamedTuple):
-    """
-    What the shortcuts leave the fit: the messages, their keys, the counts known so far (``None``:
-    none), and where a compacted history starts (``MessageFormat.history_start``).
-    """
+    """What the shortcuts leave the fit; ``start``: where a compacted history starts (``history_start``)."""
 
     messages: list[Message]
     keys: Sequence[int]
@@ -66,10 +56,7 @@ class Shortcuts:
         started: float,
         base: Any,
     ) -> Fitted | Known:
-        """
-        The fit, where a shortcut answers the request (passed by the size gate, or sent with the
-        kept edits at its bound); else what it leaves the full way to count.
-        """
+        """The fit, where the size gate or the kept edits answer the request; else what is left to count."""
         messages, tools, max_tokens = request.messages, request.tools, request.max_tokens
         gate = request.gate
         if gate and (report := passed_untouched(messages, tools, max_tokens, context, started, **base)) is not None:
@@ -95,7 +82,7 @@ class Shortcuts:
 def _kept_uncounted(ledger: Ledger, max_tokens: int | None, started: float, base: dict[str, Any]) -> Fitted | None:
     """
     The kept edits with the new messages at their bound, when that fits and sends them as they came
-    (``size_gate.py`` says why the fit would send the same); ``None``: count them and fit.
+    (``size_gate.py`` says why a fit would send the same); ``None``: count them and fit.
     """
     if summaries_wanted(ledger) or (draft := kept_edits(ledger)).total > ledger.limits.budget:
         return None

@@ -8,8 +8,7 @@ from typing import Any
 from litellm_budget.core._canonical import as_json
 from litellm_budget.core._fit_input import FitRequest, Fitted
 from litellm_budget.core._report import BudgetReport, elapsed_ms
-from litellm_budget.core.budget._settings import BudgetSettings
-from litellm_budget.core.budget._window import resolve_window
+from litellm_budget.core.budget import BudgetSettings, resolve_window
 from litellm_budget.core.counting._tokens import counter_for
 from litellm_budget.core.formats import MessageFormat
 
@@ -41,9 +40,9 @@ def window_source(request: FitRequest, window: int | None, *, defaulted: bool) -
 
 def malformed(request: FitRequest, reason: str, started: float, base: dict[str, Any]) -> Fitted:
     """
-    A request this plugin cannot trim safely (one malformed message, an orphan tool result) goes as it
-    came, so the provider gives its own error, unless it is over its window: then it is refused, since
-    forwarding it would send it over. Its size is its text's tokens, as JSON: an upper bound of any count.
+    A request this plugin cannot trim safely (a malformed message, an orphan tool result) goes as it
+    came, so the provider gives its own error, unless its JSON text's tokens (an upper bound of any
+    count) are over its window: then it is refused, since forwarding it would send it over.
     """
     messages, settings = request.messages, request.settings
     window, defaulted = resolve_window(request.model, request.window, settings.default_window, request.lookup)
@@ -54,11 +53,10 @@ def malformed(request: FitRequest, reason: str, started: float, base: dict[str, 
     ratio = settings.ratio_for(request.model) if request.ratio is None else request.ratio
     tokens = counter.count_text(as_json(messages)) + counter.count_tools(request.tools)
     counted = {"tokens_before": tokens, "tokens_after": tokens, "counter": counter.name, "token_ratio": ratio}
-    if tokens * ratio <= window:
-        fields = {"action": "unsupported", "reason": reason, "window": window}
-        return as_it_came(messages, request.max_tokens, started, **fields, **counted, **base)
-    why = f"{reason}: it cannot be trimmed safely, and its {tokens} tokens are over the {window}-token window"
-    fields = {"action": "rejected", "reason": why, "window": window, "budget": window}
+    fields: dict[str, Any] = {"action": "unsupported", "reason": reason, "window": window}
+    if tokens * ratio > window:
+        why = f"{reason}: it cannot be trimmed safely, and its {tokens} tokens are over the {window}-token window"
+        fields = {"action": "rejected", "reason": why, "window": window, "budget": window}
     return as_it_came(messages, request.max_tokens, started, **fields, **counted, **base)
 
 

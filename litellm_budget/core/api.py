@@ -1,13 +1,6 @@
 """
-The core's front door: everything the adapter, the CLI and the package root use of the core, and
-nothing else.
-
-The adapter imports from this module only (``tests/test_layers.py`` holds it to that), and so do
-the tools and ``litellm_budget/__init__.py``, so what the layers above depend on is this list:
-fitting a request (``fit``, ``fit_request``), its report and settings, the formats, conversation
-state and the sent prompt, the cache and summary steps, and the few checks and bounded stores
-every layer shares. The modules behind it may move freely; each folder's ``__init__.py`` names
-what it offers the rest of the core.
+The core's front door: all the adapter, the tools and the package root use of the core, and nothing
+else (``tests/test_layers.py`` holds the adapter to it), so the modules behind it may move freely.
 """
 
 from __future__ import annotations

@@ -24,11 +24,8 @@ class LimitFields(TypedDict):
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Limits:
     """
-    The numbers a request is fitted against.
-
-    ``window``, ``reserve`` and ``margin`` are in the provider's tokens; ``budget``,
-    ``watermark`` and ``quantum`` in counted tokens (the provider's divided by ``ratio``),
-    which is what the policies compare message counts with.
+    The numbers a request is fitted against: ``window``, ``reserve`` and ``margin`` in the provider's
+    tokens; ``budget``, ``watermark`` and ``quantum`` in counted tokens (the provider's over ``ratio``).
     """
 
     window: int
@@ -41,12 +38,9 @@ class Limits:
 
     def target(self, tokens: int, *, grain: int | None = None) -> int:
         """
-        Tokens to save from ``tokens``, rounded up to whole quanta (to ``grain`` tokens where
-        the caller holds its edits still another way).
-
-        Rounding makes the set of elided or dropped things identical across consecutive
-        turns of a growing conversation until it grows by another quantum, which keeps the
-        prompt prefix byte-stable for provider and KV caches.
+        Tokens to save from ``tokens``, rounded up to whole quanta (``grain`` tokens where the caller
+        holds its edits still another way), so a growing conversation's edits stay the same until it
+        grows by another quantum, and its prompt prefix stays byte-stable for provider and KV caches.
         """
         if tokens <= self.watermark:
             return 0
@@ -80,21 +74,20 @@ def limits_for(
     exact: bool = True,
 ) -> Limits:
     """
-    Derive the limits of one request from its window, its ``max_tokens`` and the settings;
-    a policy that does not hold room back for the answer reserves only what is asked for, and
-    a model counted with another family's tokenizer (not ``exact``) keeps a wider margin.
+    The limits of one request; a policy that does not hold room back for the answer reserves only what
+    is asked for, and a model counted with another family's tokenizer (not ``exact``) a wider margin.
     """
     share = settings.safety_margin if exact else max(settings.safety_margin, settings.approximate_margin)
     margin = math.ceil(window * share)
     cap = math.floor(window * settings.max_reserve_ratio)
-    if max_tokens is not None and max_tokens > cap:
-        # A client asking for more of the window than that for its answer (agent CLIs send
-        # their model's whole output limit) gets the usual reserve held back, and its
-        # max_tokens lowered to the room left: holding half the window would leave no room
-        # for the prompt.
-        reserve = min(cap, _default_reserve(window, settings))
+    if max_tokens is not None and max_tokens <= cap:
+        reserve = max_tokens
+    elif max_tokens is None and settings.response_reserve is None and not holds_reserve:
+        reserve = 0
     else:
-        reserve = min(_wanted_reserve(window, max_tokens, settings, holds_reserve=holds_reserve), cap)
+        # Also for a client asking for more than ``cap`` (agent CLIs send their model's whole output
+        # limit): its max_tokens is lowered to the room left, as holding it would leave the prompt none.
+        reserve = min(cap, _default_reserve(window, settings))
     budget = max(0, math.floor((window - reserve - margin) / ratio))
     watermark = math.floor(budget * settings.watermark)
     return Limits(
@@ -106,16 +99,6 @@ def limits_for(
         watermark=watermark,
         quantum=max(1, budget - watermark),
     )
-
-
-def _wanted_reserve(window: int, max_tokens: int | None, settings: BudgetSettings, *, holds_reserve: bool) -> int:
-    if max_tokens is not None:
-        return max_tokens
-    if settings.response_reserve is not None:
-        return settings.response_reserve
-    if not holds_reserve:
-        return 0
-    return _default_reserve(window, settings)
 
 
 def _default_reserve(window: int, settings: BudgetSettings) -> int:

@@ -1,13 +1,8 @@
 """
-The context limit a backend states in its context-length error.
-
-A served model's window is what its server was started with (vLLM's ``--max-model-len``,
-llama.cpp's ``--ctx-size``, the context LM Studio loaded it with), which LiteLLM's model map
-cannot know; the error a too-long request draws is the one place the server says it. Each
-wording below is copied from the server's own source where it is open and, where it is not,
-from the vendor's issue tracker or verbatim user reports, never guessed. ``is_context_error``
-also knows the wordings that carry no number, so an error LiteLLM leaves unmapped can still
-become a ``ContextWindowExceededError``.
+The context limit a backend states in its context-length error: a served model's window is what its
+server was started with (vLLM's ``--max-model-len``, llama.cpp's ``--ctx-size``), which LiteLLM's
+model map cannot know. Each wording is copied from the server's source, else from the vendor's issue
+tracker or verbatim user reports, never guessed; ``is_context_error`` also knows those with no number.
 """
 
 from __future__ import annotations
@@ -175,12 +170,10 @@ _LLAMA_CPP_LIMIT = re.compile(r"""["']?\bn_ctx\\?["']?\s*:\s*(\d+)""")
 
 
 def _count(digits: str) -> int:
-    """A count as the backend printed it, thousands separators or not."""
     return int(digits.replace(",", ""))
 
 
 def _read(found: re.Match[str], backend: str, whole: bool) -> ServedLimit:
-    """The limit and count one matched wording states."""
     fields = found.groupdict()
     counted: int | None = None
     if fields.get("counted"):

@@ -1,14 +1,12 @@
 """
-Which settings of an override are wrong, and the settings its valid rest make: a mistyped key
-or a bad value is named (its key, its value, what it must be) and left out, never the reason a
-request goes unfitted.
+Which settings of an override are wrong, and the settings its valid rest make: a bad key or value is
+named and left out, never the reason a request goes unfitted.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
-from collections.abc import Mapping
 from typing import Any
 
 from litellm_budget.core._checks import is_mapping
@@ -39,10 +37,8 @@ class SettingProblem:
 
 def apply_valid(settings: BudgetSettings, overrides: object) -> tuple[BudgetSettings, tuple[SettingProblem, ...]]:
     """
-    ``settings`` with every valid key of ``overrides`` applied, and the problems of the others.
-
-    One key may be valid only beside another (``reserve_floor`` under a new ``reserve_cap``),
-    so the keys are taken until none more can be; what is left is what no order makes valid.
+    ``settings`` with every valid key of ``overrides`` applied, and the problems of the others. A key may
+    be valid only beside another (``reserve_floor`` under a new ``reserve_cap``): keys are taken till none can be.
     """
     if not is_mapping(overrides):
         return settings, (SettingProblem.of("", overrides, "must be a mapping of settings"),)
@@ -56,9 +52,12 @@ def apply_valid(settings: BudgetSettings, overrides: object) -> tuple[BudgetSett
     while progress and pending:
         progress = False
         for key, value in list(pending.items()):
-            if _takes(settings, {**accepted, key: value}):
-                accepted[key] = pending.pop(key)
-                progress = True
+            try:
+                settings.updated({**accepted, key: value})
+            except (ValueError, TypeError):
+                continue
+            accepted[key] = pending.pop(key)
+            progress = True
     base = settings.updated(accepted)
     return base, tuple(_problem(base, key, value) for key, value in pending.items())
 
@@ -73,14 +72,6 @@ def not_a_setting(key: str) -> str:
     """Why ``key`` is refused, in words: it is no setting, and the one it is most likely a typo of."""
     closest = closest_setting(key)
     return f"is not a setting (did you mean {closest!r}?)" if closest else "is not a setting"
-
-
-def _takes(settings: BudgetSettings, overrides: Mapping[Any, Any]) -> bool:
-    try:
-        settings.updated(overrides)
-    except (ValueError, TypeError):
-        return False
-    return True
 
 
 def _problem(settings: BudgetSettings, key: object, value: object) -> SettingProblem:

@@ -12,17 +12,17 @@ from litellm_budget.core.formats._placement import PLACEMENTS
 from litellm_budget.typing import PolicyName
 
 _POLICIES = frozenset(get_args(PolicyName))
-#: Where a model family's ratio starts, by a word of its name: Claude's tokenizer counts 10-25% more than cl100k,
-#: so at 1.0 a conversation's first request could overflow by that much. Calibration takes it from there.
+_MAPPINGS = ("token_ratios", "cache_lifetimes", "cache_min_tokens_by")
+#: Where a model family's ratio starts, by a word of its name: Claude's tokenizer counts 10-25% more than
+#: cl100k, so at 1.0 a conversation's first request could overflow by that much; calibration goes on from there.
 PRIOR_RATIOS = (("claude", 1.1),)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class BudgetSettings:
     """
-    How a request is fitted into its window, the documented defaults; the same names are taken by
-    ``ContextBudget(...)``, a deployment's ``model_info: {litellm_budget: {...}}`` and, where the
-    operator allows it, a request's ``metadata: {litellm_budget: {...}}``.
+    How a request is fitted into its window; the same names are taken by ``ContextBudget(...)``, a
+    deployment's ``model_info: {litellm_budget: {...}}`` and, if allowed, a request's ``metadata``.
     """
 
     #: ``auto``, ``elide``, ``plan`` or ``summarize`` (see ``core/policies/_registry.py``).
@@ -41,28 +41,23 @@ class BudgetSettings:
     max_reserve_ratio: float = 0.5
     #: The share of the window never filled, because tokenizers differ.
     safety_margin: float = 0.02
-    #: The same, for models counted with another family's tokenizer (Claude, Gemini, Llama):
-    #: their own count differs from ours by a few percent from one request to the next, beyond
-    #: what the learned ratio covers (a request of mostly tool schemas counts unlike one of prose).
+    #: The same, for models counted with another family's tokenizer (Claude, Gemini, Llama): their count
+    #: differs from ours by a few percent per request beyond the learned ratio (tool schemas count unlike prose).
     approximate_margin: float = 0.05
     #: Once trimming, aim at this share of the budget; the quantum is the rest.
     watermark: float = 0.7
     #: The last messages that are elided only under pressure (``auto``) or never (``elide``).
     protected_tail: int = 8
-    #: Texts of at most this many tokens are never elided; ``None``: 9% of the budget, at most 500
-    #: (500 from an 8k window up; 262 at 4k, where outputs of a few hundred tokens are a lot), at
-    #: most 200 for the ``elide`` policy, which drops nothing and so elides smaller outputs.
+    #: Texts of at most this many tokens are never elided; ``None``: 9% of the budget (262 at a 4k window),
+    #: at most 500, or 200 for the ``elide`` policy, which drops nothing and so elides smaller outputs.
     elide_min_tokens: int | None = None
-    #: The same for the text an assistant writes beside its tool calls: the calls say what was
-    #: done, so its reasoning goes before outputs do.
+    #: The same for an assistant's text beside its tool calls: the calls say what was done, so it goes first.
     elide_step_text_min_tokens: int = 150
-    #: The most characters a digest quotes of one elided output (its first and last or error line),
-    #: and of one dropped call (its arguments 1.5 times this, what came of it half: ``digest.py``);
-    #: 0: plain markers and placeholders that say only how much.
+    #: The most characters a digest quotes of one elided output (its first and last or error line), and of
+    #: one dropped call (1.5 times this of its arguments, half of what came of it); 0: say only how much.
     digest_chars: int = 160
-    #: The most characters an elided output's placeholder lists of the definitions it showed (its
-    #: functions and classes, with their line numbers, outermost first); ``None``: four times
-    #: ``digest_chars`` from a 32,000-token window up, none under it; 0: none.
+    #: The most characters an elided output's placeholder lists of the functions and classes it showed
+    #: (with line numbers); ``None``: four times ``digest_chars`` from a 32k window up, else none; 0: none.
     outline_chars: int | None = None
     #: The most names an elided assistant text's placeholder lists; ``None``: 20 from 32k up (``elide.py``).
     text_names: int | None = None
@@ -76,36 +71,35 @@ class BudgetSettings:
     #: Whether a later read of the same file (``cat``, ``sed -n``, ``nl``, ``head``, a view, any
     #: range) makes an earlier read's output stale for elision, as a rerun of the same call does.
     stale_reads: bool = False
-    #: Where a marker or summary goes: ``user_note`` (merged into the user message next to it, so
-    #: strict chat templates of local models accept it), ``system_message`` (a system message where
-    #: it stands, which OpenAI accepts anywhere) or ``leading_system`` (the leading system text).
+    #: Where a marker or summary goes: ``user_note`` (merged into the user message beside it, as strict
+    #: chat templates of local models require), ``system_message`` (a system message where it stands:
+    #: OpenAI accepts it anywhere) or ``leading_system`` (into the leading system text).
     marker_placement: str = "user_note"
     #: The fixed cost counted per image part.
     image_tokens: int = 765
-    #: Provider tokens per counted token, by model name: where the count starts until
-    #: calibration learned the model's ratio (always, with ``calibrate: false``).
+    #: Provider tokens per counted token by model name, until calibration learns it (always, if ``calibrate`` is off).
     token_ratios: Mapping[str, float] = dataclasses.field(default_factory=dict)
-    #: A request that does not fit its deployment goes to a router fallback with a bigger
-    #: window (``context_window_fallbacks``, else ``fallbacks``) before anything is trimmed.
+    #: A request over its deployment's window goes to a router fallback with a bigger one
+    #: (``context_window_fallbacks``, else ``fallbacks``) before anything is trimmed.
     prefer_fallbacks: bool = True
     #: Fail a request on an internal error instead of forwarding it untouched.
     fail_closed: bool = False
     #: Honour a request's own ``metadata.litellm_budget`` (a few knobs; ``window`` only lowers).
     allow_request_overrides: bool = False
-    #: Remember per conversation which edits were sent last, so they stay put while they fit
-    #: and only ever grow (in LiteLLM's cache: memory, and Redis where the proxy has one).
+    #: Remember each conversation's last edits, so they stay put while they fit and only ever grow
+    #: (in LiteLLM's cache: memory, and Redis where the proxy has one).
     conversation_state: bool = True
     #: Seconds a provider keeps a prompt cached; a conversation quiet for longer is fitted afresh.
     cache_lifetime: float = 300.0
     #: ``cache_lifetime`` per provider (``anthropic``) or model name, where it differs.
     cache_lifetimes: Mapping[str, float] = dataclasses.field(default_factory=dict)
-    #: The fewest tokens a provider caches (OpenAI's and Anthropic's 1024): a shorter shared
-    #: prefix that is not read is no miss of anyone's (``cache_miss: below_minimum``).
+    #: The fewest tokens a provider caches (OpenAI's and Anthropic's 1024): a shorter shared prefix not
+    #: read is no miss (``cache_miss: below_minimum``).
     cache_min_tokens: int = 1024
     #: ``cache_min_tokens`` per provider or model name, where it differs (Claude Haiku: 2048).
     cache_min_tokens_by: Mapping[str, int] = dataclasses.field(default_factory=dict)
-    #: Anthropic: add ``cache_control`` breakpoints (within the API's four, the client's kept)
-    #: where the prompt stays stable: after the last edit, after the marker, at the end.
+    #: Anthropic: add ``cache_control`` breakpoints (within the API's four, the client's kept) after the
+    #: last edit, after the marker and at the end.
     cache_breakpoints: bool = False
     #: OpenAI: send the conversation key as ``prompt_cache_key`` where the client sent none.
     prompt_cache_key: bool = False
@@ -113,10 +107,8 @@ class BudgetSettings:
     calibrate: bool = True
     #: Seconds a window learned from a backend (``served_windows.py``) holds; then the configured one.
     learned_window_ttl: float = 3600.0
-    #: Pass a request whose size bound (its UTF-8 bytes, framing, tools and images) is under the
-    #: budget untouched, or keep a conversation's edits while they fit with its new messages at
-    #: their bound, with nothing tokenized on its path; its exact count is made right after
-    #: (``core/counting/_size_gate.py``). ``False``: every request is counted before it goes.
+    #: Send a request whose size bound (UTF-8 bytes, framing, tools, images) is under the budget untokenized,
+    #: untouched or with its kept edits, and count it right after; ``False``: count every request first.
     size_gate: bool = True
     #: The learned ratio is clamped to ``(low, high)``.
     calibration_bounds: tuple[float, float] = (0.8, 2.0)
@@ -167,17 +159,11 @@ class BudgetSettings:
         _check(is_number(self.summary_timeout) and self.summary_timeout > 0, "summary_timeout", "a number > 0")
         _check(positive_int(self.summary_max_tokens) is not None, "summary_max_tokens", "an int > 0")
         _check(positive_int(self.recall_limit) is not None, "recall_limit", "an int > 0")
-        object.__setattr__(self, "token_ratios", MappingProxyType(dict(self.token_ratios)))
-        object.__setattr__(self, "cache_lifetimes", MappingProxyType(dict(self.cache_lifetimes)))
-        object.__setattr__(self, "cache_min_tokens_by", MappingProxyType(dict(self.cache_min_tokens_by)))
+        for name in _MAPPINGS:
+            object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
 
     def updated(self, overrides: Mapping[str, Any]) -> BudgetSettings:
-        """
-        Return a copy with ``overrides`` applied, as read from YAML or JSON.
-
-        Raises:
-            ValueError: On an unknown key or a value of the wrong type.
-        """
+        """A copy with ``overrides`` (as read from YAML or JSON) applied; a bad key or value raises ``SettingError``."""
         if not overrides:
             return self
         unknown = sorted(map(str, set(overrides) - SETTING_NAMES))
@@ -233,7 +219,6 @@ SETTING_NAMES = frozenset(field.name for field in dataclasses.fields(BudgetSetti
 
 
 def _by_model(values: Mapping[str, float], model: str, default: float) -> float:
-    """``values`` of ``model`` by name (full first), then by its provider prefix; else ``default``."""
     for name in (*candidate_names(model), model.partition("/")[0]):
         if name in values:
             return values[name]
@@ -241,7 +226,7 @@ def _by_model(values: Mapping[str, float], model: str, default: float) -> float:
 
 
 #: The settings whose default is ``None``, by the type they take otherwise: read from their
-#: annotations, since a ``None`` default does not show it (``outline_chars`` once refused every int).
+#: annotations, since a ``None`` default does not show it.
 _NULLABLE_INTS = frozenset(f.name for f in dataclasses.fields(BudgetSettings) if f.type == "int | None")
 _NULLABLE_STRS = frozenset(f.name for f in dataclasses.fields(BudgetSettings) if f.type == "str | None")
 _NULLABLE_FLOATS = frozenset(f.name for f in dataclasses.fields(BudgetSettings) if f.type == "float | None")
@@ -259,7 +244,7 @@ def _coerce(key: str, current: object, value: object) -> object:
         return value
     if key in _NULLABLE_FLOATS and (value is None or is_number(value)):
         return value if value is None else float(value)
-    if key in {"token_ratios", "cache_lifetimes", "cache_min_tokens_by"} and isinstance(value, Mapping):
+    if key in _MAPPINGS and isinstance(value, Mapping):
         return dict(value)
     if isinstance(current, bool):
         ok = isinstance(value, bool)

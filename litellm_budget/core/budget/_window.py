@@ -19,8 +19,8 @@ def resolve_window(
     model: str, window: int | None, default: int | None, lookup: WindowLookup
 ) -> tuple[int | None, str | None]:
     """
-    The window to fit ``model`` into: the caller's, else ``lookup``'s, else ``default``; and why
-    a default was taken (``None``: it was not). A caller's window that is not a positive int raises.
+    The window to fit ``model`` into (the caller's, which must be a positive int, else ``lookup``'s,
+    else ``default``), and why a default was taken (``None``: it was not).
     """
     if window is not None:
         if positive_int(window) is None:
@@ -42,14 +42,12 @@ def resolve_window(
 
 def model_map_window(model: str) -> int | None:
     """
-    ``max_input_tokens`` of ``model`` in LiteLLM's model map as shipped (``shipped_windows``), or in
-    ``litellm.model_cost`` for a name registered since; ``None`` when unknown.
+    ``max_input_tokens`` of ``model`` in LiteLLM's model map as shipped, or in ``litellm.model_cost``
+    for a name registered since; ``None`` when unknown (a Router registers those with ``None``).
 
-    The map is read directly: ``litellm.get_model_info`` asks a live server for some
-    providers (ollama, lemonade) and ``get_max_tokens`` fetches from Hugging Face. The name is
-    tried as given first (``register_model`` and deployments may know only the full name),
-    then without its provider prefixes (``openai/gpt-4o`` is ``gpt-4o``). A Router registers
-    unknown deployments with ``max_input_tokens: None``, which also reads as unknown.
+    Read directly: ``litellm.get_model_info`` asks a live server for some providers (ollama, lemonade)
+    and ``get_max_tokens`` fetches from Hugging Face. The full name goes first (``register_model`` and
+    deployments may know only it), then without its provider prefixes.
     """
     import litellm
 
@@ -66,10 +64,9 @@ def model_map_window(model: str) -> int | None:
 @functools.cache
 def shipped_windows() -> Mapping[str, object]:
     """
-    ``max_input_tokens`` by name in the model map LiteLLM ships (the file it loads with
-    ``LITELLM_LOCAL_MODEL_COST_MAP``), read once: a Router writes each deployment's ``model_info``
-    over the live map's entry of its backend model, so there one deployment's window becomes every
-    other's; this file no Router writes. A name it lacks (a newer map's, a custom model) is read live.
+    ``max_input_tokens`` by name in the model map file LiteLLM ships (``LITELLM_LOCAL_MODEL_COST_MAP``),
+    read once: a Router writes each deployment's ``model_info`` over the live map's entry of its backend
+    model, making one deployment's window every other's; no Router writes this file.
     """
     from importlib.resources import files
 

@@ -1,11 +1,7 @@
 """
-Conversation state: the edits sent last for a conversation, so the next request keeps them.
-
-Stateless, every request is fitted afresh, and quantization keeps the edits still for most
-turns; but a learned ratio that moves, or a heavy final step that needs a block dropped for
-one turn only, changes them and re-prefills the whole prompt. With the edits of the last
-request remembered (the adapter keeps them per conversation, in LiteLLM's cache), edits stay
-put exactly while they fit and only ever grow.
+Conversation state: a conversation's last edits (kept by the adapter in LiteLLM's cache), applied to
+its next request while they fit, so they only ever grow. Fitted afresh, a moving learned ratio or a
+heavy final step would change them for one turn and re-prefill the whole prompt.
 """
 
 from __future__ import annotations
@@ -30,13 +26,9 @@ from litellm_budget.typing import Message
 def history_digest(messages: Sequence[Message], count: int, key: int | None = None) -> str:
     """
     A digest of a request's first ``count`` messages, read at the last of them (``key``: its
-    ``content_key``, where the caller has it).
-
-    Cheap on purpose (one message, not the whole history): a client that rewrites its
-    history changes its length or its last message, and edits kept for a wrong history are
-    still valid ones (whole units dropped, outputs elided), only not the best. Each request
-    reads it several times (the state recalled, the gate, the fit, the state it leaves), so it
-    is remembered by the message's key.
+    ``content_key``, if known), remembered by it: each request reads it several times. Cheap on
+    purpose: a rewritten history changes its length or its last message, and edits kept for a wrong
+    history are still valid (whole units dropped, outputs elided), only not the best.
     """
     if count <= 0 or count > len(messages):
         return f"{count}:"
@@ -76,18 +68,14 @@ def continues_from(sent: SentEdits | None, messages: Sequence[Message], keys: Se
 
 def kept_as_sent(ledger: Ledger, draft: Draft) -> bool:
     """Whether ``draft`` makes exactly the edits remembered for this conversation."""
-    sent = ledger.previous
-    return (
-        sent is not None
-        and continues(ledger)
-        and (draft.dropped, draft.elided, draft.dropped_units) == (sent.dropped, sent.elided, sent.dropped_units)
-    )
+    sent, edits = ledger.previous, (draft.dropped, draft.elided, draft.dropped_units)
+    return sent is not None and continues(ledger) and edits == (sent.dropped, sent.elided, sent.dropped_units)
 
 
 def kept_edits(ledger: Ledger) -> Draft:
     """
-    The remembered edits applied to this request: the same drops, marker and elisions. Made once
-    per conversation and its edits, then extended by what each request appends (``_KeptDraft``).
+    The remembered edits (drops, marker, elisions) applied to this request: made once per
+    conversation and its edits, then extended by what each request appends (``_KeptDraft``).
     """
     sent = ledger.previous
     assert sent is not None  # noqa: S101 - callers check ``continues`` first
@@ -108,9 +96,8 @@ def kept_edits(ledger: Ledger) -> Draft:
 
 def hidden_calls(ledger: Ledger) -> frozenset[CallKey]:
     """
-    The calls whose outputs the remembered request did not send: those of its dropped messages,
-    and those its elided outputs answer, made before them (``rereads``). All of it lies before
-    its newest edit, so the kept draft carries it: once per conversation and its edits.
+    The calls whose outputs the remembered request did not send (dropped, or answered by an elided
+    output), for ``rereads``. All lie before its newest edit, so the kept draft carries them.
     """
     known, sent = ledger.derived.conversation, ledger.previous
     if known.hidden is None:
@@ -142,22 +129,17 @@ def _kept_whole(ledger: Ledger, sent: SentEdits) -> Draft:
 
 class _KeptDraft(NamedTuple):
     """
-    The kept edits as applied to one request of a conversation, read again by its later requests.
+    The kept edits as applied to one request, read again by the conversation's later requests. One
+    that holds the same messages first (equal keys), under the same settings, tools and limits the
+    draft reads (``_kept_key``), gets the same draft for them, then what it appends untouched:
 
-    A later request that holds the same messages first (equal keys), under the same settings,
-    tools and limits the draft reads (``_kept_key``), gets the same draft for them, followed by what
-    it appends untouched:
-
-    - every edit lies in the remembered request, before its final step (which is pinned), and
-      what makes it (the dropped atoms, the marker's digest and the elided outputs' placeholders
-      and sizes) reads only those messages, the settings and those limits, all the same here;
-    - an appended message only opens units after the ones the edits name: a unit closes where
-      the next user or assistant message opens one, and a tool result cannot open one (pairing);
-    - a message the edits leave as it came is this request's own, at the same count (equal keys
-      count the same): ``rows`` name it by its index, not by the earlier request's object;
-    - an edited one (the marker, a placeholder's message) is kept as a copy of its containers and
-      sent as another, as a fresh fit makes a new one: what LiteLLM or a client does to a request's
-      dicts once it is sent never reaches the next request.
+    - every edit lies before the remembered request's pinned final step, and what makes it (dropped atoms,
+      the marker's digest, placeholders and their sizes) reads only those messages, settings and limits;
+    - an appended message only opens units after those the edits name: a unit closes where the next
+      user or assistant message opens one, and a tool result cannot open one (pairing);
+    - a message left as it came is this request's own, at the same count: ``rows`` name it by index;
+    - an edited one (the marker, a placeholder's message) is kept as a copy and sent as another, as a
+      fresh fit would: what LiteLLM or a client does to a sent request's dicts never reaches the next.
     """
 
     keys: tuple[int, ...]
@@ -208,10 +190,9 @@ def _fresh(value: object) -> Any:
 
 def _kept_key(ledger: Ledger, sent: SentEdits) -> tuple[Hashable, ...]:
     """
-    What a kept draft reads besides the messages and the settings: one per conversation and its
-    edits. Of the limits, only what the marker's digest and the placeholders read: the budget moves
-    with a learned token ratio on nearly every request, and the draft reads it only through the
-    elision threshold, a share of it under a 5,556-token budget.
+    What a kept draft reads besides the messages and the settings. Of the limits, only what the marker
+    and placeholders read: the budget moves with the learned ratio on nearly every request, and the
+    draft reads it only through the elision threshold (``threshold_base``).
     """
     limits = ledger.limits
     read = (limits.window, limits.reserve, limits.margin, threshold_base(ledger), ledger.tools_and_priming)
@@ -221,9 +202,8 @@ def _kept_key(ledger: Ledger, sent: SentEdits) -> tuple[Hashable, ...]:
 
 def with_state(policy: Callable[[Ledger], Draft]) -> Callable[[Ledger], Draft]:
     """
-    ``policy`` made to honour conversation state: the last edits while they fit; when they
-    no longer do, the fresh fit if it keeps them all, else both combined, so drops and
-    elisions only grow within a conversation.
+    ``policy`` honouring conversation state: the last edits while they fit, else the fresh fit if it
+    keeps them all, else both combined, so drops and elisions only grow within a conversation.
     """
 
     def stateful(ledger: Ledger) -> Draft:

@@ -1,9 +1,6 @@
 """
-Re-reads: the model calling a tool again, with the same arguments, for an output this gateway hid.
-
-It is the one quality figure a proxy can see in production. A model that lost what it needs
-asks for it again: when the newest step of a conversation repeats a call whose output the
-conversation's last request had elided, or whose step it had dropped, that call is a re-read.
+Re-reads: the model calling a tool again, with the same arguments, for an output this gateway hid
+(elided or dropped): the one quality figure a proxy can see in production.
 """
 
 from __future__ import annotations
@@ -14,10 +11,7 @@ from litellm_budget.core.state._conversation import continues, hidden_calls
 
 
 def rereads(ledger: Ledger) -> int:
-    """
-    How many calls made since the conversation's last request repeat a call whose output that
-    request did not send (elided, or dropped with its step); 0 without conversation state.
-    """
+    """How many calls made since the conversation's last request are re-reads; 0 without conversation state."""
     sent = ledger.previous
     if sent is None or not continues(ledger):
         return 0
