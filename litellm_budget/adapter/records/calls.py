@@ -1,13 +1,8 @@
 """
-A call's life in one place: one record per call in one bounded store, keyed by LiteLLM's call id
-(the one function here reads it: ``call_id_of``), changed by the transitions of ``Calls``, each
-named for what a hook did; its fields are where the call is, and the hooks read them (a report
-served, deferred or refused; docs/development.md draws them). A list lent in place between two
-hooks is in the one index of lent lists (``lending.LentLists``), which the record asks.
-
-A call's hooks, retries and fallbacks each see their own copy of LiteLLM's kwargs, so nothing is
-kept on the kwargs: the ``litellm_call_id`` LiteLLM makes for each call, and keeps across all of
-them, finds the record again.
+A call's life in one record, changed by the transitions of ``Calls``, each named for what a hook did
+(docs/development.md draws them). A call's hooks, retries and fallbacks each see their own copy of
+LiteLLM's kwargs, so nothing is kept on them: the ``litellm_call_id`` LiteLLM makes for each call,
+and keeps across all of them, finds the record again.
 """
 
 from __future__ import annotations
@@ -31,9 +26,8 @@ MAX_CALLS = 16384
 
 def call_id_of(request: MutableMapping[str, Any], *, mint: bool = False) -> str:
     """
-    The request's ``litellm_call_id``; ``""`` when it has none. With ``mint``, a missing one is set
-    to a new id: a Router call made from the SDK gets its id only after routing, and LiteLLM keeps
-    one set before (as it keeps a caller's own), so every hook of the call finds the same id.
+    The request's ``litellm_call_id`` (``""``: none); with ``mint`` a missing one is set: a Router call from the SDK
+    gets its id only after routing, and LiteLLM keeps one set before (as a caller's own) for every hook of the call.
     """
     call_id = request.get("litellm_call_id")
     if isinstance(call_id, str) and call_id:
@@ -53,9 +47,8 @@ def loop_call_id(logging_obj: object, kwargs: MutableMapping[str, Any]) -> str:
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class CallRecord:
     """
-    Everything known about one call. Only a fit's *output* lets a later hook skip (those messages
-    already fit); seeing its *input* again (a retry that starts from the caller's messages) means
-    fitting again, quietly: the result is the same, and it was reported once already.
+    Everything known about one call. Only a fit's *output* lets a later hook skip (those messages already fit);
+    its *input* again (a retry) is fitted again, quietly: the result is the same, and was reported once already.
     """
 
     #: Each fit of the call: what it was fitted from, and what it sent.
@@ -74,9 +67,8 @@ class CallRecord:
     client_edits: tuple[dict[str, Any], ...] | None = None
     #: The conversation key the fit read (conversation state), for cache truth after the response.
     conversation: str | None = None
-    #: The model group and the generic ``fallbacks`` list its Router reads for this call, the
-    #: plugin's own copy (``fallbacks.refit_on_any_error``): a context error LiteLLM left unmapped
-    #: opens it to the refit.
+    #: The model group and the generic ``fallbacks`` its Router reads for this call, the plugin's own copy
+    #: (``fallbacks.refit_on_any_error``): a context error LiteLLM left unmapped opens it to the refit.
     fallbacks: tuple[str, list[Any]] | None = None
 
     def already_fitted(self, wanted: FitRecord) -> bool:
@@ -92,11 +84,7 @@ NO_RECORD = CallRecord()
 
 
 class Calls:
-    """
-    The one store of call records: bounded (``MAX_CALLS``), the calls touched last kept; beside it
-    the one index of the lists lent in place (``lending.LentLists``), whose bound gives back what
-    it forgets.
-    """
+    """The one store of call records, the calls touched last kept, beside the lists lent in place (``LentLists``)."""
 
     def __init__(self, max_calls: int = MAX_CALLS) -> None:
         self._records: BoundedLRU[CallRecord] = BoundedLRU(max_calls)
@@ -115,22 +103,15 @@ class Calls:
 
     def fitted(self, call_id: str, fitted_input: FitRecord, output: FitRecord, report: BudgetReport) -> None:
         """A hook sent a fit of the call: its report is what it sent (on the gate's bound: counted later)."""
-        fits = (fitted_input, output)
-        self.update(call_id, lambda r: dataclasses.replace(r, fits=(*r.fits, fits), served=report))
+        self.update(call_id, lambda r: dataclasses.replace(r, fits=(*r.fits, (fitted_input, output)), served=report))
 
     def sent_as_it_came(self, call_id: str, report: BudgetReport) -> None:
         """A hook sent the request untouched, one this plugin will not fit: ``report`` says why."""
         self.update(call_id, lambda r: dataclasses.replace(r, served=report))
 
     def counted(self, call_id: str, bound: BudgetReport, exact: BudgetReport) -> None:
-        """The count the size gate left for later is done: the report it served is exact."""
-
-        def change(record: CallRecord) -> CallRecord:
-            if record.served is not bound:
-                return record  # a later attempt's report stands
-            return dataclasses.replace(record, served=exact)
-
-        self.update(call_id, change)
+        """The count the size gate left for later is done: the report it served is exact (a later one stands)."""
+        self.update(call_id, lambda r: dataclasses.replace(r, served=exact) if r.served is bound else r)
 
     def deferred(self, call_id: str, report: BudgetReport) -> None:
         """The call was handed to a fallback: remember why, for the attempt that serves it."""
@@ -138,8 +119,7 @@ class Calls:
 
     def refused(self, call_id: str, report: BudgetReport, model_group: str) -> None:
         """The call was refused here; nothing it sent before stands."""
-        refusal = (report, model_group)
-        self.update(call_id, lambda r: dataclasses.replace(r, rejected=refusal, served=None))
+        self.update(call_id, lambda r: dataclasses.replace(r, rejected=(report, model_group), served=None))
 
     def lend(self, call_id: str, fitted: list[Any], lent: Lent) -> None:
         """The filter hook trims the caller's list in place, until ``give_back``; nothing without an id."""
@@ -176,8 +156,7 @@ class Calls:
 
     def gave_fallbacks(self, call_id: str, group: str, fallbacks: list[Any]) -> None:
         """The proxy's hook gave the call its own generic ``fallbacks`` list, for its Router to read."""
-        given = (group, fallbacks)
-        self.update(call_id, lambda r: dataclasses.replace(r, fallbacks=given))
+        self.update(call_id, lambda r: dataclasses.replace(r, fallbacks=(group, fallbacks)))
 
     def not_chat(self, call_id: str) -> None:
         """The proxy saw this call as another call type than chat."""

@@ -1,7 +1,6 @@
 """
-Conversation state in the adapter (the core's ``conversation.py`` applies it): the edits sent
-last per conversation, in this process and in LiteLLM's DualCache (Redis where the proxy has
-one), so every replica keeps them.
+Conversation state in the adapter: the edits sent last per conversation, in this process and in
+LiteLLM's DualCache (Redis where the proxy has one), so every replica keeps them.
 """
 
 from __future__ import annotations
@@ -24,18 +23,15 @@ from litellm_budget.core.api import (
     edits_sent,
     history_digest,
 )
-from litellm_budget.logs import get_logger
 from litellm_budget.typing import Message
-
-log = get_logger()
 
 CACHE_PREFIX = "litellm_budget:conversation:"
 
 
 def conversation_key(model: str, fmt: MessageFormat, messages: Sequence[Message]) -> str | None:
     """
-    What names a conversation across its requests: the model (or a target's ``fit_scope``), its
-    system messages and its first user message (the task). ``None`` for a request without a user message.
+    What names a conversation across its requests: the model (or a target's ``fit_scope``), its system
+    messages and its first user message (the task); ``None`` without a user message.
     """
     try:
         kinds = fmt.kinds(messages)
@@ -65,11 +61,9 @@ class KnownKey(NamedTuple):
 
 class Conversations:
     """
-    The last edits of each conversation: read from this process's memory while a hook fits
-    (the fit is synchronous), refreshed from the shared cache before it and written back after.
-
-    An entry lives as long as the provider keeps the prompt cached (``cache_lifetime``): a
-    conversation quiet for longer has a cold cache anyway, and is fitted afresh for the best fill.
+    The last edits of each conversation: read from memory while a hook fits (the fit is synchronous), refreshed
+    from the shared cache before it and written back after. An entry lives as long as the provider keeps the
+    prompt cached (``cache_lifetime``): a quieter one's cache is cold anyway, so it is fitted afresh for the best fill.
     """
 
     def __init__(self, max_conversations: int = 8192) -> None:
@@ -108,10 +102,7 @@ class Conversations:
     async def refresh(
         self, cache: Any, scope: str, fmt: MessageFormat, messages: Any, lifetime: float
     ) -> KnownKey | None:
-        """
-        Adopt what another replica wrote for this conversation (under the same ``Target.fit_scope``)
-        when it continues further than ours; the key read, for the fit to reuse.
-        """
+        """Adopt another replica's edits for the conversation (same ``fit_scope``) if they go further; the key read."""
         key = conversation_key(scope, fmt, messages) if shared_store(cache) and isinstance(messages, list) else None
         if key is None:
             return None

@@ -1,6 +1,6 @@
 """
-What identifies one fit of a request: the window it was for, and its messages' fingerprint, so a
-later hook, retry or fallback of the same call knows the messages it sees as a fit's input or output.
+What identifies one fit of a request, so a later hook, retry or fallback of the same call knows the
+messages it sees as a fit's input or output.
 """
 
 from __future__ import annotations
@@ -20,17 +20,10 @@ class FitRecord(NamedTuple):
     #: ``hash()`` of the ``max_tokens`` value, whatever its type.
     max_tokens_hash: int
 
-    def same_messages(self, other: FitRecord) -> bool:
-        """Same policy, same message fingerprint, same ``max_tokens``."""
-        return (self.policy, self.fingerprint, self.max_tokens_hash) == (
-            other.policy,
-            other.fingerprint,
-            other.max_tokens_hash,
-        )
-
     def fits_in(self, wanted: FitRecord) -> bool:
-        """These are ``wanted``'s messages, fitted for a window no larger than it wants."""
-        return self.same_messages(wanted) and 0 < self.window <= (wanted.window or self.window)
+        """These are ``wanted``'s messages, policy and ``max_tokens``, fitted for a window no larger than it wants."""
+        same = self._replace(window=0) == wanted._replace(window=0)
+        return same and 0 < self.window <= (wanted.window or self.window)
 
 
 def record_of(window: int | None, policy: str, messages: list[Any], max_tokens: object) -> FitRecord:
@@ -39,10 +32,7 @@ def record_of(window: int | None, policy: str, messages: list[Any], max_tokens: 
 
 
 def sent_record(fitted_input: FitRecord, fitted: Fitted, asked_max_tokens: object) -> FitRecord:
-    """
-    The record of what a fit sent: its input's own when it went as it came (passed through, with
-    the ``max_tokens`` asked), so an untouched request's fingerprint is taken once, not twice.
-    """
+    """What a fit sent: its input's record when passed through with the ``max_tokens`` asked (one fingerprint)."""
     report = fitted.report
     if report.action == "passthrough" and fitted.max_tokens == asked_max_tokens:
         return fitted_input

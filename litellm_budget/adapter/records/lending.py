@@ -1,19 +1,15 @@
 """
-The index of the callers' lists the Router's filter hook trimmed in place (each is in its call's
-record too, ``calls.py``, where a call's life is kept), until the same call's deployment hook gives
-them back (``hook_pass.FilterPass``: the Router checks windows on the caller's own
-list right after that hook, before any hook can hand it a new one).
+The callers' lists the Router's filter hook trimmed in place, until the same call's deployment hook gives
+them back (``hook_pass.FilterPass``: the Router checks windows on the caller's own list right after that
+hook, before any hook can hand it a new one); one kept would be a false report, the history cut behind
+the caller's back.
 
-The deployment hook finds its call's list by the call's ``litellm_call_id``, which the filter hook
-sets where it is missing. LiteLLM 1.110's Router hands the filter hook a copy of the call's
-kwargs, so that id never reaches the deployment hook; the call's ``litellm_trace_id`` does (one
-per call, or the caller's own, on both hooks alike). Then the list is found by that trace id and
-the fingerprint of the trimmed messages the deployment hook sees, and adopted under its call id.
-A list not given back would stay trimmed in the caller's hands: a false report, and the caller's
-history cut behind its back. When the Router fails between the two hooks (another filter left no
-deployment), nothing of the plugin's runs until the caller's next call: a list still lent and
-still as lent is given back when the filter hook sees it again (a retry), or when the bound
-forgets it; one the caller has changed since is left as it is.
+The deployment hook finds its call's list by ``litellm_call_id``, which the filter hook sets where missing.
+LiteLLM 1.110's Router hands the filter hook a copy of the kwargs, so that id never reaches the deployment
+hook; the call's ``litellm_trace_id`` does (one per call, or the caller's own), and with the fingerprint of
+the trimmed messages finds the list, adopted under the call id. When the Router fails between the hooks
+(another filter left no deployment), nothing of the plugin's runs until the caller's next call: a list
+still as lent is given back when the filter hook sees it again (a retry) or the bound forgets it.
 """
 
 from __future__ import annotations
@@ -28,9 +24,8 @@ from litellm_budget.core.api import BudgetReport, Fitted
 
 from .fit_records import FitRecord, fingerprint, record_of
 
-#: A lent list holds a copy of the caller's messages. The deployment hook gives it back right after
-#: the filter hook lent it, but a call that fails in between (the router found no deployment) never
-#: does: at most this many are kept, and lending one more forgets the oldest (a stale one).
+#: Lists lent at most (each holds a copy of the caller's messages): lending one more forgets the
+#: oldest, a stale one whose call failed between the hooks.
 MAX_LENT = 1024
 
 
@@ -76,9 +71,8 @@ def trace_id_of(request: Any) -> str:
 
 class LentLists:
     """
-    The lent lists, one index by call id, oldest first (``MAX_LENT`` at most); a list is found by
-    its trace id or by the list itself by a scan of that index, which holds only the lists lent in
-    the moment between two hooks. Each operation returns the call ids whose list it moved.
+    The lent lists by call id, oldest first; found by trace id or by the list itself with a scan, as
+    only the lists lent between two hooks are here. Each operation returns the call ids whose list it moved.
     """
 
     def __init__(self, max_lent: int = MAX_LENT) -> None:
@@ -109,9 +103,8 @@ class LentLists:
 
     def reclaim(self, messages: list[Any]) -> str | None:
         """
-        ``messages`` (a caller's list the filter hook sees) is still lent: its call failed between
-        the hooks. Give it back if it is as lent, else forget it (the caller made it its own).
-        Returns the call it was lent for.
+        A caller's list the filter hook sees still lent (its call failed between the hooks): given back if
+        as lent, else forgotten (the caller made it its own). Returns the call it was lent for.
         """
         if not self._lent:
             return None  # the common case: nothing is lent between two hooks
@@ -124,10 +117,8 @@ class LentLists:
 
     def adopt(self, call_id: str, request: Mapping[str, Any], messages: list[Any]) -> tuple[str, Lent] | None:
         """
-        Move to ``call_id`` the list lent under another id of the same call: the oldest with the
-        request's trace id whose trimmed messages have the fingerprint of ``messages`` (those the
-        deployment hook sees). Without a list lent, nothing is read (the common case). Returns the
-        other id and the list.
+        Move to ``call_id`` the oldest list lent under the request's trace id whose trimmed messages have the
+        fingerprint of ``messages``; the other id and the list. Nothing is read when none is lent (most calls).
         """
         trace_id = trace_id_of(request) if self._lent and call_id and call_id not in self._lent else ""
         if not trace_id:

@@ -1,5 +1,1 @@
-"""
-Where a report goes: the structlog event, LiteLLM's metadata and headers (``publish.py``), Prometheus
-(``metrics.py``), a count finished after the request left (``later_counts.py``), and what the
-provider's prompt cache did (``cache_observed.py``).
-"""
+"""Where a report goes: the log event, LiteLLM's metadata and headers, metrics, and what the cache did."""

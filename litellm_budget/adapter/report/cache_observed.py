@@ -1,14 +1,8 @@
 """
-Cache truth in the adapter: after each success, what the provider's prompt cache read (its usage,
-as LiteLLM normalizes it for the success callback) against what the plugin expected of it, and
-why it read less (``core/cache/_cache_truth.py``).
-
-The request's report goes out before there is a response, so this is a second, later record
-of the same call: a ``cache_observed`` event, the ``litellm_budget_cache`` entry of the logging
-payload's ``spend_logs_metadata`` (for the callbacks LiteLLM calls after this one), and the cache
-metrics; the request's ``litellm_params.metadata`` gets the entry too, for a spend-log row built
-after this callback. Everything is read from the success callback's kwargs and response, off the
-request's path; the one thing the hooks leave for it is the conversation key they had read anyway.
+Cache truth in the adapter: after each success, what the provider's prompt cache read against what
+the plugin expected, and why it read less. The request's report left before the response, so this
+is a second record of the call, read off its path from the success callback's kwargs and response
+(and the conversation key the hooks had read anyway).
 """
 
 from __future__ import annotations
@@ -58,10 +52,6 @@ class PromptHistory:
     def __init__(self, max_conversations: int = 4096) -> None:
         self._sent: BoundedLRU[SentPrompt] = BoundedLRU(max_conversations)
 
-    def last(self, key: str) -> SentPrompt | None:
-        """The conversation's last prompt, if one was seen."""
-        return self._sent.get(key)
-
     def observe(self, key: str, current: SentPrompt, usage: CacheUsage, rules: CacheRules) -> CacheReport:
         """Compare ``current`` with the conversation's previous prompt, then keep it as the last one."""
         previous = self._sent.get(key)
@@ -95,7 +85,8 @@ def observe_success(
     rules = CacheRules(
         lifetime=settings.lifetime_for(model),
         minimum=settings.min_tokens_for(model),
-        breakpoints=_anthropic_cache(kwargs, model),
+        # Anthropic's models cache only at breakpoints, wherever they are served.
+        breakpoints=kwargs.get("custom_llm_provider") == "anthropic" or "claude" in model.lower(),
     )
     report = history.observe(key, current, usage, rules)
     fields = report.as_dict()
@@ -110,10 +101,9 @@ def observe_success(
 
 def usage_of(payload: Mapping[str, Any], response: Any) -> CacheUsage | None:
     """
-    The provider's cache use as LiteLLM 1.108.5 hands the success callback its usage, every route
-    alike (``tests/e2e/test_cache_pins.py``): ``prompt_tokens`` counts the whole prompt,
-    ``prompt_tokens_details.cached_tokens`` what was read (Anthropic's ``cache_read_input_tokens``
-    too), ``cache_creation_input_tokens`` what Anthropic wrote.
+    The provider's cache use, from the usage LiteLLM 1.108.5 hands the success callback on every route
+    (``tests/e2e/test_cache_pins.py``): ``prompt_tokens`` is the whole prompt, ``prompt_tokens_details.cached_tokens``
+    (or Anthropic's ``cache_read_input_tokens``) what was read, ``cache_creation_input_tokens`` what Anthropic wrote.
     """
     metadata = payload.get("metadata")
     usage = metadata.get("usage_object") if is_mapping(metadata) else None
@@ -136,9 +126,8 @@ def usage_of(payload: Mapping[str, Any], response: Any) -> CacheUsage | None:
 
 def sent_of(kwargs: Mapping[str, Any], fmt: str) -> tuple[list[Any] | None, object]:
     """
-    What was sent, as the core's list of ``fmt`` (system part first) and the tools schema, from
-    the success callback's kwargs (``/v1/messages`` bridged to Responses keeps its messages and
-    has its system prompt as ``instructions``; Responses has its items as ``messages``).
+    What was sent (the core's list of ``fmt``, the tools schema) from the success callback's kwargs: ``/v1/messages``
+    bridged to Responses keeps its messages, its system prompt as ``instructions``; Responses has items as ``messages``.
     """
     params = kwargs.get("optional_params")
     tools = kwargs.get("tools") or (params.get("tools") if is_mapping(params) else None)
@@ -154,16 +143,10 @@ def sent_of(kwargs: Mapping[str, Any], fmt: str) -> tuple[list[Any] | None, obje
     return (joined(fmt, kwargs.get("instructions"), items)[0] if isinstance(items, list | str) else None), tools
 
 
-def _anthropic_cache(kwargs: Mapping[str, Any], model: str) -> bool:
-    """Whether the provider caches only at breakpoints: Anthropic's models, wherever they are served."""
-    provider = kwargs.get("custom_llm_provider")
-    return provider == "anthropic" or "claude" in model.lower()
-
-
 def _record_in(metadata: object, fields: dict[str, Any]) -> None:
     """
     Merge the cache report into a ``spend_logs_metadata``: the logging payload's, for the loggers
-    LiteLLM calls after this one, and the request's, from which its spend-log row is built.
+    LiteLLM calls after this one, and the request's, for a spend-log row built after this callback.
     """
     if not isinstance(metadata, MutableMapping):
         return

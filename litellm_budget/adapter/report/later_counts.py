@@ -1,11 +1,8 @@
 """
-Counted after the request left: a request the size gate passed (``core/counting/_size_gate.py``) goes with a
-report that holds its size bound, and is counted off its path, on the event loop's next turn,
-while the provider works. Then its report is published as every other is (the log event, the
-metrics, LiteLLM's metadata, the call's record the response headers read), with exact counts.
-
-The queue is bounded (``MAX_QUEUED`` requests, ``MAX_QUEUED_BYTES`` of their bounds): past it, a
-request is counted on its path as before the gate, so a burst never piles up uncounted work.
+Counted after the request left: a request the size gate passed goes with a report that holds its
+size bound, and is counted on the event loop's next turn, while the provider works; then its report
+is published as every other is, with exact counts. Past the queue's bounds a request is counted on
+its path, so a burst never piles up uncounted work.
 """
 
 from __future__ import annotations
@@ -118,15 +115,12 @@ class LaterCounts:
     def _counted(self, bound: BudgetReport, to: ReportTo, pending: PendingCount) -> None:
         # After the request left: a failure is logged (``hook_failed``, step ``count``) and changes nothing sent.
         with Guard(to.hook).step("count"):
-            self._publish_counted(bound, to, pending)
-
-    def _publish_counted(self, bound: BudgetReport, to: ReportTo, pending: PendingCount) -> None:
-        exact = pending.count(bound)
-        if exact.tokens_after > (bound.tokens_bound or 0):  # the bound is proven; this would be a bug
-            log.warning("size_bound_exceeded", litellm_call_id=to.call_id or None, hook=to.hook)
-        _publish(exact, to)
-        if to.call_id:
-            self._calls.counted(to.call_id, bound, exact)
+            exact = pending.count(bound)
+            if exact.tokens_after > (bound.tokens_bound or 0):  # the bound is proven; this would be a bug
+                log.warning("size_bound_exceeded", litellm_call_id=to.call_id or None, hook=to.hook)
+            _publish(exact, to)
+            if to.call_id:
+                self._calls.counted(to.call_id, bound, exact)
 
 
 def _publish(report: BudgetReport, to: ReportTo) -> None:

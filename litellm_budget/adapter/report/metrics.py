@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 from litellm_budget.core.api import BudgetReport, CacheReport
 from litellm_budget.process import PROCESS
@@ -12,73 +12,68 @@ from litellm_budget.process import PROCESS
 #: Seconds buckets of the fit's duration: a warm fit takes about a millisecond, a cold 10 MB one 0.4 s.
 FIT_SECONDS_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 
-#: name, help, labels and kind of every metric the plugin exports (the dashboard in examples/ uses them).
-METRICS: Mapping[str, tuple[str, str, tuple[str, ...], str]] = MappingProxyType(
+
+class Metric(NamedTuple):
+    """One metric the plugin exports (the dashboard in examples/ uses them)."""
+
+    name: str
+    help: str
+    labels: tuple[str, ...]
+    kind: str = "counter"
+
+
+METRICS: Mapping[str, Metric] = MappingProxyType(
     {
-        "requests": (
-            "litellm_budget_requests_total",
-            "Chat requests measured, by outcome.",
-            ("model_group", "action"),
-            "counter",
+        "requests": Metric(
+            "litellm_budget_requests_total", "Chat requests measured, by outcome.", ("model_group", "action")
         ),
-        "trims": ("litellm_budget_trims_total", "Requests trimmed to fit.", ("model_group", "policy"), "counter"),
-        "rejections": (
-            "litellm_budget_rejections_total",
-            "Requests that could not fit.",
-            ("model_group", "policy"),
-            "counter",
+        "trims": Metric("litellm_budget_trims_total", "Requests trimmed to fit.", ("model_group", "policy")),
+        "rejections": Metric(
+            "litellm_budget_rejections_total", "Requests that could not fit.", ("model_group", "policy")
         ),
-        "saved": ("litellm_budget_tokens_saved_total", "Prompt tokens taken out.", ("model_group",), "counter"),
-        "deferred": (
+        "saved": Metric("litellm_budget_tokens_saved_total", "Prompt tokens taken out.", ("model_group",)),
+        "deferred": Metric(
             "litellm_budget_deferred_total",
             "Requests handed to a router fallback with a bigger window instead of being trimmed.",
             ("model_group",),
-            "counter",
         ),
-        "resent": (
+        "resent": Metric(
             "litellm_budget_resent_after_rejection_total",
             "Requests the plugin rejected that were re-sent untouched anyway (LiteLLM SDK num_retries).",
             ("model_group",),
-            "counter",
         ),
-        "rereads": (
+        "rereads": Metric(
             "litellm_budget_rereads_total",
             "Calls a model made again, with the same arguments, for an output the plugin had elided or dropped.",
             ("model_group",),
-            "counter",
         ),
-        "input_tokens": (
+        "input_tokens": Metric(
             "litellm_budget_input_tokens_total",
             "Prompt tokens providers reported, by what their cache did with them: read, written or fresh (neither).",
             ("model_group", "cache"),
-            "counter",
         ),
-        "cache_predicted": (
+        "cache_predicted": Metric(
             "litellm_budget_cache_predicted_tokens_total",
             "Prompt tokens the plugin expected providers' caches to read "
             "(the prefix shared with the previous request).",
             ("model_group",),
-            "counter",
         ),
-        "cache_misses": (
+        "cache_misses": Metric(
             "litellm_budget_cache_misses_total",
             "Requests whose cache read less than the shared prefix allowed, or whose prefix moved, by reason.",
             ("model_group", "reason"),
-            "counter",
         ),
-        "windows_learned": (
+        "windows_learned": Metric(
             "litellm_budget_windows_learned_total",
             "Windows learned from a deployment's backend, by source: context_error or truncation (a silent cut).",
             ("model_group", "source"),
-            "counter",
         ),
-        "recalls": (
+        "recalls": Metric(
             "litellm_budget_recalls_total",
             "Calls of the recall tool answered inside LiteLLM, by outcome: served, expired, unknown or limit.",
             ("model_group", "outcome"),
-            "counter",
         ),
-        "fit_seconds": (
+        "fit_seconds": Metric(
             "litellm_budget_fit_seconds",
             "Time the plugin took to measure and fit a request.",
             ("model_group",),
@@ -128,30 +123,28 @@ def record_cache(report: CacheReport, model_group: str) -> None:
 
 def record_recall(model_group: str, outcome: str) -> None:
     """Count one answered recall; a no-op without prometheus_client."""
-    metrics = _metrics()
-    if metrics:
-        metrics["recalls"].labels(model_group, outcome).inc()
+    _count("recalls", model_group, outcome)
 
 
 def record_window_learned(model_group: str, source: str) -> None:
     """Count a window learned from a backend (``served_windows.py``); a no-op without prometheus_client."""
-    metrics = _metrics()
-    if metrics:
-        metrics["windows_learned"].labels(model_group, source).inc()
+    _count("windows_learned", model_group, source)
 
 
 def record_deferred(model_group: str) -> None:
     """Count a request left to the router's fallbacks; a no-op without prometheus_client."""
-    metrics = _metrics()
-    if metrics:
-        metrics["deferred"].labels(model_group).inc()
+    _count("deferred", model_group)
 
 
 def record_resent(model_group: str) -> None:
     """Count a rejected request that was re-sent past the plugin; a no-op without prometheus_client."""
+    _count("resent", model_group)
+
+
+def _count(key: str, *labels: str) -> None:
     metrics = _metrics()
     if metrics:
-        metrics["resent"].labels(model_group).inc()
+        metrics[key].labels(*labels).inc()
 
 
 def _metrics() -> dict[str, Any]:

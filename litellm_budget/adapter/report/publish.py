@@ -24,16 +24,8 @@ EVENTS = MappingProxyType(
         "unknown_window": "window_unknown",
     }
 )
-_LEVELS = MappingProxyType(
-    {
-        "trimmed": "info",
-        "passthrough": "info",
-        "rejected": "warning",
-        "deferred": "info",
-        "unsupported": "warning",
-        "unknown_window": "warning",
-    }
-)
+#: The actions logged as warnings; the others are info.
+_WARNINGS = frozenset({"rejected", "unsupported", "unknown_window"})
 REPORT_KEY = "litellm_budget"
 #: Beside the served report: the report of an earlier attempt handed to a bigger fallback.
 DEFERRED_KEY = "litellm_budget_deferred"
@@ -43,7 +35,7 @@ HEADER_PREFIX = "x-litellm-budget-"
 def publish(report: BudgetReport, metadata: MutableMapping[str, Any] | None, **context: Any) -> None:
     """Log the report once, put it where LiteLLM's loggers and headers can see it, count it."""
     fields = report.as_dict()
-    getattr(log, _LEVELS[report.action])(EVENTS[report.action], **context, **fields)
+    getattr(log, "warning" if report.action in _WARNINGS else "info")(EVENTS[report.action], **context, **fields)
     if metadata is not None:
         record_in_metadata(metadata, report, fields)
     record_metrics(report, str(context.get("model_group") or report.model))
@@ -51,9 +43,8 @@ def publish(report: BudgetReport, metadata: MutableMapping[str, Any] | None, **c
 
 def warn_resent(report: BudgetReport, model_group: str, call_id: str) -> None:
     """
-    A request refused here succeeded anyway: something re-sent it untouched, past every
-    pre-call hook (LiteLLM's SDK ``num_retries`` does, when tenacity is installed). Say so:
-    the rejection logged earlier is not what happened.
+    A request refused here succeeded anyway: something re-sent it untouched past every pre-call hook
+    (LiteLLM's SDK ``num_retries`` does, with tenacity installed), so the rejection logged is wrong.
     """
     log.warning(
         "rejected_request_resent",
@@ -75,9 +66,8 @@ def record_in_metadata(
     key: str = REPORT_KEY,
 ) -> None:
     """
-    Merge the report into ``spend_logs_metadata``: the one metadata key LiteLLM keeps in the
-    StandardLoggingPayload, the spend logs and the Admin UI. Flat string copies of action
-    and policy serve as ``custom_prometheus_metadata_labels`` (for the served report only).
+    Merge the report into ``spend_logs_metadata``, the one metadata key LiteLLM keeps in the StandardLoggingPayload,
+    spend logs and Admin UI; the served one's action and policy also flat, for ``custom_prometheus_metadata_labels``.
     """
     existing = metadata.get("spend_logs_metadata")
     merged = dict(existing) if isinstance(existing, Mapping) else {}
@@ -97,22 +87,21 @@ SAVINGS_SOURCE = "litellm_budget"
 
 def record_savings(metadata: MutableMapping[str, Any], report: BudgetReport) -> None:
     """
-    A trimmed request's savings where LiteLLM's Usage views read them, as its own compression
-    does; one this plugin wrote earlier for the call (a retry, a count that replaced a bound)
-    is replaced, or taken out where the served attempt saved nothing. Another writer's stays.
+    A trimmed request's savings where LiteLLM's Usage views read them, as its own compression does;
+    this plugin's earlier ones for the call (a retry, a count that replaced a bound) are replaced, or
+    taken out where the served attempt saved nothing. Another writer's stay.
     """
     saved = report.tokens_saved if report.action == "trimmed" else 0
     current = metadata.get(SAVINGS_KEY)
     ours = isinstance(current, Mapping) and current.get("source") == SAVINGS_SOURCE
-    if saved:
-        if current is None or ours:
-            metadata[SAVINGS_KEY] = {
-                "tokens_before": report.tokens_before,
-                "tokens_after": report.tokens_after,
-                "tokens_saved": saved,
-                "source": SAVINGS_SOURCE,
-            }
-    elif ours:
+    if saved and (current is None or ours):
+        metadata[SAVINGS_KEY] = {
+            "tokens_before": report.tokens_before,
+            "tokens_after": report.tokens_after,
+            "tokens_saved": saved,
+            "source": SAVINGS_SOURCE,
+        }
+    elif not saved and ours:
         del metadata[SAVINGS_KEY]
 
 
@@ -143,8 +132,7 @@ def headers_for(report: Mapping[str, Any], recalls: Sequence[Any] = ()) -> dict[
         f"{HEADER_PREFIX}tokens-after": str(report.get("tokens_after")),
         f"{HEADER_PREFIX}elided": str(report.get("elided")),
         f"{HEADER_PREFIX}dropped": str(report.get("dropped_messages")),
-        # The last resort's messages cut (their middles left out, a note in their place): elided
-        # and dropped say nothing of it.
+        # The last resort's messages cut (middles left out, a note in their place): elided and dropped miss them.
         f"{HEADER_PREFIX}cut": str(report.get("cut", 0)),
         f"{HEADER_PREFIX}window": str(report.get("window")),
         f"{HEADER_PREFIX}window-source": str(report.get("window_source")),
@@ -155,9 +143,8 @@ def headers_for(report: Mapping[str, Any], recalls: Sequence[Any] = ()) -> dict[
 
 def record_for_failure(request: Mapping[str, Any], report: BudgetReport) -> None:
     """
-    Put the report where LiteLLM's failure event reads metadata from: a rejection is raised
-    before LiteLLM copies the request's metadata into its logging object, so without this the
-    failure event (and the spend logs and the Admin UI) would miss exactly the rejections.
+    Put the report where LiteLLM's failure event reads metadata: a rejection is raised before LiteLLM copies the
+    request's metadata into its logging object, so its failure event, spend logs and Admin UI would miss it.
     """
     details = getattr(request.get("litellm_logging_obj"), "model_call_details", None)
     params = details.get("litellm_params") if isinstance(details, MutableMapping) else None
@@ -165,16 +152,14 @@ def record_for_failure(request: Mapping[str, Any], report: BudgetReport) -> None
         return
     metadata = params.get("metadata")
     if not isinstance(metadata, MutableMapping):
-        metadata = {}
-        params["metadata"] = metadata
+        metadata = params["metadata"] = {}
     record_in_metadata(metadata, report)
 
 
 async def log_failure_event(request: Mapping[str, Any], error: Exception) -> None:
     """
-    Dispatch LiteLLM's failure event for a rejection raised in the proxy's pre-call hook: the
-    proxy logs errors of its own pre-call hooks only for auth and rate limits, so a rejection
-    would otherwise reach no logger, no spend log and no dashboard.
+    Dispatch LiteLLM's failure event for a rejection raised in the proxy's pre-call hook: the proxy
+    logs its pre-call hooks' errors only for auth and rate limits: no logger, spend log or dashboard.
     """
     handler = getattr(request.get("litellm_logging_obj"), "async_failure_handler", None)
     if callable(handler):

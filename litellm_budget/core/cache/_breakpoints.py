@@ -1,11 +1,7 @@
 """
-Anthropic caches a prompt only up to its ``cache_control`` breakpoints, at most four a request,
-and reads an earlier entry only from a breakpoint at most 20 blocks after it. Where the plugin
-adds them (``cache_breakpoints``), in order of worth: after the last message it edited (its
-next edits come later in the conversation and leave that prefix as it is), after its first
-edit (the marker, or the first placeholder), after the system prompt (what a new drop leaves),
-and on the last message (the whole prompt, which the conversation's next request continues).
-The client's own breakpoints are never moved or removed, and count against the four.
+Where the plugin adds ``cache_control`` breakpoints (``cache_breakpoints``): Anthropic caches a prompt
+only up to them, at most four a request, and reads an earlier entry only from a breakpoint at most
+20 blocks after it. The client's own are never moved or removed, and count against the four.
 """
 
 from __future__ import annotations
@@ -28,9 +24,8 @@ UNMARKABLE = frozenset({"thinking", "redacted_thinking"})
 
 def breakpoints_in(messages: Sequence[Message], tools: object = None, *, automatic: object = None) -> int:
     """
-    Breakpoints already in a request, wherever the API counts them: on tools, on the system
-    prompt's and messages' blocks and on the blocks inside a ``tool_result``, on messages, and
-    the request's own top-level ``cache_control`` (``automatic``: automatic caching takes one).
+    Breakpoints already in a request, wherever the API counts them: tools, messages, their blocks and
+    those in a ``tool_result``, and the top-level ``cache_control`` (``automatic`` caching takes one).
     """
     found = sum(1 for tool in tools if has_breakpoint(tool)) if isinstance(tools, list) else 0
     for message in messages:
@@ -52,11 +47,11 @@ def _marks_in(blocks: list[Any]) -> int:
 
 def stable_ends(messages: Sequence[Message], fmt: MessageFormat, *, edited: bool = True) -> list[int]:
     """
-    The indices (in ``messages``, the core's list as sent) that end a prefix worth a breakpoint,
-    most worth first: the last message the plugin edited, the first (its marker, or its first
-    placeholder), the last leading system message, the last message. The plugin's edits are
-    found by their words (``notices.py``), which every format keeps, merged or not; ``edited``
-    ``False`` (the request went untrimmed) skips looking for them.
+    The indices (in the core's list as sent) that end a prefix worth a breakpoint, most worth first:
+    the last message the plugin edited (its next edits come later and leave that prefix as it is),
+    its first edit (the marker, or the first placeholder), the last leading system message (what a
+    new drop leaves), the last message (the prompt the next request continues). Edits are found by
+    their words (``notices.py``), kept by every format; ``edited=False`` (untrimmed) skips that.
     """
 
     def has_notice(index: int) -> bool:
@@ -78,9 +73,8 @@ def with_breakpoints(
     messages: Sequence[Message], ends: Iterable[int], *, tools: object = None, automatic: object = None
 ) -> tuple[list[Message], list[int]]:
     """
-    ``messages`` with a breakpoint on the last markable block of each of ``ends`` (in order,
-    skipping those already marked), while the request has fewer than four (``breakpoints_in``);
-    the messages marked. Only the marked messages are copies.
+    ``messages`` with a breakpoint on the last markable block of each of ``ends`` (in order, skipping
+    those already marked) while the request has fewer than four; the messages marked, the only copies.
     """
     room = MAX_BREAKPOINTS - breakpoints_in(messages, tools, automatic=automatic)
     result, marked = list(messages), []
@@ -100,12 +94,8 @@ def with_breakpoints(
 def _with_breakpoint(message: Message) -> Message | None:
     """A copy of ``message`` whose last markable block carries the breakpoint; ``None``: none can."""
     content = message.get("content")
-    if isinstance(content, str):
-        return (
-            {**message, "content": [{"type": "text", "text": content, "cache_control": dict(BREAKPOINT)}]}
-            if content
-            else None
-        )
+    if isinstance(content, str) and content:
+        return {**message, "content": [{"type": "text", "text": content, "cache_control": dict(BREAKPOINT)}]}
     if not isinstance(content, list):
         return None
     for index in range(len(content) - 1, -1, -1):

@@ -1,32 +1,20 @@
 """
-Cache truth: what the provider's prompt cache read of a request, against what it could have read
-(the prefix the request shares with its conversation's previous one), and why it read less.
-
-The plugin knows what it sent, what it edited, when, and which deployment served it; the provider's
-usage says what its cache did. Joining the two names every miss: an edit of the plugin's (a drop,
-an elision, a cut), a change of the client's to an earlier message, a conversation idle past the
-cache's lifetime, another deployment, a prefix under the provider's minimum, an Anthropic prompt
-without a breakpoint in reach, or nothing known (``unknown``).
+Cache truth: what the provider's prompt cache read of a request (its usage), against what it could
+have read (the prefix shared with the conversation's previous request, as the plugin sent both), and
+why it read less (``MISS_REASONS``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from typing import Any
 
 from litellm_budget.core.cache._sent_prompt import MARKER, TOOLS, SentPrompt
 
 #: Every reason a report may give, in the order they are looked for.
-MISS_REASONS = (
-    "deployment",
-    "idle",
-    "client_edit",
-    "plugin_drop",
-    "plugin_elision",
-    "plugin_cut",
-    "below_minimum",
-    "no_breakpoint",
-    "unknown",
+MISS_REASONS = tuple(
+    "deployment idle client_edit plugin_drop plugin_elision plugin_cut below_minimum no_breakpoint unknown".split()
 )
 #: A read this close to the shared prefix is a hit: OpenAI caches in steps of 128 tokens, and the
 #: plugin shares the provider's tokens out over the prompt by size, which is near, not exact.
@@ -72,9 +60,8 @@ class CacheReport:
     cache_write_tokens: int = 0
     #: Leading tokens shared with the conversation's previous request as sent (0: none seen).
     shared_tokens: int = 0
-    #: What the plugin expected the cache to read: the shared prefix, if served by the same
-    #: deployment within the cache's lifetime, at least the provider's minimum and (Anthropic)
-    #: ending at a breakpoint in reach.
+    #: What the plugin expected the cache to read: the shared prefix, if served by the same deployment within
+    #: the cache's lifetime, at least the provider's minimum and (Anthropic) ending at a breakpoint in reach.
     predicted_tokens: int = 0
     #: The previous request's entries (the tools schema, then each message sent).
     previous_entries: int = 0
@@ -147,13 +134,12 @@ def cache_report(previous: SentPrompt | None, current: SentPrompt, usage: CacheU
 
 def moved_by(previous: SentPrompt, current: SentPrompt, at: int) -> str:
     """
-    Who changed entry ``at``, the first that differs from the previous request: the plugin (its
-    marker, or an edit it made to one request and not the other) or the client (the same message,
-    edited alike in both, says something else). An entry that differs only by a marker merged into
-    it (``user_note``, Anthropic's alternation), or after the same text before the marker (the
-    marker joined the next user turn too), is the plugin's too. Where the edits do not add up
-    to what was sent, only a change of the drops is known to move the prefix near its start;
-    anything else is ``unknown``.
+    Who changed entry ``at``, the first that differs from the previous request: the plugin (its marker,
+    or an edit it made to one request and not the other) or the client (the same message, edited alike
+    in both, says something else). An entry differing only by a merged marker (``user_note``, Anthropic's
+    alternation), or after the same text before it (the marker joined the next user turn too), is the
+    plugin's. Where the edits do not add up to what was sent, only a change of the drops is known to
+    move the prefix near its start; anything else is ``unknown``.
     """
     marked = current.same_body(previous, at) or current.same_head(previous, at)
     if marked or not previous.origins or not current.origins:
@@ -174,10 +160,10 @@ def moved_by(previous: SentPrompt, current: SentPrompt, at: int) -> str:
 
 def _reachable(previous: SentPrompt, current: SentPrompt, entries: int, rules: CacheRules, tokens: Any) -> int:
     """
-    Anthropic: the longest prefix the previous request wrote at one of its breakpoints (inside
-    the shared entries, at least the minimum) that one of this request's breakpoints reaches back to.
+    Anthropic: the longest prefix the previous request wrote at one of its breakpoints (inside the
+    shared entries, at least the minimum) that one of this request's breakpoints reaches back to.
     """
-    starts = _block_starts(current)
+    starts = list(itertools.accumulate(current.blocks, initial=0))  # each entry's first block
     reach = [starts[entry] + block for entry, block in current.marks]
     best = 0
     for entry, block in previous.marks:
@@ -191,11 +177,3 @@ def _reachable(previous: SentPrompt, current: SentPrompt, entries: int, rules: C
         if written >= rules.minimum:
             best = max(best, written)
     return best
-
-
-def _block_starts(prompt: SentPrompt) -> list[int]:
-    starts, total = [], 0
-    for count in prompt.blocks:
-        starts.append(total)
-        total += count
-    return starts

@@ -1,7 +1,6 @@
 """
-What one request put in front of the provider's prompt cache, in hashes and sizes only: enough to
-tell, against the conversation's previous request, how long a prefix the two share, where the
-first difference is, which of the client's messages each entry was, and where the breakpoints are.
+What one request put in front of the provider's prompt cache, in hashes and sizes only: enough to tell
+how long a prefix it shares with the conversation's previous request, and who changed the rest.
 """
 
 from __future__ import annotations
@@ -27,10 +26,7 @@ _Facts = tuple[int, int, int, tuple[int, ...], int, int, int]
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class SentPrompt:
-    """
-    One request as it reached the provider, in entries: the tools schema (when there is one),
-    then each message of the core's list (the system part first). Hashes and sizes only.
-    """
+    """One request as it reached the provider: the tools schema (if any), then each message of the core's list."""
 
     #: This process's hash of each entry, breakpoints left out (they do not change the prefix).
     digests: tuple[int, ...]
@@ -51,9 +47,8 @@ class SentPrompt:
     deployment: str = ""
     #: When it was served, in seconds of the adapter's clock.
     at: float = 0.0
-    #: Each entry's hash and size up to a marker merged into it (``user_note``): a token-prefix
-    #: cache still reads the text before the marker when only the marker changed. Where an entry
-    #: holds none, its own hash and size; empty: not known.
+    #: Each entry's hash and size up to a marker merged into it (``user_note``; else its own), as a
+    #: token-prefix cache still reads the text before a changed marker; empty: not known.
     heads: tuple[int, ...] = ()
     head_sizes: tuple[int, ...] = ()
     #: Each entry's hash with the merged marker taken out (its own where it holds none): an entry
@@ -96,62 +91,49 @@ def sent_prompt(
     deployment: str = "",
     at: float = 0.0,
 ) -> SentPrompt:
-    """
-    The ``SentPrompt`` of ``messages`` (the core's list, as sent) and ``tools``; ``report`` (the
-    fit's, or its ``as_dict()``) says which of the client's messages each one was.
-    """
-    entries = ([tools] if tools else []) + list(messages)
-    lead = len(entries) - len(messages)
-    digests, sizes, blocks, marks, heads, head_sizes, bodies = [], [], [], [], [], [], []
+    """The ``SentPrompt`` of the core's list as sent; ``report`` (or its ``as_dict()``) maps it to the client's."""
     keys = message_keys(messages, lane="sent")
-    for index, entry in enumerate(entries):
-        digest, size, count, marked, head, head_size, body = (
-            _tools_facts(entry) if index < lead else _message_facts(entry, keys[index - lead])
-        )
-        digests.append(digest)
-        sizes.append(size)
-        blocks.append(count)
-        marks += [(index, block) for block in marked]
-        heads.append(head)
-        head_sizes.append(head_size)
-        bodies.append(body)
+    facts = [_tools_facts(tools)] if tools else []
+    lead = len(facts)
+    facts += [_message_facts(message, keys[index]) for index, message in enumerate(messages)]
+    # Each fact's column (seven empty ones when nothing was sent).
+    digests, sizes, blocks, marked, heads, head_sizes, bodies = list(zip(*facts, strict=True)) or [()] * 7
     fields = _edits_of(report, lead_of(messages))
     layout = origins(len(messages), fields) if report is not None else tuple(range(len(messages)))
     return SentPrompt(
-        digests=tuple(digests),
-        sizes=tuple(sizes),
-        blocks=tuple(blocks),
-        marks=tuple(marks),
+        digests=digests,
+        sizes=sizes,
+        blocks=blocks,
+        marks=tuple((index, block) for index, blocks_marked in enumerate(marked) for block in blocks_marked),
         origins=(TOOLS,) * lead + layout if layout else (),
         elided=frozenset(parse_ranges(fields["elided_at"])),
         dropped=frozenset(parse_ranges(fields["dropped_at"])),
         cut=frozenset(parse_ranges(fields["cut_at"])),
         deployment=deployment,
         at=at,
-        heads=tuple(heads),
-        head_sizes=tuple(head_sizes),
-        bodies=tuple(bodies),
+        heads=heads,
+        head_sizes=head_sizes,
+        bodies=bodies,
     )
 
 
 def _tools_facts(tools: Any) -> _Facts:
-    (frozen, size), count, marked = _entry(tools, tools=True)
+    parts = list(tools) if isinstance(tools, list) else [tools]
+    frozen, size = _frozen(parts)
     digest = hash(frozen)
-    return digest, size, count, tuple(marked), digest, size, digest
+    marked = tuple(i for i, part in enumerate(parts) if has_breakpoint(part))
+    return digest, size, max(1, len(parts)), marked, digest, size, digest
 
 
 def _message_facts(message: Any, key: int) -> _Facts:
-    """
-    A message's facts, remembered by its content (``key``): a conversation's history is read
-    once, and each success after that costs a lookup per message it already sent.
-    """
+    """A message's facts, remembered by content (``key``): each message already sent costs a lookup."""
     facts: _Facts | None = MEMOS.prompt_facts.get(key)
     if facts is None:
-        (frozen, size), count, marked = _entry(message, tools=False)
+        (frozen, size), count, marked = _entry(message)
         digest = hash(frozen)
         head, body = _around_marker(message)
-        (head_frozen, head_size), _, _ = _entry(head, tools=False) if head is not None else ((frozen, size), 0, [])
-        body_digest = hash(_entry(body, tools=False)[0][0]) if body is not None else digest
+        head_frozen, head_size = _entry(head)[0] if head is not None else (frozen, size)
+        body_digest = hash(_entry(body)[0][0]) if body is not None else digest
         facts = (digest, size, count, tuple(marked), hash(head_frozen), head_size, body_digest)
         MEMOS.prompt_facts.put(facts, key)
     return facts
@@ -159,11 +141,10 @@ def _message_facts(message: Any, key: int) -> _Facts:
 
 def origins(sent: int, fields: Mapping[str, Any]) -> tuple[int | None, ...]:
     """
-    Which of the client's messages each sent message was: the received ones in order, the
-    dropped left out and one ``MARKER`` where the first of them was (``drop.py`` puts it there),
-    or, where the marker was merged into the user message before or after it (``user_note``),
-    no entry of its own, and one for both when it joined the two; ``()`` when none of these adds
-    up to ``sent`` messages.
+    Which of the client's messages each sent message was: the received ones in order, the dropped
+    left out and one ``MARKER`` where the first of them was (``drop.py`` puts it there), or no entry
+    of its own where the marker was merged into the user message before or after it (``user_note``),
+    and one for both when it joined the two; ``()`` when none of these adds up to ``sent`` messages.
     """
     received = int(fields.get("messages_before") or 0)
     dropped = set(parse_ranges(str(fields.get("dropped_at") or "")))
@@ -178,10 +159,7 @@ def origins(sent: int, fields: Mapping[str, Any]) -> tuple[int | None, ...]:
 
 
 def _around_marker(entry: Any) -> tuple[Any, Any]:
-    """
-    ``entry`` up to the marker merged into it (``None`` where nothing is before it), and
-    ``entry`` without it; ``(None, None)`` where it holds no merged marker.
-    """
+    """``entry`` up to its merged marker (``None``: nothing before it), and without it; ``(None, None)``: none."""
     content = entry.get("content") if isinstance(entry, Mapping) else None
     if isinstance(content, str):
         start = marker_start(content)
@@ -201,10 +179,7 @@ def _around_marker(entry: Any) -> tuple[Any, Any]:
 
 
 def _edits_of(report: BudgetReport | Mapping[str, Any] | None, apart: int) -> dict[str, Any]:
-    """
-    The report's edits in the core's list: a published report speaks the caller's indices, and
-    the core's list holds ``apart`` entries before them (a system part given apart).
-    """
+    """The report's edits in the core's list, which holds ``apart`` entries (a system part) before the caller's."""
     if report is None:
         return {"elided_at": "", "dropped_at": "", "cut_at": ""}
     fields = report.as_dict() if isinstance(report, BudgetReport) else report
@@ -216,24 +191,18 @@ def _edits_of(report: BudgetReport | Mapping[str, Any] | None, apart: int) -> di
     return ranges | {"messages_before": before, "marker": fields.get("marker")}
 
 
-def _entry(entry: Any, *, tools: bool) -> tuple[tuple[object, int], int, list[int]]:
-    """An entry frozen without its breakpoints (and its size), its number of blocks, and the blocks that carry one."""
-    if tools:
-        parts = list(entry) if isinstance(entry, list) else [entry]
-        marked = [i for i, part in enumerate(parts) if has_breakpoint(part)]
-        return _frozen(parts), max(1, len(parts)), marked
+def _entry(entry: Any) -> tuple[tuple[object, int], int, list[int]]:
+    """A message frozen without its breakpoints (and its size), its number of blocks, and the blocks that carry one."""
     if not isinstance(entry, Mapping):
         return _frozen(entry), 1, []
     content = entry.get("content")
     if not isinstance(content, list):
-        marked = [0] if has_breakpoint(entry) else []
-        return _frozen(entry), 1, marked
+        return _frozen(entry), 1, [0] if has_breakpoint(entry) else []
     marked = [i for i, part in enumerate(content) if has_breakpoint(part)]
     if has_breakpoint(entry):
         marked = marked or [len(content) - 1]
     parts = [_unmarked(part) for part in content] if marked else content
-    # One plain text block is the string it holds, as the API reads it (and as a breakpoint
-    # added to a string content leaves it): the same prefix either way.
+    # One plain text block is its string, as the API reads it and a breakpoint on a string leaves it: one prefix.
     alone = len(parts) == 1 and _is_plain_text(parts[0])
     if marked or alone:
         entry = {**_unmarked(entry), "content": parts[0]["text"] if alone else parts}
@@ -252,8 +221,8 @@ def _unmarked(value: Any) -> Any:
 
 def _frozen(value: Any) -> tuple[object, int]:
     """
-    ``value`` as nested tuples that hash alike exactly when the JSON would read alike (breakpoints
-    left out), and its size; a fraction of the cost of serialising it, after the response.
+    ``value`` as nested tuples that hash alike exactly when its JSON reads alike (breakpoints left out),
+    and its size: a fraction of the cost of serialising it.
     """
     if isinstance(value, str):
         return value, len(value)

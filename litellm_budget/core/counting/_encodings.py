@@ -19,10 +19,8 @@ class EncodingUnavailableError(LookupError):
 
 def search_dirs() -> list[Path]:
     """
-    Folders that may hold tiktoken's cache files, in the order tiktoken itself would use.
-
-    LiteLLM ships cl100k_base, o200k_base and p50k_base in its ``tokenizers`` folder; it is
-    found without importing litellm, and without touching ``TIKTOKEN_CACHE_DIR``.
+    Folders that may hold tiktoken's cache files, in tiktoken's own order, then LiteLLM's ``tokenizers``
+    (cl100k_base, o200k_base, p50k_base), found without importing litellm or setting ``TIKTOKEN_CACHE_DIR``.
     """
     dirs = [os.environ.get(name) for name in ("TIKTOKEN_CACHE_DIR", "CUSTOM_TIKTOKEN_CACHE_DIR")]
     found = [Path(d) for d in dirs if d]
@@ -45,15 +43,11 @@ def _build(name: str, dirs: tuple[Path, ...]) -> tiktoken.Encoding | None:
     if not isinstance(constructor, types.FunctionType):
         return None
 
-    def read_local_ranks(url: str, expected_hash: str | None = None) -> dict[bytes, int]:
-        return _read_ranks(url, expected_hash, list(dirs))
-
-    # tiktoken's constructors know each encoding's pattern and special tokens but fetch the
-    # rank file over HTTP on a cache miss. Running the same code with a local-only reader in
-    # its globals keeps those definitions tiktoken's own while making a download impossible.
+    # tiktoken's constructors know each encoding's pattern and special tokens but fetch the rank file over HTTP
+    # on a cache miss: their code, run with a local-only reader in its globals, keeps them and cannot download.
     offline = types.FunctionType(
         constructor.__code__,
-        {**vars(openai_public), "load_tiktoken_bpe": read_local_ranks},
+        {**vars(openai_public), "load_tiktoken_bpe": functools.partial(_read_ranks, dirs=list(dirs))},
         constructor.__name__,
     )
     try:
@@ -63,7 +57,7 @@ def _build(name: str, dirs: tuple[Path, ...]) -> tiktoken.Encoding | None:
     return tiktoken.Encoding(**params)
 
 
-def _read_ranks(url: str, expected_hash: str | None, dirs: list[Path]) -> dict[bytes, int]:
+def _read_ranks(url: str, expected_hash: str | None = None, *, dirs: list[Path]) -> dict[bytes, int]:
     file_name = hashlib.sha1(url.encode()).hexdigest()  # noqa: S324 - tiktoken's cache naming
     for folder in dirs:
         path = folder / file_name

@@ -1,49 +1,29 @@
 """
-The size gate (DESIGN: "Free when it obviously fits"): a request whose size bound is under its
-budget passes untouched with nothing tokenized on its path; its exact count comes after.
+The size gate: a request whose size bound is under its budget passes untouched, nothing tokenized on its
+path; its exact count comes after. Why the bound holds, for a tiktoken counter:
 
-Why the bound holds, for a counter built on tiktoken (``tiktoken:o200k_base``, ``cl100k_base``):
+1. ``count_text`` is the tokens ``encode_ordinary`` makes of the text's chunks (``split_chunks``). o200k
+   and cl100k are byte-level BPEs: a token stands for a non-empty run of its chunk's UTF-8 bytes, so a text
+   has at most ``utf8_bytes(text)`` tokens. No special token is made (``<|endoftext|>`` is 13 bytes of
+   ordinary ones; allowed, it would be one). A lone surrogate (JSON's ``"\\ud800"``) becomes U+FFFD,
+   3 bytes, as ``surrogatepass`` counts it (a pair becomes one 4-byte character, where 6 are counted).
+2. Every format's ``count_message`` and ``count_tools`` sums constants (framing, ``name``, reply priming,
+   tools overhead, an image part's flat price, a quarter of a ciphertext's length) and ``count_text`` of
+   strings (the texts, the canonical JSON of the rest), which ones not depending on the counter.
+   ``SizeBound`` is that accounting with ``utf8_bytes`` for ``count_text``: each term at least as large.
+3. The budget is in counted tokens with the provider's ratio (learned, configured, or a family's prior
+   such as Claude's 1.1) and the margin (the wider ``approximate_margin`` for a model counted with another
+   family's tokenizer) in it, the fit's own ``limits_for``: a bound under it means a total under it, and
+   the fit would forward the request untouched.
+4. ``max_tokens`` is lowered only when prompt and answer overflow the window, and the room left shrinks
+   as the prompt grows: one that fits beside the bound fits beside the total.
+5. A message whose key is had without hashing (``Reading.known_keys``: the last read holds it unchanged)
+   and whose count is remembered under it, and a tools schema whose JSON's count is, go in at that count:
+   the very number the fit adds, from the same memo (``count_messages``, ``count_tools``), so the sum stays
+   at least the total, and a growing conversation's bound is its history's exact count plus its new bytes.
 
-1. ``count_text(text)`` is the number of tokens ``encode_ordinary`` makes of each chunk of the text
-   (``split_chunks`` cuts it into pieces that together are the text). o200k and cl100k are
-   byte-level BPEs: every token stands for a non-empty run of the UTF-8 bytes of its chunk, so a
-   chunk has at most as many tokens as bytes, and the text at most as many as
-   ``utf8_bytes(text)``. ``encode_ordinary`` never makes special tokens: ``<|endoftext|>`` in a
-   text is 13 bytes of ordinary tokens (with special tokens allowed it would be one token, fewer
-   still). A lone surrogate (JSON's ``"\\ud800"`` parses to one) cannot be encoded; tiktoken
-   replaces it with U+FFFD, 3 bytes, which is what ``surrogatepass`` counts for it (two that pair
-   up become one 4-byte character, where 6 are counted).
-2. Every format's ``count_message`` (and ``count_tools``) is a sum of constants (each message's
-   framing of 3, 1 more for a ``name``, the reply priming of 3, the tools overhead of 9, the flat
-   price of an image part, a quarter of a ciphertext's length) and of ``count_text`` of strings:
-   the texts, and the canonical JSON of what is not text (unknown parts, call arguments that are
-   not strings, the tools schema). Which strings and constants does not depend on the counter, so
-   ``SizeBound``, the same accounting with ``count_text`` replaced by ``utf8_bytes``, sums terms
-   each at least as large: ``size_bound(request) >= the ledger's total``.
-3. The budget is in counted tokens, the provider's ratio (learned, configured, or a family's
-   prior such as Claude's 1.1) and the margin (the wider ``approximate_margin`` for a model counted
-   with another family's tokenizer) already in it: ``limits_for`` is the fit's own. So a bound
-   under the budget means a total under it, and the fit would forward the request untouched.
-4. ``max_tokens`` is lowered only when prompt and answer overflow the window; the room left
-   shrinks as the prompt grows, so a ``max_tokens`` that fits beside the bound fits beside the total.
-5. A message whose key is had without hashing it (``Reading.known_keys``: the conversation's last
-   read holds it unchanged) and whose count the counter remembers under that key is added at that
-   count, and so is a tools schema whose JSON text the counter remembers: each is the very number
-   the fit adds for it, read from the same memo under the same key (``count_messages``,
-   ``count_tools``). The sum stays at least the total, term by term, and a growing conversation's
-   bound is its history's exact count plus the bytes of what is new.
-
-A conversation whose last request was edited keeps its edits even when this one fits
-(``conversation.continues``), so it never passes untouched. Its kept edits go uncounted instead
-(``bounded_counts``): every message of the last request at its remembered count, each new one at
-its bound. The kept draft's total is then at least the one the fit reads (the edited messages are
-counted, the rest term by term as above), so under the budget the fit would keep those edits too,
-and the same ones (what they make reads the old messages, the settings and the limits, never a new
-message's count: ``conversation._KeptDraft``). The new messages go as they came, after the edits,
-so their exact counts later move both totals by the same amount (``counted``).
-
-The estimate (no tokenizer could be loaded) is not bounded by bytes (it counts case changes), so
-it never passes the gate.
+A conversation that keeps its last request's edits never passes untouched (``bounded_counts``). The
+estimate (no tokenizer) counts case changes: bytes do not bound it, and it never passes.
 """
 
 from __future__ import annotations
@@ -83,20 +63,14 @@ class SizeBound(MemoCounter):
         return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
     def count_message(self, message: Message) -> int:
-        """
-        ``MemoCounter.count_message`` term by term, its ``count_text`` of a string field inlined:
-        this runs for every message of a request the gate reads, where a call per string would cost
-        as much as the rest of the bound.
-        """
+        """``MemoCounter.count_message`` with ``count_text`` inlined: a call per string costs as much as the bound."""
         total = MESSAGE_OVERHEAD
         for key, value in message.items():
             if value is None:
                 continue
-            if type(value) is str:
+            if isinstance(value, str):
                 total += len(value) if value.isascii() else len(value.encode("utf-8", "surrogatepass"))
                 total += NAME_OVERHEAD if key == "name" else 0
-            elif isinstance(value, str):
-                total += self.count_text(value) + (NAME_OVERHEAD if key == "name" else 0)
             elif key == "content":
                 total += self.count_content(value)
             elif key in {"tool_calls", "function_call"}:
@@ -112,10 +86,7 @@ def _bound_of(image_tokens: int) -> SizeBound:
 def size_bound(
     messages: Sequence[Message], tools: Tools | None, fmt: MessageFormat, image_tokens: int, *, above: float = math.inf
 ) -> int:
-    """
-    An upper bound of the tokens ``fmt`` counts for the request, from its sizes (the module says
-    why); read only until it is over ``above``, where it stops (the request will be counted anyway).
-    """
+    """An upper bound of the tokens ``fmt`` counts for the request (the module says why), read until over ``above``."""
     nothing = RememberedCounts(messages=(), tools=_bound_of(image_tokens).count_tools(tools))
     return bound_with(messages, fmt, image_tokens, nothing, above=above)
 
@@ -141,10 +112,7 @@ def bound_with(
 
 
 def new_bytes(messages: Sequence[Message], fmt: MessageFormat, *, above: float) -> int:
-    """
-    The size bound of the messages the conversation's last read did not hold as they are
-    (``Reading.known``): about what a fit must count afresh; read only until it is over ``above``.
-    """
+    """The size bound of what the last read did not hold (``Reading.known``): a fit's fresh work, up to ``above``."""
     known, bound, total = Reading(messages, fmt.name).known, _bound_of(0), 0
     for index, message in enumerate(messages):
         if not known[index]:
@@ -192,10 +160,9 @@ def passed_untouched(
     **base: Any,
 ) -> BudgetReport | None:
     """
-    The report of the request passed untouched when its size bound is under the budget (the
-    fit's report, the bound where its counts will be); ``None``: fit it. ``base`` holds the
-    fit's own fields (model, policy, format, what was asked, why the window is a default), and
-    ``started`` the fit's start (``time.perf_counter``), for its duration.
+    The fit's report of the request passed untouched, its bound where its counts will be, when the
+    bound is under the budget; ``None``: fit it. ``base``: the fit's own fields (model, policy,
+    format, what was asked, why the window is a default); ``started``: its ``time.perf_counter``.
     """
     counter, limits = context.counter, context.limits
     if not counter.name.startswith("tiktoken:") or continues_from(context.previous, messages):
@@ -233,9 +200,12 @@ class Bounded(NamedTuple):
 
 def bounded_counts(messages: Sequence[Message], keys: Sequence[int], context: GateContext) -> Bounded | None:
     """
-    Each message's remembered count, each new one's bound, for a request that continues its
-    conversation's edited last one (``conversation.continues``); ``None``: count it (a message of
-    the last request is not remembered, or nothing is new).
+    Each message's remembered count, each new one's bound, for a request continuing its edited last one
+    (``conversation.continues``: it keeps the edits, so its kept edits go uncounted instead); ``None``:
+    count it (an old message not remembered, or none new). That total is at least the fit's, so under
+    the budget the fit would keep the same edits (they read the old messages, the settings and the
+    limits, never a new message's count: ``conversation._KeptDraft``); the new messages go after them
+    as they came, so their exact counts later move both totals alike (``counted``).
     """
     sent, counter, fmt = context.previous, context.counter, context.format
     if sent is None or not isinstance(counter, MemoCounter) or not counter.name.startswith("tiktoken:"):
@@ -273,10 +243,7 @@ class GateRead(NamedTuple):
 
 
 def counted(report: BudgetReport, read: GateRead, fmt: MessageFormat, image_tokens: int) -> BudgetReport:
-    """
-    The report of a request the gate passed (untouched, or with its kept edits), its tokens counted
-    now (after the response): what the fit would have said, and ``tokens_exact``.
-    """
+    """A request the gate passed (untouched or with kept edits), counted now: the fit's own report, exact."""
     messages, tools, keys = read
     counter = counter_for(report.model, image_tokens=image_tokens)
     if keys is None:

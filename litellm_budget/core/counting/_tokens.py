@@ -6,7 +6,6 @@ import functools
 import math
 import re
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from litellm_budget.core._canonical import as_json, text_key
@@ -31,22 +30,19 @@ NAME_OVERHEAD = 1
 REPLY_PRIMING = 3
 TOOLS_OVERHEAD = 9
 
-# tiktoken's BPE is quadratic in the length of one regex piece (a megabyte of "=" takes
-# minutes), so long texts are counted in chunks cut at whitespace: linear, and exact to within
-# a token per chunk.
+# tiktoken's BPE is quadratic in the length of one regex piece (a megabyte of "=" takes minutes),
+# so long texts are counted in chunks cut at whitespace: linear, and exact to a token per chunk.
 CHUNK_CHARS = 2048
-# Without a tokenizer, tokens are estimated from character classes, weighted so the estimate
-# stays above both encodings' real counts on code, logs, prose, CJK, emoji and random text
-# (tests/core/counting/test_tokens.py checks every message of the real sessions); about 1.7x on English.
-_ESTIMATE_WEIGHTS = MappingProxyType(
-    {"lower": 0.35, "upper": 0.65, "digit": 0.6, "space": 0.25, "break": 0.75, "other": 1.0}
+# Without a tokenizer, tokens are estimated from character classes, weighted to stay above both encodings' counts
+# on code, logs, prose, CJK, emoji and random text: each weight, and what is not in its class (other ASCII weighs 1).
+_ESTIMATE_CLASSES = (
+    (0.35, re.compile(r"[^a-z]+")),
+    (0.65, re.compile(r"[^A-Z]+")),
+    (0.6, re.compile(r"[^0-9]+")),
+    (0.25, re.compile(r"[^ ]+")),
+    (0.75, re.compile(r"[^\t\n\r\f\v]+")),
 )
 _ESTIMATE_SAFETY = 1.1
-_NOT_LOWER = re.compile(r"[^a-z]+")
-_NOT_UPPER = re.compile(r"[^A-Z]+")
-_NOT_DIGIT = re.compile(r"[^0-9]+")
-_NOT_SPACE = re.compile(r"[^ ]+")
-_NOT_BREAK = re.compile(r"[^\t\n\r\f\v]+")
 _ASCII = re.compile(r"[\x00-\x7f]+")
 _CLASS_CHANGE = re.compile(r"[a-z](?=[A-Z])|[A-Za-z](?=[0-9])|[0-9](?=[A-Za-z])")
 
@@ -76,24 +72,19 @@ SHIPPED_ENCODINGS = ("o200k_base", "cl100k_base")
 
 
 def preload_counters(image_tokens: int = 765) -> None:
-    """
-    Build the shipped encodings' counters now (a fifth of a second each), so the first request
-    that needs one does not wait for it: the plugin calls this when it is registered.
-    """
+    """Build the shipped encodings' counters now, at registration, so no first request waits for one."""
     for name in SHIPPED_ENCODINGS:
         _counter_of(name, image_tokens).count_text("warm up")
 
 
 def reset_counters() -> None:
-    """Forget loaded counters, memoized counts and every other fact remembered by content (tests,
-    benchmarks, and after fixing a broken install)."""
+    """Forget loaded counters and everything remembered by content (tests, benchmarks, a fixed install)."""
     _counter_of.cache_clear()
     forget_all()
 
 
 def forget_counts() -> None:
-    """Forget memoized counts and every other fact remembered by content, keeping the loaded counters
-    (benchmarks: a cold request, as a long-running proxy meets one)."""
+    """Forget what is remembered by content but keep the loaded counters (benchmarks: a proxy's cold request)."""
     forget_all()
 
 
@@ -101,42 +92,28 @@ def forget_counts() -> None:
 def _counter_of(encoding_name: str, image_tokens: int) -> TokenCounter:
     """One counter, and so one memo, per encoding: every model that shares it shares its counts."""
     encoding = load_offline(encoding_name)
-    if encoding is not None:
-        encode = encoding.encode_ordinary
-        counter = MemoCounter(f"tiktoken:{encoding_name}", lambda text: len(encode(text)), image_tokens, chunked=True)
-    else:
+    if encoding is None:
         log.warning("tokenizer_unavailable", encoding=encoding_name, fallback="estimate", safety=_ESTIMATE_SAFETY)
-        counter = MemoCounter("estimate", estimate_tokens, image_tokens, chunked=False)
-    return counter
+        return MemoCounter("estimate", estimate_tokens, image_tokens, chunked=False)
+    encode = encoding.encode_ordinary
+    return MemoCounter(f"tiktoken:{encoding_name}", lambda text: len(encode(text)), image_tokens, chunked=True)
 
 
 def estimate_tokens(text: str) -> int:
     """
-    A deliberately high guess for when no tokenizer can be loaded; linear in the text.
-
-    Byte-level BPE never makes more tokens than UTF-8 bytes, so each byte outside ASCII
-    counts as a token; ASCII is weighted by class, plus one per letter/digit/case change,
-    which is where random identifiers and base64 break into many short tokens.
+    A deliberately high guess for when no tokenizer can be loaded, linear in the text. Byte-level BPE
+    makes at most a token per UTF-8 byte, so each byte outside ASCII counts as one; ASCII is weighted
+    by class, plus one per letter/digit/case change, where random identifiers and base64 break into
+    many short tokens.
     """
-    w = _ESTIMATE_WEIGHTS
-    lower = len(_NOT_LOWER.sub("", text))
-    upper = len(_NOT_UPPER.sub("", text))
-    digit = len(_NOT_DIGIT.sub("", text))
-    space = len(_NOT_SPACE.sub("", text))
-    breaks = len(_NOT_BREAK.sub("", text))
     non_ascii = _ASCII.sub("", text)
-    other = len(text) - lower - upper - digit - space - breaks - len(non_ascii)
+    weighted, other = 0.0, len(text) - len(non_ascii)
+    for weight, not_in_class in _ESTIMATE_CLASSES:
+        in_class = len(not_in_class.sub("", text))
+        weighted += weight * in_class
+        other -= in_class
     changes = _CLASS_CHANGE.subn("", text)[1]
-    weighted = (
-        w["lower"] * lower
-        + w["upper"] * upper
-        + w["digit"] * digit
-        + w["space"] * space
-        + w["break"] * breaks
-        + w["other"] * other
-        + changes
-        + len(non_ascii.encode("utf-8", "surrogatepass"))
-    )
+    weighted = weighted + other + changes + len(non_ascii.encode("utf-8", "surrogatepass"))
     return math.ceil(weighted * _ESTIMATE_SAFETY)
 
 
@@ -168,35 +145,21 @@ class MemoCounter:
         self.message_memo: Memo[int] = Memo.declared("message_counts")
 
     def count_text(self, text: str) -> int:
-        """Tokens of ``text``, from the memo when it was seen before."""
+        """
+        Tokens of ``text``, from the memo when it was seen before. A long one's are its chunks', each
+        remembered: chunks are cut from the start, so a text extending one counted before (the marker's
+        note joined to a user message) is tokenized only from where it differs.
+        """
         key = text_key(text)
         count = self.memo.get(key)
         if count is None:
-            count = self._count_chunks(text) if self._chunked and len(text) > CHUNK_CHARS else self._measure(text)
+            chunked = self._chunked and len(text) > CHUNK_CHARS
+            count = sum(map(self.count_text, split_chunks(text))) if chunked else self._measure(text)
             self.memo.put(count, key)
         return count
 
-    def _count_chunks(self, text: str) -> int:
-        """
-        A long text's tokens, the sum of its chunks', each remembered: a text that extends one
-        counted before (a user message with the marker's note joined to its end) is tokenized
-        only from the chunk where it differs, since chunks are cut from the start.
-        """
-        memo, measure, total = self.memo, self._measure, 0
-        for chunk in split_chunks(text):
-            key = text_key(chunk)
-            count = memo.get(key)
-            if count is None:
-                count = measure(chunk)
-                memo.put(count, key)
-            total += count
-        return total
-
     def count_messages(self, fmt: MessageFormat, messages: Sequence[Message], keys: Sequence[Hashable]) -> list[int]:
-        """
-        Each message's tokens in ``fmt``, remembered by its content key: a known message costs
-        one lookup, not one per text it holds.
-        """
+        """Each message's tokens in ``fmt``, remembered by content key: a known message costs one lookup."""
         memo, name, counts = self.message_memo, fmt.name, []
         for message, key in zip(messages, keys, strict=True):
             count = memo.get(name, key)
