@@ -40,17 +40,13 @@ if TYPE_CHECKING:  # LiteLLM's own types of its hooks' arguments (SDK modules: n
 @final
 class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped to mypy here
     """
-    Keeps every request inside its model's window (chat completions, Anthropic Messages, OpenAI
-    Responses); register an instance as a callback.
-
-    Keyword arguments are ``BudgetSettings`` knobs. They override the proxy's
-    ``callback_settings: {litellm_budget: {...}}``, which override the defaults. ``router``
-    is the SDK's ``litellm.Router`` whose fallbacks come first (the proxy's is found by itself).
-    Every setting that can be seen here is checked here: the knobs, ``callback_settings``, and the
-    ``model_info`` of ``router``'s deployments or, in a proxy loading its config, of its
-    ``model_list``; a wrong one raises ``ValueError`` naming key, value and deployment.
-    The hooks are defined on this class itself, not inherited, because the proxy calls
-    ``async_pre_call_hook`` and the headers hook only on classes that define them.
+    Keeps every request inside its model's window (chat completions, Anthropic Messages, OpenAI Responses);
+    register an instance as a callback. Keyword arguments are ``BudgetSettings`` knobs, over the proxy's
+    ``callback_settings: {litellm_budget: {...}}``, over the defaults; ``router`` is the SDK's ``litellm.Router``,
+    whose fallbacks come first (the proxy's is found by itself). Every setting seen here (the knobs,
+    ``callback_settings``, the ``model_info`` of ``router``'s deployments or of a proxy config's ``model_list``) is
+    checked here: a wrong one raises ``ValueError`` naming key, value and deployment. The hooks are defined on this
+    class, not inherited: the proxy calls ``async_pre_call_hook`` and the headers hook only on classes that define them.
     """
 
     def __init__(self, *, router: Any = None, **knobs: Any) -> None:
@@ -64,17 +60,13 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         prepare_metrics()
         compression_registered()  # said at start when it is there already (else at its first request)
         self._router = router
-        # The proxy's DualCache (Redis when configured), seen in the pre-call hook.
-        self._shared_cache: Any = None
+        self._shared_cache: Any = None  # the proxy's DualCache (Redis when configured), seen in the pre-call hook
         server = RecallServer(self._memory.recall, lambda: self.settings, lambda: self._shared_cache)
         self._memory.recall.on_offer = server.register
 
     @property
     def settings(self) -> BudgetSettings:
-        """
-        Defaults, then the proxy's ``callback_settings.litellm_budget``, then this instance's
-        knobs; a configured setting that turned invalid since the start is left out (and logged once).
-        """
+        """Defaults, then ``callback_settings.litellm_budget``, then the knobs; less any turned invalid since start."""
         return self._config.current()
 
     async def async_pre_call_hook(
@@ -87,9 +79,9 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         """Proxy, before routing: fit the group's largest window (what any deployment needs)."""
         self._shared_cache = cache if cache is not None else self._shared_cache
         settings = self.settings
-        with Guard(PRE_CALL_HOOK, fail_closed=settings.fail_closed).step("refit_fallback"):
-            self._refit_first(data, call_type)
         guard, hook_pass = Guard(PRE_CALL_HOOK, fail_closed=settings.fail_closed), None
+        with guard.step("refit_fallback", ends_pass=False):
+            self._refit_first(data, call_type)
         with guard.step("read"):
             hook_pass = self._group_pass(data, call_type, settings, guard)
         if hook_pass is not None:
@@ -172,11 +164,7 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
     async def async_log_success_event(
         self, kwargs: dict[str, Any], response_obj: Any, start_time: Any, end_time: Any
     ) -> None:
-        """
-        From the usage a provider reported: what its prompt cache did, and its token ratio, learned
-        from exact counts (a request the size gate passed is counted by now, or here if its turn had
-        not come); never raises.
-        """
+        """The provider's usage: what its prompt cache did and, from exact counts, its token ratio; never raises."""
         await observers.learn(self._memory, self.settings, kwargs, response_obj, self._shared_cache)
 
     async def async_post_call_failure_deployment_hook(
@@ -186,10 +174,7 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         call_type: CallTypes | None,
         fallback_depth: int | None = None,
     ) -> None:
-        """
-        Every failed attempt, before LiteLLM's Router decides on its fallbacks: a backend's
-        context-length error teaches the deployment's window, so the refit (``with_refit``) has it.
-        """
+        """Every failed attempt, before the Router falls back: a context-length error teaches the refit its window."""
         await observers.failed_attempt(self._memory, self.settings, request_data, exception, self._shared_cache)
 
     async def async_log_failure_event(
@@ -215,9 +200,7 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         self, data: dict[str, Any], call_type: Any, settings: BudgetSettings, guard: Guard
     ) -> GroupPass | None:
         shape = shape_for(call_type, data)
-        if shape is not CHAT_SHAPE:
-            # The Router's filter hook sees other call types' messages (a text completion's
-            # prompt, Anthropic's blocks) as chat: it must leave them alone.
+        if shape is not CHAT_SHAPE:  # the Router's filter hook sees any call type's messages as chat: not these
             self._memory.calls.not_chat(call_id_of(data))
         if shape is None or is_summary_call(data):
             return None
@@ -242,20 +225,14 @@ class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped t
         return Context(self._memory, router, self._shared_cache)
 
     def _router_in_use(self) -> Any:
-        return self._router if self._router is not None else _proxy_router()
+        if self._router is not None:
+            return self._router
+        # Else a running proxy's router, if any: importing its server module here would load the whole proxy into an
+        # SDK user's process, and fail where the proxy extras are not installed.
+        return getattr(sys.modules.get("litellm.proxy.proxy_server"), "llm_router", None)
 
     def _may_be_chat(self, request_kwargs: MutableMapping[str, Any]) -> bool:
         return self._memory.calls.get(call_id_of(request_kwargs)).chat and not is_summary_call(request_kwargs)
-
-
-def _proxy_router() -> Any:
-    """
-    The router of a proxy running in this process; ``None`` in an SDK process. Only a proxy
-    that is already running has loaded its server module: importing it here would load the
-    whole proxy into an SDK user's process, and fail where the proxy extras are not installed.
-    """
-    server = sys.modules.get("litellm.proxy.proxy_server")
-    return getattr(server, "llm_router", None)
 
 
 if TYPE_CHECKING:

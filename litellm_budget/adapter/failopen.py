@@ -1,10 +1,7 @@
 """
-The fail-open boundary of every hook: each step of a hook runs in a ``with guard.step(name):``
-block, so a bug of ours is logged as ``hook_failed`` (naming the hook and the step) and the request goes on as it
-is; with ``fail_closed`` it is refused instead, with an error that says so. The plugin's own
-``ContextWindowExceededError`` is its answer, not a bug: it always passes through. (The package's
-other broad excepts each stand around a foreign call, the model map, Redis or the summary model,
-and say why where they are.)
+The fail-open boundary of every hook step: a bug of ours is logged as ``hook_failed`` and the request goes on as it
+is (with ``fail_closed``, it is refused, saying so); the plugin's own ``ContextWindowExceededError`` always passes.
+The package's other broad excepts each stand around a foreign call (model map, Redis, summary model) and say why.
 """
 
 from __future__ import annotations
@@ -30,18 +27,15 @@ _ANSWERS = (litellm.ContextWindowExceededError, HookFailedError)
 
 class Guard:
     """
-    The boundary of one hook call. A failed step ends the pass (later steps are skipped, ``ok``
-    says so, and the request goes on as it is), unless it only learns (``ends_pass=False``: the fit goes on
-    without what it would have learned). Hooks that run after the call was answered observe
-    only: there a failure is logged, whatever ``fail_closed`` says.
+    The boundary of one hook call. A failed step ends the pass (``ok`` turns false, the request goes on as it is),
+    unless it only learns (``ends_pass=False``: the fit goes on without it). Hooks that run after the call was
+    answered only observe: there a failure is logged, whatever ``fail_closed`` says.
     """
 
     __slots__ = ("fail_closed", "failed", "hook")
 
     def __init__(self, hook: str, *, fail_closed: bool = False) -> None:
-        self.hook = hook
-        self.fail_closed = fail_closed
-        self.failed = False
+        self.hook, self.fail_closed, self.failed = hook, fail_closed, False
 
     @property
     def ok(self) -> bool:
@@ -49,11 +43,7 @@ class Guard:
         return not self.failed
 
     def step(self, step: str, *, ends_pass: bool = True) -> _Step:
-        """
-        The boundary of one step, as a ``with`` block: the block's exception is logged (and the
-        pass ends, unless ``ends_pass=False``) instead of reaching LiteLLM. A block after a failed
-        step still runs: a pass asks ``ok`` first.
-        """
+        """One step's boundary, as a ``with`` block logging its exception; a block after a failed step still runs."""
         return _Step(self, step, ends_pass=ends_pass)
 
     def _failed(self, step: str, exc: Exception, *, ends_pass: bool) -> None:
@@ -68,8 +58,6 @@ class Guard:
 
 
 class _Step:
-    """One step's boundary (``Guard.step``)."""
-
     __slots__ = ("ends_pass", "guard", "name")
 
     def __init__(self, guard: Guard, name: str, *, ends_pass: bool) -> None:
@@ -87,10 +75,7 @@ class _Step:
 
 
 def log_failure(hook: str, step: str, exc: BaseException) -> str:
-    """
-    Log the exception's type and ``file:line`` of its innermost frame: enough to find the bug,
-    nothing from the request (an exception's message may quote it). Returns the ``file:line``.
-    """
+    """Log the exception's type and innermost ``file:line`` (returned), not the request, which its message may quote."""
     frames = traceback.extract_tb(exc.__traceback__)
     where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "?"
     log.error("hook_failed", hook=hook, step=step, error_type=type(exc).__name__, where=where)

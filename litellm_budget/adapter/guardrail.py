@@ -1,12 +1,8 @@
 """
-The plugin as a LiteLLM guardrail: ``guardrails:`` in config.yaml with ``guardrail:
-litellm_budget.BudgetGuardrail`` and ``mode: pre_call``. It fits as the callback does (a
-``ContextBudget`` inside), but only where LiteLLM's guardrail rules say: ``default_on``, a
-request's ``guardrails: [name]``, a key's or team's ``disable_global_guardrails`` or
-``opted_out_global_guardrails``. LiteLLM applies them before the pre-call hook only and calls
-every other hook on every request, so each hook that fits asks ``should_run_guardrail`` itself.
-What it did is recorded where LiteLLM records a guardrail's work: ``guardrail_information`` (the
-logging payload, the spend logs) and the ``x-litellm-applied-guardrails`` header.
+The plugin as a LiteLLM guardrail (``guardrail: litellm_budget.BudgetGuardrail``, ``mode: pre_call``): it fits as
+the callback does, only where LiteLLM's guardrail rules say (``default_on``, a request's ``guardrails``, a key's or
+team's opt-out). LiteLLM applies them before the pre-call hook only and calls every other hook on every request,
+so each hook that fits asks ``should_run_guardrail`` itself.
 """
 
 from __future__ import annotations
@@ -46,12 +42,10 @@ _INTERVENED = frozenset({"trimmed", "rejected"})
 @final
 class BudgetGuardrail(CustomGuardrail):  # type: ignore[misc]  # litellm is untyped to mypy here
     """
-    Keeps every request it runs on inside its model's window, as ``ContextBudget`` does; created by
-    LiteLLM from a ``guardrails:`` entry. Keys of its ``litellm_params`` that are no LiteLLM
-    parameter are settings (``policy: plan``), over ``callback_settings.litellm_budget``.
-    A second registration of the plugin, a ``mode`` other than ``pre_call`` or a bad setting stops
-    the proxy at start (``StartRefusedError``). The hooks are defined here, not inherited, as LiteLLM
-    calls some only on classes that define them.
+    ``ContextBudget`` as a guardrail, created by LiteLLM from a ``guardrails:`` entry: keys of its ``litellm_params``
+    that are no LiteLLM parameter are settings (``policy: plan``), over ``callback_settings.litellm_budget``. A second
+    registration, a ``mode`` other than ``pre_call`` or a bad setting fails the proxy's start (``StartRefusedError``).
+    The hooks are defined here, not inherited, as LiteLLM calls some only on classes that define them.
     """
 
     def __init__(self, **kwargs: Any) -> None:
@@ -95,8 +89,7 @@ class BudgetGuardrail(CustomGuardrail):  # type: ignore[misc]  # litellm is unty
         """Router, before its window check: the callback's lending, where the guardrail runs."""
         if not self._runs(FILTER_HOOK, request_kwargs or {}):
             return healthy_deployments
-        plugin = self._plugin
-        return await plugin.async_filter_deployments(
+        return await self._plugin.async_filter_deployments(
             model, healthy_deployments, messages, request_kwargs, parent_otel_span
         )
 
@@ -179,9 +172,8 @@ class BudgetGuardrail(CustomGuardrail):  # type: ignore[misc]  # litellm is unty
 
     def _record(self, request: dict[str, Any], started: float) -> None:
         """
-        The report as this guardrail's ``guardrail_information``, and its name in the applied-guardrails
-        header. One record per request: a later hook's fit (a smaller deployment, a fallback) updates it in
-        place, as LiteLLM shares the record with the logging object by reference.
+        The report as this guardrail's ``guardrail_information``, and its name in the applied-guardrails header. One
+        record per request, updated in place by a later hook's fit: LiteLLM shares it with the logging object.
         """
         _, bucket = get_or_create_metadata_bucket(request)
         report = report_in(bucket)

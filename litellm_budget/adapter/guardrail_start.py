@@ -1,9 +1,6 @@
 """
-What the guardrail form refuses at start: a second registration of the plugin, a ``mode`` it
-cannot work in, and settings in its ``litellm_params`` that are no setting or a bad value.
-
-The refusal is a ``RuntimeError``: LiteLLM catches a guardrail's ``ValueError`` and ``TypeError``,
-logs them, and starts the proxy without the guardrail, which would send every request unfitted.
+What the guardrail form refuses at start, as a ``RuntimeError``: LiteLLM logs a guardrail's ``ValueError`` or
+``TypeError`` and starts the proxy without it, which would send every request unfitted.
 """
 
 from __future__ import annotations
@@ -28,9 +25,8 @@ class StartRefusedError(RuntimeError):
 
 def settings_in(params: Mapping[str, Any]) -> dict[str, Any]:
     """
-    The plugin's settings among the keyword arguments LiteLLM built from a guardrail's
-    ``litellm_params``: the keys that are none of LiteLLM's own (it passes each of its own
-    guardrail parameters, most with a default, plus whatever else the config wrote).
+    The plugin's settings among the keyword arguments LiteLLM built from a guardrail's ``litellm_params``: the keys
+    none of LiteLLM's own (it passes each of its guardrail parameters, most with a default, plus the config's rest).
     """
     from litellm.types.guardrails import LitellmParams
 
@@ -39,12 +35,7 @@ def settings_in(params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def check_guardrail_start(name: object, mode: object, knobs: Mapping[str, Any], callbacks: Iterable[Any]) -> None:
-    """
-    Refuse to start the guardrail ``name`` registered with ``mode`` and ``knobs``, beside ``callbacks``.
-
-    Raises:
-        StartRefusedError: Naming the problem and the line that fixes it.
-    """
+    """Raise ``StartRefusedError``, naming the problem and its fix, where the guardrail ``name`` may not start."""
     twice = registered_twice(name, callbacks)
     if twice is not None:
         raise StartRefusedError(twice)
@@ -61,10 +52,7 @@ def check_guardrail_start(name: object, mode: object, knobs: Mapping[str, Any], 
 
 
 def registered_twice(name: object, callbacks: Iterable[Any]) -> str | None:
-    """
-    Why the guardrail ``name`` may not start beside ``callbacks`` (LiteLLM creates ``callbacks:``
-    before ``guardrails:``): each form fits every request it runs on, so two would fit one twice.
-    """
+    """Why the guardrail ``name`` may not start beside ``callbacks`` (made before it): two would fit a request twice."""
     forms = [callback for callback in callbacks if type(callback).__name__ in {CALLBACK_FORM, GUARDRAIL_FORM}]
     if not forms:
         return None

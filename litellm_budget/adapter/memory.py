@@ -1,10 +1,4 @@
-"""
-What the plugin remembers: about each call, its life in one record (``calls.py``: a list the
-Router's filter hook lent among it), the requests waiting for their count (``later_counts.py``),
-and between requests each model's learned token ratio, each conversation's last edits and the
-summaries of dropped blocks. The latter are read before a hook's fit (the fit itself is
-synchronous), shared through Redis where the proxy has one, and written after it (``hook_pass.py``).
-"""
+"""What the plugin remembers; what replicas share is read before a hook's (synchronous) fit and written after."""
 
 from __future__ import annotations
 
@@ -21,10 +15,7 @@ from .windows.served_windows import ServedWindows
 
 
 class Memory:
-    """
-    The plugin's one memory of calls, ratios, conversations, prompts, summaries and the invalid
-    settings requests showed; every store in it is bounded.
-    """
+    """The plugin's memory of calls, ratios, conversations, prompts, summaries and invalid settings; all bounded."""
 
     __slots__ = (
         "calibration",

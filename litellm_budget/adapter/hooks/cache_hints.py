@@ -1,9 +1,7 @@
 """
-The opt-in hints that help a provider's prompt cache hit, put into a request the deployment hook
-is about to send, its provider known: Anthropic ``cache_control`` breakpoints where the prompt
-stays stable (``cache_breakpoints``, ``core/cache/_breakpoints.py``), and OpenAI's ``prompt_cache_key``
-from the conversation key where the client sent none (``prompt_cache_key``): it keeps one
-conversation's requests on the machines that hold its prefix.
+Opt-in hints for a provider's prompt cache, put into a request the deployment hook is about to send: Anthropic
+``cache_control`` breakpoints where the prompt stays stable, and OpenAI's ``prompt_cache_key`` from the conversation
+key, which keeps one conversation's requests on the machines that hold its prefix.
 """
 
 from __future__ import annotations

@@ -1,29 +1,15 @@
-"""
-A pass's way as a chain of named steps: each says when it applies and what it makes of the pass,
-and runs in its ``with guard.step(name):`` boundary (``failopen.py``), its condition included, so a
-bug of ours in either is logged with the step's name and the request goes on. ``passes.py`` lists
-each hook's chain.
-"""
+"""A pass's way as a chain of named steps, each run with its condition inside its ``guard.step(name)`` boundary."""
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
-from litellm_budget.adapter.failopen import Guard
+if TYPE_CHECKING:
+    from .hook_pass import HookPass
 
-
-class Passing(Protocol):
-    """What the chain reads of a pass (``hook_pass.HookPass``)."""
-
-    @property
-    def guard(self) -> Guard: ...
-
-    def reread(self) -> Any: ...
-
-
-_P = TypeVar("_P", bound=Passing)
+_P = TypeVar("_P", bound="HookPass")
 
 
 class Step(NamedTuple):
@@ -39,7 +25,6 @@ class Step(NamedTuple):
     rewrites: bool = False
 
     def only_if(self, condition: Callable[[Any], bool]) -> Step:
-        """This step, where ``condition`` holds too."""
         applies = self.applies
         return self._replace(applies=lambda hook_pass: condition(hook_pass) and applies(hook_pass))
 

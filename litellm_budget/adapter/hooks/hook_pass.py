@@ -1,9 +1,6 @@
 """
-One pass per hook: the request read once (``HookPass.reading``), then a chain of named steps
-(``chain.py``). A pass is a frozen value: a step that learns or changes something returns the next
-pass, as structlog's processors hand on the event. The chains, one per hook, and what each hook does
-differently are in ``passes.py``. A fit is published once, whichever hook, retry or fallback sees
-it (``calls.py``); silent fits (the filter's, a ``trial``) publish and remember nothing.
+One pass per hook: the request read once, then a chain of named steps. A pass is a frozen value: a step that learns
+or changes something returns the next pass. A fit is published once, whichever hook, retry or fallback sees it.
 """
 
 from __future__ import annotations
@@ -152,8 +149,7 @@ class HookPass:
         """The summaries of what a fit would drop, from the summary model (``Prepared.summaries``)."""
         parts = self._trial_parts()
         source = SummarySource.through(self.context.router, self.context.cache, self.target.settings)
-        trial = self.trial(parts)
-        summarizer = self.context.memory.summarizer
+        summarizer, trial = self.context.memory.summarizer, self.trial(parts)
         summaries, outcome = await summary_ahead(summarizer, source, trial, parts.messages, self.shape.format)
         return dataclasses.replace(
             self, prepared=dataclasses.replace(self.prepared, summaries=summaries, summary=outcome)
@@ -161,9 +157,8 @@ class HookPass:
 
     async def fit_in_turn(self) -> HookPass:
         """
-        This hook's fit (``_fit``), in a worker thread where ``OFF_LOOP_BYTES`` or more of the request
-        are new to this conversation (tiktoken releases the GIL, so the proxy's event loop goes on);
-        a growing conversation's request stays on the loop.
+        This hook's fit, in a worker thread where ``OFF_LOOP_BYTES`` or more are new to the conversation (tiktoken
+        releases the GIL, so the proxy's event loop goes on); a growing conversation's request stays on the loop.
         """
         off_loop = new_bytes(self.parts.messages, self.shape.format, above=OFF_LOOP_BYTES) >= OFF_LOOP_BYTES
         return await asyncio.to_thread(self._fit) if off_loop else self._fit()
@@ -208,10 +203,9 @@ class HookPass:
 
     def _fit_once(self: _Pass, *, defer: bool = False, bigger_window: int | None = None) -> _Pass:
         """
-        The pass with its fit, unless these messages are already this call's fitted output; a new
-        outcome is published once. ``defer`` leaves a rejection to a later hook (a bigger deployment
-        or a fallback may take it); with ``bigger_window`` (a fallback's) what does not fit untrimmed
-        is ``deferred``, not trimmed.
+        The pass with its fit, unless these messages are already this call's fitted output; a new outcome is published
+        once. ``defer`` leaves a rejection to a later hook (a bigger deployment or a fallback may take it); with
+        ``bigger_window`` (a fallback's), what does not fit untrimmed is ``deferred``, not trimmed.
         """
         parts, target, calls = self.parts, self.target, self.context.memory.calls
         if parts.unsupported is not None:

@@ -1,9 +1,4 @@
-"""
-What the hooks that run once the call was answered (or refused before the plugin's fit) do: they
-only observe, so each step's failure is logged and the answer goes on, whatever ``fail_closed``
-says. ``callback.ContextBudget`` defines the hooks (LiteLLM calls some only on the class that
-defines them) and hands each its work here.
-"""
+"""The hooks' work once the call was answered (each hook is documented in ``callback.py``): a failure is only logged."""
 
 from __future__ import annotations
 
@@ -28,7 +23,6 @@ from .unfitted import report_unfitted
 
 
 def headers(memory: Memory, data: MutableMapping[str, Any]) -> dict[str, str] | None:
-    """``x-litellm-budget-*`` of what the call sent (after a fallback: the fallback's fit)."""
     with Guard("async_post_call_response_headers_hook").step("headers"):
         served = memory.calls.get(call_id_of(data)).served
         report = served.as_dict() if served is not None else report_in(read_metadata(data))
@@ -37,14 +31,12 @@ def headers(memory: Memory, data: MutableMapping[str, Any]) -> dict[str, str] | 
 
 
 def with_edits(memory: Memory, data: MutableMapping[str, Any], response: dict[str, Any]) -> Any:
-    """The response, saying which of the client's context edits were served here (as Anthropic's does)."""
     with Guard("async_post_call_success_hook").step("client_edits"):
         return respond_with_edits(response, memory.calls.take_edits(call_id_of(data)))
     return response
 
 
 async def streamed(memory: Memory, response: Any, request_data: dict[str, Any]) -> AsyncIterator[Any]:
-    """The same for a streamed answer, in its events (``stream_edits.py``)."""
     guard = Guard("async_post_call_streaming_iterator_hook")
     applied = None
     with guard.step("client_edits"):
@@ -60,7 +52,6 @@ async def streamed(memory: Memory, response: Any, request_data: dict[str, Any]) 
 
 
 async def learn(memory: Memory, settings: BudgetSettings, kwargs: dict[str, Any], response: Any, cache: Any) -> None:
-    """From the usage a provider reported: what its prompt cache did, and its token ratio."""
     memory.later.settle()
     guard = Guard("async_log_success_event")
     with guard.step("cache_truth", ends_pass=False):
@@ -80,7 +71,6 @@ async def learn(memory: Memory, settings: BudgetSettings, kwargs: dict[str, Any]
 async def failed_attempt(
     memory: Memory, settings: BudgetSettings, request: Mapping[str, Any], error: Exception, cache: Any
 ) -> None:
-    """A failed attempt: its backend's context-length error teaches the deployment's window."""
     with Guard("async_post_call_failure_deployment_hook").step("served_window"):
         record = memory.calls.get(call_id_of(request))  # type: ignore[arg-type]  # read only
         learned = await memory.served.from_error(Deployment.of(request), error, record.served, settings, cache)
@@ -89,13 +79,11 @@ async def failed_attempt(
 
 
 def unfitted(memory: Memory, settings: BudgetSettings, kwargs: dict[str, Any], router: Any) -> None:
-    """A request LiteLLM's own pre-call checks refused before the plugin fitted it: what it would have sent."""
     with Guard("async_log_failure_event").step("unfitted"):
         report_unfitted(kwargs, settings, router, memory.ratio)
 
 
 def resent(memory: Memory, kwargs: MutableMapping[str, Any]) -> None:
-    """Just before a call goes out: one rejected here is being re-sent past the hooks."""
     with Guard("log_pre_api_call").step("resent"):
         call_id = call_id_of(kwargs)
         found = memory.calls.resent_after_rejection(call_id)

@@ -1,9 +1,4 @@
-"""
-What each hook's pass does differently (``hook_pass.HookPass`` holds the steps they share): the
-proxy's pre-call hook fits the group's largest window (``GroupPass``), the deployment hook the
-chosen deployment's (``DeploymentPass``), and the Router's filter hook lends a trimmed list in
-place until the deployment hook gives it back (``FilterPass``).
-"""
+"""What each hook's pass does differently (``HookPass`` holds the steps they share), and each hook's chain of steps."""
 
 from __future__ import annotations
 
@@ -32,7 +27,6 @@ from .hook_pass import DEPLOYMENT_HOOK, FILTER_HOOK, PRE_CALL_HOOK, Context, Hoo
 
 
 def _compacting(hook_pass: HookPass) -> bool:
-    """An Anthropic request with the client's own ``context_management`` edits."""
     return hook_pass.shape is ANTHROPIC_SHAPE and bool(hook_pass.request.get("context_management"))
 
 
@@ -84,11 +78,9 @@ class DeploymentPass(HookPass):
     def _fit(self) -> DeploymentPass:
         memory = self.context.memory
         # The window the deployment's backend showed it holds, where that is less than configured.
-        hook_pass = dataclasses.replace(
-            self,
-            target=memory.served.applied(self.target, deployment_of(self.request)),
-            metadata=metadata_of(self.request, self.shape.metadata_key),
-        )
+        target = memory.served.applied(self.target, deployment_of(self.request))
+        metadata = metadata_of(self.request, self.shape.metadata_key)
+        hook_pass = dataclasses.replace(self, target=target, metadata=metadata)
         served, shape = memory.calls.get(self.call_id).served, self.shape
         if served is not None and served.format != shape.format.name:
             return hook_pass  # LiteLLM bridged a request fitted in its own format (/v1/messages to Responses)
@@ -107,8 +99,7 @@ class DeploymentPass(HookPass):
 
     def hint_cache(self) -> DeploymentPass:
         """The cache hints the settings ask for, in the request this deployment is about to get."""
-        call = self.context.memory.calls.get(self.call_id)
-        hinted = hint_cache(self.request, self.shape, self.target, call)
+        hinted = hint_cache(self.request, self.shape, self.target, self.context.memory.calls.get(self.call_id))
         return dataclasses.replace(self, changed=True) if hinted else self
 
     def _write(self, fitted: Fitted) -> Exception | None:
@@ -123,9 +114,8 @@ class DeploymentPass(HookPass):
 
     def _given_back(self) -> DeploymentPass | None:
         """
-        Restore the caller's list the filter hook trimmed in place; ``None`` when that trim fits here,
-        reported (and kept as the conversation's state) as what was sent. Else the pass to fit: over
-        the caller's messages again, so that the report says all that changed.
+        Restore the caller's list the filter hook trimmed in place; ``None`` when that trim fits here, reported (and
+        kept as the conversation's state) as what was sent. Else the pass to fit over the caller's messages again.
         """
         memory, target, parts = self.context.memory, self.target, self.parts
         lent = memory.calls.give_back(self.call_id)
@@ -145,10 +135,9 @@ class DeploymentPass(HookPass):
 
 class FilterPass(HookPass):
     """
-    The Router's filter hook. With ``enable_pre_call_checks`` the Router checks windows on the
-    caller's own list right after it, before a hook can return a new request: so the list is
-    trimmed in place (lent) until the same call's deployment hook gives it back. It cannot tell a
-    chat request from a text completion turned into messages: the deployment hook reports.
+    The Router's filter hook. With ``enable_pre_call_checks`` the Router checks windows on the caller's own list
+    right after it, before a hook can return a new request: so the list is trimmed in place (lent) until the call's
+    deployment hook gives it back. That hook reports: this one cannot tell chat from a text completion's messages.
     """
 
     __slots__ = ()
@@ -172,13 +161,13 @@ class FilterPass(HookPass):
         return None
 
 
+def _has_cache(hook_pass: HookPass) -> bool:
+    return hook_pass.context.cache is not None
+
+
 def _calibration_due(hook_pass: HookPass) -> bool:
     memory, settings = hook_pass.context.memory, hook_pass.target.settings
-    return (
-        hook_pass.context.cache is not None
-        and settings.calibrate
-        and memory.calibration.due_for_refresh(hook_pass.target.model)
-    )
+    return _has_cache(hook_pass) and settings.calibrate and memory.calibration.due_for_refresh(hook_pass.target.model)
 
 
 def _state_shared(hook_pass: HookPass) -> bool:
@@ -218,15 +207,7 @@ DEPLOYMENT_STEPS = (
     Step("lent", always, DeploymentPass.adopt_lent, ends_pass=False),
     *(
         step.only_if(_first_attempt)
-        for step in (
-            Step(
-                "served_window",
-                lambda hook_pass: hook_pass.context.cache is not None,
-                DeploymentPass.refresh_served_window,
-                ends_pass=False,
-            ),
-            *BEFORE,
-        )
+        for step in (Step("served_window", _has_cache, DeploymentPass.refresh_served_window, ends_pass=False), *BEFORE)
     ),
     FIT,
     WRITE,

@@ -1,18 +1,10 @@
 """
-A request LiteLLM's own pre-call checks refused (``router_settings.enable_pre_call_checks``)
-before any hook of the plugin fitted it: its failure event gets what the plugin would have sent.
-
-It happens on ``/v1/messages`` with the client's own ``context_management``: the proxy's pre-call
-hook leaves such a request to the deployment hook (whether the plugin or Anthropic applies those
-edits depends on the deployment's provider), and the Router's window check runs in between, on the
-request as it came. The report is made in the failure callback, off the request's path, from the
-client's body as the proxy received it, against the model group's largest window (no deployment
-was chosen) and at the token ratio the hooks have learned for its model: the client's edits
-applied as the deployment hook would for a non-Anthropic group, then the fit (a compaction the
-summary model would serve is not asked for). It is the plugin's
-estimate of a request that was never sent, so it goes under its own key
-(``litellm_budget_unfitted``), with a reason that says so; the request's own report
-(``litellm_budget``) stays absent, as nothing of the plugin's reached anyone.
+A request LiteLLM's pre-call checks (``enable_pre_call_checks``) refused before the plugin fitted it: its failure
+event gets, under ``litellm_budget_unfitted``, what the plugin would have sent. It happens on ``/v1/messages`` with
+the client's own ``context_management``: the pre-call hook leaves that to the deployment hook (who applies the edits
+depends on the provider), and the Router's window check runs in between. The estimate is made from the body the
+proxy received, against the group's largest window (no deployment was chosen), with the client's edits applied as
+for a non-Anthropic group and no compaction asked of the summary model; ``litellm_budget`` itself stays absent.
 """
 
 from __future__ import annotations
@@ -39,10 +31,7 @@ REASON = "not sent: LiteLLM's pre-call checks refused the request before the plu
 def report_unfitted(
     kwargs: Mapping[str, Any], settings: Any, router: Any, ratio_of: Callable[[Target], float | None]
 ) -> BudgetReport | None:
-    """
-    What the plugin would have sent for a request refused by the pre-call checks; ``None`` for
-    other failures. ``ratio_of`` is the learned token ratio the hooks would have applied (``Memory.ratio``).
-    """
+    """What the plugin would have sent, at ``ratio_of``'s learned ratio, for a request the pre-call checks refused."""
     payload = kwargs.get("standard_logging_object")
     if not is_mapping(payload):
         return None

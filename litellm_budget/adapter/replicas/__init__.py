@@ -1,4 +1,1 @@
-"""
-What replicas share through the Redis layer of LiteLLM's DualCache (``shared.py``), in pipelines
-that concurrent requests share (``redis_pipe.py``).
-"""
+"""What replicas share through the Redis layer of LiteLLM's DualCache, in pipelines concurrent requests share."""

@@ -1,11 +1,7 @@
 """
-What concurrent requests read from and write to Redis goes there together: at most one
-pipeline in flight per client, and whatever requests ask for meanwhile goes in the next one.
-
-Under load that is one round trip for many requests instead of one each, and redis-py spends
-more CPU on a call than the call spends on the network (BENCHMARKS.md §3). Alone, a request's
-read is still one round trip. Writes are queued, not waited for: they go with the next
-pipeline, before its reads, so a replica always reads what it wrote.
+Concurrent requests' Redis reads and writes, sent together (under load, one round trip and one redis-py call for
+many, whose CPU outweighs the network): at most one pipeline in flight per client, the rest in the next. Writes are
+queued, not waited for, and go before the next pipeline's reads, so a replica always reads what it wrote.
 """
 
 from __future__ import annotations
@@ -53,9 +49,8 @@ class Pipe:
 
     async def _send(self, writes: dict[str, tuple[str, int]], reads: dict[str, Any]) -> list[Any]:
         """
-        One pipeline; tried a second time on fresh connections when the first fails other than
-        by a timeout: after Redis restarts, every idle connection in the pool is stale, and
-        each would fail once (and rest the layer again) before the pool holds a working one.
+        One pipeline, tried again on fresh connections when the first fails other than by a timeout: after Redis
+        restarts, every idle connection in the pool is stale, and each would fail once (resting the layer again).
         """
         for attempt in range(2):
             try:

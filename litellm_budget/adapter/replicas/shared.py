@@ -1,23 +1,11 @@
 """
-What replicas share: the Redis layer of the DualCache LiteLLM hands the pre-call hook.
-
-Read and written directly, not through the DualCache: its memory layer answers first and
-keeps a value for up to a minute (or for the TTL the writer set), so a replica would read its
-own old value instead of another's newer one; and inside a proxy request its writes are queued
-on the request's Redis batch, which was flushed when the response went out, so a write from a
-success callback never reaches Redis (both pinned in tests/e2e/test_redis_proxy.py).
-
-On a request's path a key is read and written with the Redis client LiteLLM's RedisCache holds
-(its namespace, its JSON), not through the RedisCache's own methods: those walk the call stack
-and start a logging task per call, which cost as much CPU as the round trip itself under load
-(BENCHMARKS.md §3). Concurrent requests' reads and writes share pipelines (``redis_pipe.py``);
-a write is queued, not waited for.
-
-A Redis that is down is an operator's outage, not a bug of ours: one warning a minute, the
-replica goes on with what it knows locally, and leaves Redis alone after each failure, for a
-second and then twice as long each time it fails again, so a hung Redis costs a request
-``TIMEOUT`` now and then, not every request. A read that merely waited too long (a proxy so
-busy that its event loop is late) is a miss for that request, not a failure of Redis.
+What replicas share: the Redis layer of the DualCache LiteLLM hands the pre-call hook, used directly. Through the
+DualCache, its memory layer would answer first with a value up to a minute old (a replica's own), and inside a proxy
+request writes go on the request's Redis batch, already flushed when a success callback writes (both pinned in
+tests/e2e/test_redis_proxy.py). Its client is used, not the RedisCache's methods: those walk the call stack and start
+a logging task per call. A Redis that is down is the operator's outage, not our bug: a warning a minute, and Redis
+left alone after each failure, twice as long each time (``REST``), so a hung one costs a request ``TIMEOUT`` now and
+then. A read that merely waited too long (a late event loop) is a miss, not a failure.
 """
 
 from __future__ import annotations
@@ -27,7 +15,7 @@ import contextlib
 import json
 import time
 from collections.abc import Awaitable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from litellm_budget.logs import get_logger
 from litellm_budget.process import PROCESS
@@ -73,11 +61,8 @@ async def shared_get(cache: Any, key: str) -> object:
         return None
     try:
         raw = await _bounded(waiting)
-    except asyncio.TimeoutError:  # the pipeline itself reports whether Redis failed
-        return None
-    try:
         return None if raw is None else json.loads(raw)
-    except ValueError:  # not JSON: not ours, a miss
+    except (asyncio.TimeoutError, ValueError):  # late (the pipeline reports a failed Redis), or not JSON: a miss
         return None
 
 
@@ -112,7 +97,6 @@ async def shared_set(cache: Any, key: str, value: object, ttl: float) -> None:
 
 
 def _available(cache: Any) -> Any:
-    """The Redis layer, unless there is none or it is resting after a failure."""
     redis = shared_store(cache)
     if redis is None:
         return None
@@ -121,19 +105,13 @@ def _available(cache: Any) -> Any:
 
 
 def _pipe(redis: Any) -> Pipe | None:
-    """
-    The pipe to the asyncio client of LiteLLM's RedisCache (one client per event loop,
-    LiteLLM's); ``None`` for any other Redis layer, which is called through its own methods.
-    """
-    if not callable(getattr(redis, "init_async_client", None)) or not callable(
-        getattr(redis, "check_and_fix_namespace", None)
-    ):
+    """The pipe to LiteLLM's RedisCache's asyncio client (one per event loop); ``None`` for another Redis layer."""
+    if not all(callable(getattr(redis, name, None)) for name in ("init_async_client", "check_and_fix_namespace")):
         return None
     client, loop = redis.init_async_client(), asyncio.get_running_loop()
     known = PROCESS.redis_pipes.get((id(client), id(loop)))
     if known is not None and known[0] is client and known[1] is loop:
-        kept: Pipe = known[2]
-        return kept
+        return cast(Pipe, known[2])
     pipe = Pipe(client, bound=_bounded, on_failure=lambda exc: _failed(redis, exc), on_success=lambda: _answered(redis))
     PROCESS.redis_pipes.put((id(client), id(loop)), (client, loop, pipe))
     return pipe

@@ -9,19 +9,17 @@ from .targets import Target, deployment_windows, group_deployments
 
 #: Where LiteLLM looks for fallbacks after a context-window error, in its order.
 FALLBACK_KEYS = ("context_window_fallbacks", "fallbacks")
-#: The key of the plugin's own fallback target: the same group again, fitted to the window its
-#: backend's error taught (``served_windows.py``). The Router copies a target's keys into the
-#: request and keeps them for later hops: its value names the group it is for, and the deployment
-#: hook takes it out of the request.
+#: The key of the plugin's own fallback target: the same group again, fitted to the window its backend's error
+#: taught. The Router copies a target's keys into the request and keeps them for later hops: its value names the
+#: group it is for, and the deployment hook takes it out.
 REFIT_KEY = "litellm_budget_refit"
 
 
 def with_refit(group: str, request: Mapping[str, Any], router: Any) -> list[Any]:
     """
-    The request's ``context_window_fallbacks`` with the group itself first, as a target LiteLLM's
-    Router tries once (a ``{"model": group}`` alone would count as attempted already): a backend's
-    context-length error is then answered within the same client call, by the request refitted to
-    the window the error stated, before any fallback the operator configured.
+    The request's ``context_window_fallbacks`` with the group itself first, as a target the Router tries once (a
+    ``{"model": group}`` alone would count as attempted already): a backend's context-length error is then answered
+    within the same client call, refitted to the window the error stated, before the operator's fallbacks.
     """
     entries = _entries(FALLBACK_KEYS[0], request, router)
     if _configured(FALLBACK_KEYS[0], request, router) is None:
@@ -36,13 +34,11 @@ def with_refit(group: str, request: Mapping[str, Any], router: Any) -> list[Any]
 
 def refit_on_any_error(request: Mapping[str, Any], router: Any) -> list[Any] | None:
     """
-    A copy of the request's generic ``fallbacks`` (else the router's), the list the Router reads
-    for an error it did not map to a context error. It is the plugin's own: ``open_refit`` puts the
-    refit first in it only once a backend's error proved to be a context-length error in words
-    LiteLLM left unmapped, so every other error takes the operator's fallbacks as before. ``None``
-    for client-side fallbacks (a list of models, not of groups), which are left as they came, and
-    for messages this plugin cannot read. Where the operator configured none, LiteLLM words a
-    failure's ending as "no fallback model group was found" rather than "No fallback was attempted".
+    A copy of the request's generic ``fallbacks`` (else the router's), which the Router reads for an error it did not
+    map to a context error: ``open_refit`` puts the refit first in it only once a backend's error proved a context
+    error LiteLLM left unmapped, so every other error takes the operator's fallbacks as before. ``None`` for
+    client-side fallbacks (a list of models, not groups) and for messages this plugin cannot read. Where none are
+    configured, LiteLLM words a failure's end "no fallback model group was found", not "No fallback was attempted".
     """
     messages = request.get("messages", [])
     if not isinstance(messages, list) or not all(isinstance(message, Mapping) for message in messages):
@@ -72,7 +68,6 @@ def _configured(key: str, request: Mapping[str, Any], router: Any) -> Any:
 
 
 def _entries(key: str, request: Mapping[str, Any], router: Any) -> list[Mapping[str, Any]]:
-    """The mappings of group to targets of ``_configured``."""
     return [entry for entry in _configured(key, request, router) or () if isinstance(entry, Mapping)]
 
 
@@ -108,12 +103,7 @@ def is_refit(target: object) -> bool:
 
 
 def has_fallbacks(group: str, request: Mapping[str, Any], router: Any) -> bool:
-    """
-    Whether LiteLLM would retry this group elsewhere after a context-window error.
-
-    Then a request that cannot fit the group is left for the router, so a bigger model can
-    answer it; otherwise it is refused at once, with the report.
-    """
+    """Whether LiteLLM would retry this group elsewhere after a context-window error, where a bigger model may fit."""
     return next(_fallback_groups(group, request, router), None) is not None
 
 
@@ -129,14 +119,8 @@ def leads_to_bigger_window(target: Target, request: Mapping[str, Any], router: A
 
 
 def largest_fallback_window(group: str, request: Mapping[str, Any], router: Any) -> int | None:
-    """
-    The largest known window anywhere along the group's fallback chain; ``None`` without one.
-
-    A request that does not fit its deployment goes to a fallback with a bigger window first:
-    the operator configured it for exactly this, and it can read more of the request.
-    """
-    seen = {group}
-    queue = [group]
+    """The largest known window along the group's fallback chain, where a request too big for the group goes first."""
+    seen, queue = {group}, [group]
     largest: int | None = None
     while queue and router is not None:
         for target in _fallback_groups(queue.pop(0), request, router):

@@ -18,9 +18,8 @@ def is_chat(call_type: object) -> bool:
 
 def chat_messages(messages: list[Any]) -> list[Any]:
     """
-    The messages as plain dicts: ``litellm.Message`` and other pydantic messages (a Router
-    history often holds the previous response's message) are read like the dicts they dump
-    to. The same list comes back when there is nothing to convert.
+    The messages as plain dicts (the same list where all are): ``litellm.Message`` and other pydantic messages (a
+    Router history often holds the previous response's message) as the dicts they dump to.
     """
     if all(is_mapping(message) for message in messages):
         return messages
@@ -34,18 +33,14 @@ def _as_dict(message: Any) -> Any:
 
 def metadata_key(request: Mapping[str, Any]) -> str:
     """
-    Where LiteLLM keeps its own metadata for this request: ``litellm_metadata`` on the
-    Anthropic Messages and Responses routes (there ``metadata`` is the client's, and goes to
-    the provider), ``metadata`` for chat completions.
+    Where LiteLLM keeps its own metadata: ``litellm_metadata`` on the Anthropic Messages and Responses routes (there
+    ``metadata`` is the client's, and goes to the provider), ``metadata`` for chat completions.
     """
     return "litellm_metadata" if is_mapping(request.get("litellm_metadata")) else "metadata"
 
 
 def metadata_of(request: MutableMapping[str, Any], key: str | None = None) -> MutableMapping[str, Any]:
-    """
-    The request's LiteLLM metadata dict (under ``key`` when the API fixes it), created when
-    missing so the report has a home.
-    """
+    """The request's LiteLLM metadata dict (under ``key`` where the API fixes it), created so the report has a home."""
     key = key or metadata_key(request)
     metadata = request.get(key)
     if not isinstance(metadata, MutableMapping):

@@ -27,10 +27,7 @@ MIN_THINKING_BUDGET = 1024
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Parts:
-    """
-    What the core fits: the messages as one list, the tools schema, and the answer's length;
-    or why this request is forwarded untouched (``unsupported``).
-    """
+    """What the core fits: the messages as one list, the tools, the answer's length; or why it goes untouched."""
 
     messages: list[Any]
     tools: Any
@@ -44,7 +41,6 @@ def _fitted_as_asked(_request: Mapping[str, Any]) -> str | None:
 
 
 def _why_not_fitted_messages(request: Mapping[str, Any]) -> str | None:
-    """Anthropic requests whose history the provider holds (a ``thread``), or LiteLLM's compression owns."""
     if request.get("thread"):
         return "thread: the history is held by the provider, out of reach"
     return REASON if compression_registered() else None
@@ -67,11 +63,7 @@ def _why_not_fitted(request: Mapping[str, Any]) -> str | None:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Shape:
-    """
-    How one API's request holds its messages: under which key, with which system part apart
-    (joined into the list the core fits, and taken out again: ``formats.joined``), and under
-    which key the answer's length is asked, in the message format the core reads them in.
-    """
+    """How one API's request holds its messages, system part and answer's length, in the format the core reads."""
 
     format: MessageFormat
     messages_key: str
@@ -114,7 +106,6 @@ class Shape:
 
 
 def _lower_thinking_budget(request: MutableMapping[str, Any], max_tokens: int) -> None:
-    """Keep ``thinking.budget_tokens`` below a lowered ``max_tokens``, as Anthropic's API requires."""
     thinking = request.get("thinking")
     if not is_mapping(thinking):
         return

@@ -1,7 +1,4 @@
-"""
-What a LiteLLM request is fitted against: its window and settings, from deployment, group, the
-key and team it came with, and the request itself (in that order, each over the one before).
-"""
+"""A request's window and settings: from deployment, group, key, team and the request itself, each over the last."""
 
 from __future__ import annotations
 
@@ -58,18 +55,14 @@ class Target:
     @property
     def fit_scope(self) -> str:
         """
-        What decides a fit besides the messages (the model, its window, the settings): a conversation's
-        edits are reused only under the same, never by another model group's fit of the same model.
-        The window as the fit resolves it, so a hook that names it and one that looks it up agree.
+        What decides a fit besides the messages (model, window, settings): a conversation's edits are reused only under
+        the same. The window as the fit resolves it, so a hook that names it and one that looks it up agree.
         """
         window = self.window or _known_window(self.model) or self.settings.default_window
         return f"{self.model}:{window}:{digest(repr(self.settings), 16)}"
 
     def fit_request(self, parts: Parts, fmt: MessageFormat, ratio: float | None, **known: Any) -> FitRequest:
-        """
-        The core's request for ``parts`` sent to this target, at the learned token ``ratio`` (``None``: the settings');
-        ``known``: what the plugin knows beside it (conversation state, summaries, the gate).
-        """
+        """The core's request for ``parts`` at the learned ``ratio`` (``None``: the settings'), plus all ``known``."""
         return FitRequest(
             parts.messages,
             model=self.model,
@@ -86,10 +79,8 @@ class Target:
 
 def deployment_target(kwargs: Mapping[str, Any], settings: BudgetSettings) -> Target:
     """
-    The chosen deployment's window and settings.
-
-    A deployment's own ``model_info.max_input_tokens`` wins over the model map, which a
-    Router may have overwritten with another deployment's value for the same backend model.
+    The chosen deployment's window and settings. Its own ``model_info.max_input_tokens`` wins over the model map,
+    which a Router may have overwritten with another deployment's value for the same backend model.
     """
     model_info = kwargs.get("model_info") or {}
     metadata = read_metadata(kwargs)
@@ -97,25 +88,16 @@ def deployment_target(kwargs: Mapping[str, Any], settings: BudgetSettings) -> Ta
     group = str(metadata.get("model_group") or model)
     own, invalid = deployment_settings(model_info, settings, group=group)
     window = positive_int(model_info.get("max_input_tokens"))
-    target = Target(
-        model=model,
-        group=group,
-        window=window,
-        settings=own,
-        invalid=invalid,
-        window_source=None if window is None else "deployment",
-    )
+    source = None if window is None else "deployment"
+    target = Target(model=model, group=group, window=window, settings=own, invalid=invalid, window_source=source)
     return with_request_overrides(with_key_settings(target, metadata), metadata)
 
 
 def group_target(group: str, deployments: Iterable[Mapping[str, Any]], settings: BudgetSettings) -> Target | None:
     """
-    The largest known window among a model group's deployments, before routing.
-
-    Whatever deployment serves the request needs at least the trimming the largest one
-    needs, so fitting that is never wrong; the chosen deployment's own hook fits the rest,
-    and the Router's ``enable_pre_call_checks`` can still prefer a deployment the request fits.
-    ``None`` when no deployment's window is known, so the deployment hook decides.
+    The largest known window among a model group's deployments, before routing (``None``: none known, the deployment
+    hook decides). Whichever deployment serves the request needs at least the trimming the largest one needs, so this
+    is never wrong; the Router's ``enable_pre_call_checks`` can still prefer a deployment the request fits.
     """
     known = deployment_windows(group, deployments)
     if not known:
@@ -128,9 +110,8 @@ def group_target(group: str, deployments: Iterable[Mapping[str, Any]], settings:
 
 def group_deployments(router: Any, group: str) -> list[Any]:
     """
-    The deployments of model group ``group`` in ``router`` (none without one). LiteLLM 1.110's
-    ``registry().deployments`` first: its ``get_model_list`` (the same list) warns on every call
-    that it is deprecated, and a test run with ``-W error`` would fail the hook on it.
+    The deployments of ``group`` in ``router``, by LiteLLM 1.110's ``registry().deployments`` where there is one: its
+    ``get_model_list`` warns on every call that it is deprecated, which fails the hook under ``-W error``.
     """
     if router is None:
         return []
@@ -140,13 +121,9 @@ def group_deployments(router: Any, group: str) -> list[Any]:
 
 
 def pre_call_target(request: Mapping[str, Any], settings: BudgetSettings, router: Any) -> Target | None:
-    """
-    What the proxy's pre-call hook fits against: the largest window of the request's model group
-    in ``router``, with the request's own overrides; ``None`` leaves the work to the deployment hook.
-    """
+    """What the proxy's pre-call hook fits against (``group_target``), with the request's own overrides."""
     group = str(request.get("model"))
-    deployments = group_deployments(router, group)
-    target = group_target(group, deployments, settings)
+    target = group_target(group, group_deployments(router, group), settings)
     if target is None:
         return None
     metadata = read_metadata(request)
@@ -175,10 +152,9 @@ TEAM_METADATA = ("user_api_key_team_metadata", "user_api_key_team_alias", "user_
 
 def with_key_settings(target: Target, metadata: Mapping[str, Any]) -> Target:
     """
-    Apply ``litellm_budget: {...}`` from the request's team metadata, then from its key's: settings
-    an operator wrote for one team or key, over the deployment's. They take every setting a deployment
-    takes, plus ``window``, which can only lower the model's; what cannot be taken is ``invalid``
-    (logged once, naming the key or team) and the request is fitted with the rest.
+    Apply ``litellm_budget: {...}`` of the request's team metadata, then of its key's, over the deployment's: every
+    setting a deployment takes, plus ``window``, which can only lower the model's. What cannot be taken is
+    ``invalid`` (logged once, naming the key or team) and the request is fitted with the rest.
     """
     for source, (field, alias, identity) in ((IN_TEAM, TEAM_METADATA), (IN_KEY, KEY_METADATA)):
         written = metadata.get(field)
@@ -191,12 +167,9 @@ def with_key_settings(target: Target, metadata: Mapping[str, Any]) -> Target:
 
 def with_request_overrides(target: Target, metadata: Mapping[str, Any]) -> Target:
     """
-    Apply the request's own ``metadata.litellm_budget`` when the operator enabled it.
-
-    Only a few knobs are accepted, and ``window`` can only lower the model's window, so a
-    client can never make the gateway forward more than the model takes. Settings the operator
-    does not let requests set are ``refused``; keys that are no setting and bad values are
-    ``invalid``: both are left out, and the request is fitted with the rest.
+    Apply the request's own ``metadata.litellm_budget`` where the operator allows it: a few knobs, and a ``window``
+    that can only lower the model's, so a client never makes the gateway forward more than the model takes. Other
+    settings are ``refused``, unknown keys and bad values ``invalid``: both are left out, the rest applied.
     """
     wanted = metadata.get(SETTINGS_KEY)
     if not isinstance(wanted, Mapping) or not wanted:
@@ -210,8 +183,8 @@ def with_request_overrides(target: Target, metadata: Mapping[str, Any]) -> Targe
 
 def overridden(target: Target, wanted: object, source: str, *, owner: str | None = None) -> Target:
     """
-    ``target`` with the valid settings of ``wanted`` (written at ``source``, for ``owner``) applied, and
-    its ``window``, which can only lower the target's; the rest is ``invalid``, left out.
+    ``target`` with the valid settings of ``wanted`` (written at ``source``, for ``owner``) applied, and its ``window``,
+    which can only lower the target's; the rest is ``invalid``, left out.
     """
     if not isinstance(wanted, Mapping):
         settings, problems = apply_valid(target.settings, wanted)  # the problem: not a mapping

@@ -27,12 +27,7 @@ SHARED_TTL = 7 * 24 * 3600
 
 
 class Calibration:
-    """
-    Per-model token ratios, damped and clamped, learned from each success and applied to the
-    budgets of later requests. In a proxy with Redis they are also written to, and read from,
-    the Redis layer of the DualCache LiteLLM hands the pre-call hook (``shared.py``), so every
-    replica learns from all traffic.
-    """
+    """Per-model token ratios, damped and clamped, learned from successes and shared through Redis across replicas."""
 
     def __init__(self, max_models: int = 4096) -> None:
         self._ratios: BoundedLRU[float] = BoundedLRU(max_models)
@@ -42,12 +37,9 @@ class Calibration:
 
     def ratio(self, model: str) -> float | None:
         """
-        The ratio to apply for ``model``; ``None`` until something was learned (the core then
-        starts from the configured or prior ratio).
-
-        It follows the learned ratio only once the two differ by more than ``HYSTERESIS``:
-        every response moves the learned ratio a little, and a budget that moved with each
-        of them would move the edits of every conversation, and their cached prefixes, too.
+        The ratio to apply for ``model`` (``None``: nothing learned yet). It follows the learned ratio only once the two
+        differ by more than ``HYSTERESIS``: every response moves the learned one a little, and a budget that moved with
+        each would move every conversation's edits, and their cached prefixes, too.
         """
         learned = self._ratios.get(model)
         if learned is None:
@@ -64,10 +56,8 @@ class Calibration:
 
     def observe(self, model: str, counted: int, reported: object, settings: BudgetSettings) -> float | None:
         """
-        Fold one response's usage into the ratio; ``None`` when the observation was ignored.
-
-        Ignored: no usage, tiny requests, and ratios far outside the bounds (mock responses,
-        providers that bill cached tokens separately), which say nothing about counting.
+        Fold one response's usage into the ratio; ``None`` when ignored: no usage, tiny requests, and ratios far outside
+        the bounds (mock responses, providers that bill cached tokens separately) say nothing about counting.
         """
         if not is_int(reported) or reported <= 0 or counted < MIN_COUNTED:
             return None
@@ -113,9 +103,8 @@ class Calibration:
         served: BudgetReport | None = None,
     ) -> None:
         """
-        Only a response whose request this plugin counted, in its own format, says how the provider
-        counts. A report written with the size gate's bound (``tokens_exact`` false) is replaced by
-        ``served``, the call's report as this replica holds it, once that one is counted; never a bound.
+        Only a response to a request this plugin counted, in its format, says how the provider counts; a report of the
+        size gate's bound (``tokens_exact`` false) gives way to ``served``, this replica's, once that is counted.
         """
         payload = kwargs.get("standard_logging_object") or {}
         counted_as = format_of_call(payload.get("call_type") or kwargs.get("call_type"))
@@ -130,7 +119,6 @@ class Calibration:
             await self.learn(report, reported_prompt_tokens(kwargs, response), settings, cache)
 
     async def refresh(self, cache: Any, model: str, settings: BudgetSettings) -> None:
-        """Adopt what the shared cache holds for ``model``."""
         self.adopt(model, await shared_get(cache, CACHE_PREFIX + model), settings)
 
     def due_for_refresh(self, model: str) -> bool:

@@ -1,10 +1,7 @@
 """
-The window a deployment's backend really serves, learned where it holds less than configured: from
-its context-length error (the limit it states, scaled by its own count of the same request) and
-from a silent truncation (a success whose prompt tokens fall far below what was sent). Later
-requests to that deployment are fitted to it; it lives ``learned_window_ttl`` seconds (a backend
-restarted with a larger context is trusted again after that), here and, where the proxy has Redis,
-in LiteLLM's DualCache, so every replica fits to it.
+The window a deployment's backend really serves, where less than configured, learned from its context-length error
+or a silent truncation; later requests to it are fitted to that for ``learned_window_ttl`` seconds (a backend
+restarted with a larger context is trusted again after), on every replica where the proxy has Redis.
 """
 
 from __future__ import annotations
@@ -37,13 +34,12 @@ CACHE_PREFIX = "litellm_budget:served_window:"
 REFRESH_SECONDS = 10.0
 #: A success whose prompt tokens are under this share of what the plugin counted it sent was cut upstream.
 TRUNCATED_BELOW = 0.6
-#: ... and only where it read this many or more: a backend serves no smaller window (Ollama's least
-#: default is 2048), while a chat template that leaves whole messages out (llama.cpp's Llama 3 one
-#: drops tool results) can make a small prompt of a large request, which is no cut of the window.
+#: ... and only where it read this many or more: no backend serves less (Ollama's least default is 2048), while a
+#: chat template that leaves whole messages out (llama.cpp's Llama 3 one drops tool results) reads a large request
+#: as a small prompt, which is no cut of the window.
 TRUNCATED_WINDOW_AT_LEAST = 1024
-#: A conversation's next request, this many tokens or more larger than its last, whose prompt
-#: tokens grew by less than this share of what its own last ratio says: the backend read no more
-#: of it, a cut (a milder one than ``TRUNCATED_BELOW`` catches, before calibration learns from it).
+#: A conversation's next request, this many tokens or more larger than its last, whose prompt tokens grew by less than
+#: this share of what its last ratio says, was cut: more mildly than ``TRUNCATED_BELOW`` catches, before calibration.
 STALLED_GROWTH_AT_LEAST = 256
 STALLED_BELOW = 0.25
 
@@ -78,10 +74,7 @@ class Deployment(NamedTuple):
 
 
 def deployment_of(kwargs: Mapping[str, Any]) -> str:
-    """
-    What names a deployment across hooks and replicas: its ``model_info.id`` (the Router's, stable
-    for a config), else its model and ``api_base``.
-    """
+    """A deployment's name across hooks and replicas: its ``model_info.id`` (stable per config), else model@api_base."""
     params = kwargs.get("litellm_params")
     params = params if is_mapping(params) else {}
     for info in (kwargs.get("model_info"), params.get("model_info"), read_metadata(kwargs).get("model_info")):
@@ -119,24 +112,19 @@ class ServedWindows:
         self, deployment: Deployment, error: object, sent: BudgetReport | None, settings: BudgetSettings, cache: Any
     ) -> int | None:
         """
-        Learn from a failed call's error, if it is a context-length error stating a limit; the learned
-        window. The limit is in the backend's tokens: scaled by the plugin's count of what it sent over
-        the backend's count of the same request, it is right in the plugin's units.
+        Learn the window a context-length error teaches (returned). Its limit is in the backend's tokens: scaled by the
+        plugin's count of what was sent over the backend's count of the same, it is in the plugin's units.
         """
         text = str(error) if error is not None else ""
         said, sent_tokens = served_limit(text), _sent_tokens(sent)
-        if said is None:
-            if not sent_tokens or not is_context_error(text):
-                return None
-            # A context-length error without a number (Bedrock's, Ollama's): a quarter less than what
-            # was sent, and a quarter less again at its next such error.
-            return await self._learn(
-                deployment, sent_tokens * 3 // 4, "context_error", settings, cache, backend="unnamed"
-            )
-        window = said.limit
-        if said.counted and sent_tokens:
-            window = said.limit * sent_tokens // said.counted
-        return await self._learn(deployment, window, "context_error", settings, cache, backend=said.backend)
+        if said is not None:
+            window = said.limit * sent_tokens // said.counted if said.counted and sent_tokens else said.limit
+            return await self._learn(deployment, window, "context_error", settings, cache, backend=said.backend)
+        if not sent_tokens or not is_context_error(text):
+            return None
+        # A context-length error without a number (Bedrock's, Ollama's): a quarter less than what
+        # was sent, and a quarter less again at its next such error.
+        return await self._learn(deployment, sent_tokens * 3 // 4, "context_error", settings, cache, backend="unnamed")
 
     async def from_usage(
         self,
@@ -148,9 +136,8 @@ class ServedWindows:
         conversation: str | None = None,
     ) -> bool:
         """
-        Whether a success's prompt tokens say the backend cut what was sent (Ollama keeps the last
-        ``num_ctx`` tokens and reports what it read); if so its count is the learned window. A cut
-        reads far less than was sent, or, in a conversation, no more of a request that grew.
+        Whether a success's prompt tokens say the backend cut what was sent (far less read than sent, or no more of a
+        grown request); if so, that count is the learned window (Ollama keeps the last ``num_ctx`` tokens, reports it).
         """
         expected = _sent_tokens(sent)
         if not is_int(reported) or not expected:
@@ -165,10 +152,7 @@ class ServedWindows:
         return True
 
     def _stalled(self, deployment: Deployment, conversation: str | None, expected: int, reported: int) -> bool:
-        """
-        Whether a conversation's request grew and what the backend read of it did not: its messages
-        extend the last request's, so their ratio of read to sent holds, unless the backend cut.
-        """
+        """Whether a conversation's request grew and what the backend read did not (the read-to-sent ratio holds)."""
         if conversation is None:
             return False  # requests of different conversations count differently: no comparing them
         key = f"{deployment.id}\0{conversation}"
