@@ -1,7 +1,4 @@
-"""
-What a recall answers, in words the model reads as information: the stored text (whole, a range
-of its lines, or the lines holding a text), cut to a byte cap; or why there is nothing to show.
-"""
+"""A recall's answer, worded as information for the model: the text asked for, cut to a byte cap, or why none."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
 """
-The request LiteLLM sends after recalls were answered, in each API's shape: what the model said,
-its recall calls, and their answers, after the messages it was sent. Only the recall calls are
-echoed: a call of the client's own tools beside them is made again by the model, or not at all,
-so no call the client never answers stays in the history.
+The request LiteLLM sends after recalls were answered, in each API's shape. Only the recall calls are echoed: a
+call of the client's own tools beside them is made again by the model, or not at all, so none stays unanswered.
 """
 
 from __future__ import annotations
@@ -18,7 +16,6 @@ from .offer import without_tool
 CHAT_SURFACE, ANTHROPIC_SURFACE, RESPONSES_SURFACE = "chat_completions", "anthropic_messages", "responses"
 #: What the model may have written beside its calls, kept in the echo (thinking blocks must be).
 _KEPT_BLOCKS = frozenset({"text", "thinking", "redacted_thinking"})
-#: "No tool now", as each API says it.
 
 Call = Mapping[str, Any]
 
@@ -27,17 +24,15 @@ def followup_messages(
     surface: str, messages: Sequence[Any], response: Any, calls: Sequence[Call], answers: Sequence[str]
 ) -> list[Any]:
     """``messages`` with the model's recall ``calls`` and their ``answers`` after them."""
+    pairs = list(zip(calls, answers, strict=True))
     if surface == ANTHROPIC_SURFACE:
         blocks = [block for block in _blocks(response) if block.get("type") in _KEPT_BLOCKS]
         blocks += [{"type": "tool_use", "id": c["id"], "name": c["name"], "input": c["arguments"]} for c in calls]
-        results = [
-            {"type": "tool_result", "tool_use_id": c["id"], "content": text}
-            for c, text in zip(calls, answers, strict=True)
-        ]
+        results = [{"type": "tool_result", "tool_use_id": c["id"], "content": text} for c, text in pairs]
         return [*messages, {"role": "assistant", "content": blocks}, {"role": "user", "content": results}]
     if surface == RESPONSES_SURFACE:
         items = [{"role": "user", "content": messages}] if isinstance(messages, str) else list(messages)
-        for call, text in zip(calls, answers, strict=True):
+        for call, text in pairs:
             arguments = json.dumps(call["arguments"])
             items.append({"type": "function_call", "call_id": call["id"], "name": call["name"], "arguments": arguments})
             items.append({"type": "function_call_output", "call_id": call["id"], "output": text})
@@ -47,17 +42,14 @@ def followup_messages(
         for c in calls
     ]
     assistant = {"role": "assistant", "content": _chat_text(response), "tool_calls": echoed}
-    results = [
-        {"role": "tool", "tool_call_id": c["id"], "content": text} for c, text in zip(calls, answers, strict=True)
-    ]
+    results = [{"role": "tool", "tool_call_id": c["id"], "content": text} for c, text in pairs]
     return [*messages, assistant, *results]
 
 
 def closing_patch(surface: str, tools: object) -> tuple[list[Any] | None, dict[str, object]]:
     """
-    The tools and parameters of a follow-up after which no recall may come: the tools without the
-    recall tool, or, where it was the only one (an API refuses a history of tool calls without
-    tools), the tools as they were and ``tool_choice`` none.
+    The tools and parameters of a follow-up after which no recall may come: the tools less the recall tool, or where
+    it was the only one (an API refuses tool calls in a history without tools), the same tools and ``tool_choice`` none.
     """
     rest = without_tool(tools)
     if rest:

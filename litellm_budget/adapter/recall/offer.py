@@ -1,9 +1,6 @@
 """
-The ``litellm_budget_recall`` tool as each API defines it, where a request may be offered it, and
-the scope its handles are made in (``core/wording/_recall.py``): one conversation of one API key.
-
-The definition is one constant per format, appended after the client's own tools, so every request
-that carries it carries the same bytes at the same place and the cached tools prefix stays put.
+The ``litellm_budget_recall`` tool as each API defines it, where a request may be offered it, and its handles' scope.
+The definition is the same bytes in every request, after the client's own tools, so the cached tools prefix stays put.
 """
 
 from __future__ import annotations
@@ -18,7 +15,7 @@ from typing import Any, NamedTuple
 
 from litellm_budget.adapter.records.conversations import conversation_key
 from litellm_budget.adapter.request.kwargs import read_metadata
-from litellm_budget.core.api import TOOL_NAME, MessageFormat, RecallScope, is_mapping
+from litellm_budget.core.api import TOOL_NAME, MessageFormat, RecallScope, is_int, is_mapping
 
 #: The secret handles are keyed with, in this order: a secret of its own, the proxy's master key
 #: (the same on every replica), else one per process (an SDK process has no replicas).
@@ -45,10 +42,8 @@ def recall_tool(fmt_name: str) -> dict[str, Any]:
     }
     if fmt_name == "anthropic":
         return {"name": TOOL_NAME, "description": _DESCRIPTION, "input_schema": parameters}
-    if fmt_name == "responses":
-        return {"type": "function", "name": TOOL_NAME, "description": _DESCRIPTION, "parameters": parameters}
     function = {"name": TOOL_NAME, "description": _DESCRIPTION, "parameters": parameters}
-    return {"type": "function", "function": function}
+    return {"type": "function", **function} if fmt_name == "responses" else {"type": "function", "function": function}
 
 
 class Scope(NamedTuple):
@@ -59,26 +54,22 @@ class Scope(NamedTuple):
 
 
 def has_tool(tools: object) -> bool:
-    """Whether a tools list holds the recall tool, in any format's shape."""
     return isinstance(tools, list) and any(_tool_name(tool) == TOOL_NAME for tool in tools)
 
 
 def with_tool(tools: object, fmt: MessageFormat) -> list[Any]:
-    """``tools`` with the recall tool appended, unless it is there already."""
     listed = list(tools) if isinstance(tools, list) else []
     return listed if has_tool(listed) else [*listed, recall_tool(fmt.name)]
 
 
 def without_tool(tools: object) -> list[Any]:
-    """``tools`` without the recall tool."""
     return [tool for tool in tools if _tool_name(tool) != TOOL_NAME] if isinstance(tools, list) else []
 
 
 def offerable(request: Mapping[str, Any], fmt: MessageFormat) -> bool:
     """
-    Whether LiteLLM can serve the tool inside this request: not a streamed chat or Responses request
-    (LiteLLM runs no agentic hook for those; a streamed Anthropic one is held back until served), not
-    one whose client forbade tools (``tool_choice: none``), and not a follow-up of LiteLLM's loop.
+    Whether LiteLLM can serve the tool inside this request: it runs no agentic hook for a streamed chat or Responses
+    request (a streamed Anthropic one it holds back until served).
     """
     if request.get("stream") and fmt.name != "anthropic":
         return False
@@ -93,7 +84,7 @@ def loop_depth(request: Mapping[str, Any]) -> int:
     found = request.get("_agentic_loop_depth")
     if found is None:
         found = read_metadata(request).get("_agentic_loop_depth")
-    return found if isinstance(found, int) and not isinstance(found, bool) else 0
+    return found if is_int(found) else 0
 
 
 def scope_of(request: Mapping[str, Any], model: str, fmt: MessageFormat, messages: Sequence[Any]) -> Scope | None:
@@ -104,8 +95,7 @@ def scope_of(request: Mapping[str, Any], model: str, fmt: MessageFormat, message
     conversation = conversation_key(model, fmt, messages)
     if conversation is None:
         return None
-    key_hash = _key_hash(request)
-    salt = hmac.new(_secret(), f"{conversation}\0{key_hash}".encode(), hashlib.sha256).digest()
+    salt = hmac.new(_secret(), f"{conversation}\0{_key_hash(request)}".encode(), hashlib.sha256).digest()
     return Scope(RecallScope(salt), hashlib.sha256(b"scope\0" + salt).hexdigest()[:32])
 
 
@@ -120,10 +110,9 @@ def _key_hash(request: Mapping[str, Any]) -> str:
 
 
 def _secret() -> bytes:
-    for name in (SECRET_ENV, "LITELLM_MASTER_KEY"):
-        value = os.environ.get(name)
-        if value:
-            return value.encode()
+    value = os.environ.get(SECRET_ENV) or os.environ.get("LITELLM_MASTER_KEY")
+    if value:
+        return value.encode()
     server = sys.modules.get("litellm.proxy.proxy_server")
     master = getattr(server, "master_key", None)
     return master.encode() if isinstance(master, str) and master else _PROCESS_SECRET

@@ -1,7 +1,4 @@
-"""
-Each recall, reported: one structlog event (handle, outcome, bytes: never the text), the call's
-recalls in ``spend_logs_metadata`` beside its report, and ``litellm_budget_recalls_total``.
-"""
+"""Each recall, reported: a structlog event (never the text), the call's ``spend_logs_metadata``, and a metric."""
 
 from __future__ import annotations
 
@@ -23,7 +20,6 @@ RECALLS_KEY = "litellm_budget_recalls"
 
 
 def report_answer(answered: Answered, call_id: str, model_group: str, asked: Asked) -> None:
-    """Log and count one answered recall."""
     log.info(
         "recall_answered",
         litellm_call_id=call_id,
@@ -39,15 +35,14 @@ def report_answer(answered: Answered, call_id: str, model_group: str, asked: Ask
 
 def record_recalls(logging_obj: Any, kwargs: MutableMapping[str, Any], answered: Sequence[Answered]) -> None:
     """
-    The call's recalls in ``spend_logs_metadata``: of its logging object (what its success event and
-    spend log read) and of its kwargs (what the follow-up carries).
+    The call's recalls in the ``spend_logs_metadata`` of its logging object (what its success event and spend
+    log read) and of its kwargs (what the follow-up carries).
     """
     listed = [one.as_dict() for one in answered]
     details = getattr(logging_obj, "model_call_details", None)
     params = details.get("litellm_params") if isinstance(details, MutableMapping) else None
-    places = [params.get("metadata")] if isinstance(params, MutableMapping) else []
-    places.append(metadata_of(kwargs))
-    for metadata in places:
+    logged = params.get("metadata") if isinstance(params, MutableMapping) else None
+    for metadata in (logged, metadata_of(kwargs)):
         if isinstance(metadata, MutableMapping):
             spend = metadata.get("spend_logs_metadata")
             merged = dict(spend) if isinstance(spend, MutableMapping) else {}

@@ -1,12 +1,4 @@
-"""
-Recall in a hook's pass: the request's scope (kept per call, so every hook and follow-up of the
-call names the same handles), the fit with the tool counted where it is offered, what the fit named
-stored, and the tool written into the request; and per call, the recalls answered so far.
-
-The tool is offered to a conversation once anything of it is stored, and from then on in every
-request that can be served (``offer.offerable``). A fit that stores something for the first
-time is made again with the tool counted, so what is sent, tool included, is what was fitted.
-"""
+"""Recall in a hook's pass (the scope, the fit with the tool counted, what it named stored) and each call's recalls."""
 
 from __future__ import annotations
 
@@ -84,13 +76,12 @@ class RecallState:
         self._calls: BoundedLRU[CallRecall] = BoundedLRU(MAX_CALLS)
         self._lock = threading.Lock()
         #: Called when a request is first offered the tool: the plugin registers what serves it.
-        self.on_offer: Callable[[], None] = _nothing
+        self.on_offer: Callable[[], None] = lambda: None
 
     def call(self, call_id: str) -> CallRecall | None:
         return self._calls.get(call_id) if call_id else None
 
     def update(self, call_id: str, change: Callable[[CallRecall], CallRecall]) -> CallRecall | None:
-        """Replace the record of ``call_id`` by ``change(record)``; ``None`` for a call with none."""
         with self._lock:
             found = self.call(call_id)
             if found is not None:
@@ -105,7 +96,7 @@ class RecallState:
             await self.store.refresh(hook_pass.context.cache, call.scope.scope_id, call.lifetime)
 
     def step(self, hook_pass: PassView) -> RecallStep | None:
-        """The recall step of a pass that fits a request it may offer the tool; ``None``: none."""
+        """The recall step of a pass that may offer the tool (offered once the conversation has anything stored)."""
         call = self._record(hook_pass)
         if call is None:
             return None
@@ -113,20 +104,17 @@ class RecallState:
         return RecallStep(self, hook_pass.call_id, call, hook_pass.shape.format, offered=offered)
 
     def _record(self, hook_pass: PassView) -> CallRecall | None:
-        if (
-            hook_pass.silent
-            or not hook_pass.target.settings.recall_tool
-            or not offerable(hook_pass.request, hook_pass.shape.format)
-        ):
+        """The call's record, made once, so every hook and follow-up of the call names the same handles."""
+        target, fmt = hook_pass.target, hook_pass.shape.format
+        if hook_pass.silent or not target.settings.recall_tool or not offerable(hook_pass.request, fmt):
             return None
         known = self.call(hook_pass.call_id)
         if known is not None:
             return known
-        scope = scope_of(hook_pass.request, hook_pass.target.model, hook_pass.shape.format, hook_pass.parts.messages)
+        scope = scope_of(hook_pass.request, target.model, fmt, hook_pass.parts.messages)
         if scope is None or not hook_pass.call_id:
             return None
-        lifetime = hook_pass.target.settings.lifetime_for(hook_pass.target.model)
-        made = CallRecall(scope=scope, model_group=hook_pass.target.group, lifetime=lifetime)
+        made = CallRecall(scope=scope, model_group=target.group, lifetime=target.settings.lifetime_for(target.model))
         with self._lock:
             self._calls.put(hook_pass.call_id, made)
         return made
@@ -143,7 +131,10 @@ class RecallStep:
     offered: bool
 
     def fit(self, fit_parts: FitParts, parts: Parts) -> Fitted:
-        """The fit to send: with the tool counted where it is offered, or where this fit is the first to store."""
+        """
+        The fit to send, with the tool counted where it is offered; a fit that is the first to store is made again
+        with it, so what is sent, tool included, is what was fitted.
+        """
         scope = self.call.scope.scope
         if not self.offered:
             first = fit_parts(parts, scope)
@@ -160,11 +151,6 @@ class RecallStep:
         return fitted
 
     def write(self, request: MutableMapping[str, Any]) -> None:
-        """The tool, at the end of the request's tools, where it is offered."""
         if self.offered:
             request["tools"] = with_tool(request.get("tools"), self.fmt)
             self.state.on_offer()
-
-
-def _nothing() -> None:
-    return None

@@ -1,14 +1,4 @@
-"""
-Serves ``litellm_budget_recall`` inside LiteLLM: when a model calls it, the answer is the stored
-text, and LiteLLM calls the model again with it (its agentic loop, the plan form: LiteLLM makes the
-follow-up with the call's own id, credentials and loop bound). The client sees only the final answer.
-
-It is a logger of its own, registered beside the plugin the first time a request is offered the
-tool: a callback that defines LiteLLM's loop gate makes LiteLLM buffer every streamed Anthropic
-answer to call it, and with recall off nothing may change. It defines the Anthropic-named gate and
-plan, which LiteLLM runs for chat completions, Anthropic Messages and Responses alike; the
-chat-named ones have no loop bound and are left alone.
-"""
+"""Serves ``litellm_budget_recall`` inside LiteLLM's agentic loop, so the client sees only the final answer."""
 
 from __future__ import annotations
 
@@ -22,7 +12,7 @@ from litellm.litellm_core_utils.prompt_templates.factory import get_tool_calls_f
 from litellm.types.integrations.custom_logger import AgenticLoopPlan, AgenticLoopRequestPatch
 
 from litellm_budget.adapter.records.calls import loop_call_id
-from litellm_budget.core.api import HANDLE, TOOL_NAME, BudgetSettings
+from litellm_budget.core.api import HANDLE, TOOL_NAME, BudgetSettings, positive_int
 from litellm_budget.logs import get_logger
 
 from .answer import GONE, LAST, LIMIT, Asked, answer, cap_for
@@ -38,10 +28,13 @@ DEFAULT_MAX_LOOPS = 3
 
 
 class RecallServer(CustomLogger):  # type: ignore[misc]  # litellm is untyped to mypy here
-    """Answers the recall tool's calls from the plugin's store (``scope.py``)."""
+    """
+    A logger of its own, registered the first time a request is offered the tool: a callback defining LiteLLM's loop
+    gate makes LiteLLM buffer every streamed Anthropic answer, and with recall off nothing may change. Its gate and
+    plan are the Anthropic-named ones, which LiteLLM runs for all three APIs; the chat-named ones have no loop bound.
+    """
 
-    #: LiteLLM holds a streamed Anthropic answer back while it calls a tool named here, so the client
-    #: never sees the call.
+    #: LiteLLM holds a streamed Anthropic answer back while it calls a tool named here: the client never sees the call.
     server_fulfilled_tool_names: ClassVar[frozenset[str]] = frozenset({TOOL_NAME})
 
     def __init__(self, state: RecallState, settings: Callable[[], BudgetSettings], cache: Callable[[], Any]) -> None:
@@ -67,7 +60,7 @@ class RecallServer(CustomLogger):  # type: ignore[misc]  # litellm is untyped to
         return (True, {"tool_calls": calls}) if calls else (False, {})
 
     async def async_build_agentic_loop_plan(self, **hook: Any) -> AgenticLoopPlan:
-        """Answer each recall call, and have LiteLLM call the model again with the answers."""
+        """Answer each recall call; LiteLLM makes the follow-up with the call's own id, credentials and loop bound."""
         kwargs: dict[str, Any] = hook.get("kwargs") or {}
         logging_obj, messages = hook.get("logging_obj"), hook.get("messages") or []
         call_id = loop_call_id(logging_obj, kwargs)
@@ -78,7 +71,8 @@ class RecallServer(CustomLogger):  # type: ignore[misc]  # litellm is untyped to
         if record is not None:
             record_recalls(logging_obj, kwargs, record.answered)
         closing = record is None or record.used >= limit or any(one.outcome == "limit" for one in record.answered)
-        closing = closing or loop_depth(kwargs) + 1 >= _max_loops(kwargs)
+        max_loops = positive_int(kwargs.get("max_agentic_loops")) or DEFAULT_MAX_LOOPS
+        closing = closing or loop_depth(kwargs) + 1 >= max_loops
         if closing and answers:
             answers[-1] = f"{answers[-1]}\n{LAST}"
         surface = str(kwargs.get("_agentic_loop_api_surface") or "chat_completions")
@@ -94,14 +88,13 @@ class RecallServer(CustomLogger):  # type: ignore[misc]  # litellm is untyped to
         text, outcome = await self._looked_up(record, asked, messages, limit)
         answered = Answered(asked.handle[:16], outcome, len(text.encode("utf-8", "surrogatepass")))
         if record is not None:
-            self._state.update(call_id, lambda r: _with(r, answered))
+            self._state.update(call_id, lambda r: dataclasses.replace(r, answered=(*r.answered, answered)))
         report_answer(answered, call_id, record.model_group if record is not None else "", asked)
         return text
 
     async def _looked_up(
         self, record: CallRecall | None, asked: Asked, messages: object, limit: int
     ) -> tuple[str, str]:
-        """The answer's text and its outcome."""
         handle = asked.handle
         if record is not None and record.used >= limit:
             return LIMIT.format(limit=limit), "limit"
@@ -115,20 +108,9 @@ class RecallServer(CustomLogger):  # type: ignore[misc]  # litellm is untyped to
         return answer(asked, text, chars, cap_for(record.room)), "served"
 
 
-def _with(record: CallRecall, answered: Answered) -> CallRecall:
-    return dataclasses.replace(record, answered=(*record.answered, answered))
-
-
 def _named_in(messages: object, handle: str) -> bool:
     """Whether the request the model read names ``handle`` (then it was stored once, and is gone now)."""
-    if not handle:
-        return False
-    return f"recall {handle}" in json.dumps(messages, default=str, ensure_ascii=False)
-
-
-def _max_loops(kwargs: Mapping[str, Any]) -> int:
-    found = kwargs.get("max_agentic_loops")
-    return found if isinstance(found, int) and not isinstance(found, bool) and found > 0 else DEFAULT_MAX_LOOPS
+    return bool(handle) and f"recall {handle}" in json.dumps(messages, default=str, ensure_ascii=False)
 
 
 def recalls_of(state: RecallState, call_id: str) -> Sequence[Answered]:

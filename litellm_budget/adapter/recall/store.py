@@ -1,10 +1,6 @@
 """
-Where what a fit took out waits for a recall: in this process (bounded in entries and bytes) and in
-Redis where the proxy has one, so another replica serves a handle this one stored.
-
-Each text lives as long as its conversation's state (``cache_lifetime`` of the model), and every
-request whose fit names it again stores it again, so a handle lives while the conversation goes on
-naming it, and one lifetime after. A conversation with anything stored is offered the tool.
+Where what a fit took out waits for a recall: here (bounded) and in Redis, for every replica. Each fit naming a text
+stores it again for the model's ``cache_lifetime``: a handle lives while the conversation names it, and one after.
 """
 
 from __future__ import annotations
@@ -40,8 +36,7 @@ class RecallStore:
         self._offered: BoundedLRU[float] = BoundedLRU(max_entries)
         # Bounded too: an SDK process without Redis drains it at each flush, and only holds the newest.
         self._pending: collections.deque[tuple[str, object, float]] = collections.deque(maxlen=max_entries)
-        # When each key was last written to Redis, and for how long: a text named again is not rewritten
-        # until a quarter of its lifetime went by.
+        # Each key's last write to Redis, and its lifetime: a text named again is rewritten after a quarter of it.
         self._written: BoundedLRU[tuple[float, float]] = BoundedLRU(max_entries)
         self._lock = threading.Lock()
 
@@ -84,7 +79,6 @@ class RecallStore:
         return None
 
     async def flush(self, cache: Any) -> None:
-        """Write what was stored since the last flush to Redis, if there is one."""
         with self._lock:
             pending = list(self._pending)
             self._pending.clear()

@@ -1,20 +1,6 @@
 """
-A client's Anthropic ``context_management``, served here where the upstream would not serve it,
-and what the response says of it (``applied_edits``, as Anthropic's own responses do).
-
-Its edits (``clear_tool_uses``, ``clear_thinking``) are applied for upstreams other than
-Anthropic (which applies them itself: never twice), by ``apply_client_edits``.
-
-Its ``compact_20260112``, asked on the proxy's ``/v1/messages``, is served for every upstream with
-the summary model (``summary_model``), by ``serve_compaction``.
-
-Past the edit's trigger (input tokens, counted here), the conversation is summarized once and the
-response starts with a ``compaction`` block holding the summary, as the API returns it. The request
-that triggered it is sent as the fit would send it anyway; the client appends the response, and
-from its next request on everything before the block is dropped and the summary stands in its
-place. The edit is taken out of the request here, so no upstream applies it again. Without a
-summary model an Anthropic upstream compacts natively (the edit is left to it); for any other the
-edit is taken out, and past the trigger ``applied_edits`` says that it was skipped and why.
+A client's Anthropic ``context_management`` (``clear_tool_uses``, ``clear_thinking``, ``compact_20260112``), served
+here where the upstream would not, and what the response says of it (``applied_edits``, as Anthropic's own do).
 """
 
 from __future__ import annotations
@@ -53,10 +39,11 @@ async def serve_compaction(
     summarizer: Summarizer, request: MutableMapping[str, Any], target: Target, *, router: Any, cache: Any
 ) -> list[dict[str, Any]] | None:
     """
-    Serve the request's compaction edit, if it asks for one: take the edit out, read earlier
-    ``compaction`` blocks as the API does, and past the trigger summarize. Returns what the
-    response carries (the ``compaction`` block, then the applied edit as ``applied_edits``
-    reports it); ``None`` when nothing is to be said. Never raises for a summarizer's failure.
+    Serve the request's compaction edit with the summary model, for any upstream: take it out (no upstream applies it
+    again), read earlier ``compaction`` blocks as the API does, and past the trigger summarize the conversation once,
+    sending the request as the fit would. The response starts with a ``compaction`` block, which the client appends,
+    so its later requests drop all before it. Returns what the response carries (``None``: nothing); a summarizer's
+    failure is reported there, never raised.
     """
     asked = request.get("context_management")
     edit = compact_edit(asked)
@@ -93,10 +80,8 @@ async def serve_compaction(
 
 def apply_client_edits(request: MutableMapping[str, Any], model: str) -> list[dict[str, Any]] | None:
     """
-    Apply the request's ``context_management`` edits to its messages when ``model``'s provider is
-    not Anthropic (which applies them itself: never twice), and take the field out once every
-    edit in it was applied. Returns the applied edits as the API reports them; ``None`` when
-    nothing was asked or it is the provider's to do.
+    Apply the request's ``context_management`` edits where ``model``'s provider is not Anthropic (which applies them
+    itself: never twice), taking the field out once all were applied. Returns them as the API reports applied edits.
     """
     asked = request.get("context_management")
     if not asked or provider_of(model) == "anthropic":
@@ -118,9 +103,8 @@ def apply_client_edits(request: MutableMapping[str, Any], model: str) -> list[di
 
 def read_compacted(request: MutableMapping[str, Any], model: str) -> bool:
     """
-    For an upstream other than Anthropic, a history holding a ``compaction`` is sent as Anthropic
-    reads it (``after_compaction``): LiteLLM's bridge drops the block and would send the history
-    it stands for, which the fit did not count. ``True`` when the messages changed.
+    For an upstream other than Anthropic, send a history holding a ``compaction`` as Anthropic reads it: LiteLLM's
+    bridge drops the block and would send the history it stands for, which the fit did not count. ``True``: changed.
     """
     messages = request.get("messages")
     if provider_of(model) == "anthropic" or not isinstance(messages, list) or ANTHROPIC.history_start(messages) is None:
@@ -131,10 +115,7 @@ def read_compacted(request: MutableMapping[str, Any], model: str) -> bool:
 
 
 def respond_with_edits(response: Any, applied: list[dict[str, Any]] | None) -> Any:
-    """
-    A response to a request whose ``context_management`` was served here says so, as Anthropic's
-    does: ``context_management.applied_edits``, and a ``compaction`` block first in its content.
-    """
+    """The response says what was served here, as Anthropic's does: ``applied_edits``, ``compaction`` blocks first."""
     if applied is None or not isinstance(response, dict):
         return response
     blocks, edits = split_applied(applied)

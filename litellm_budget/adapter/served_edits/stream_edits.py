@@ -1,19 +1,13 @@
 """
-A streamed ``/v1/messages`` answer to a request whose ``context_management`` was served here says
-so as Anthropic's own streams do: the ``compaction`` block first (its ``content_block_start``, one
-``compaction_delta``, its ``content_block_stop``, every later block's index moved up), and
-``context_management.applied_edits`` on the ``message_delta`` event.
-
-The proxy hands the stream over as bytes of server-sent events, one frame a chunk (LiteLLM's
-bridge) or as the provider sent them (Anthropic's, frames split or joined anyhow): frames are
-rewritten whole, in the type they came in; anything else goes through as it came.
+A streamed answer whose ``context_management`` was served here says so, as Anthropic's streams do. The proxy hands
+over server-sent events one frame a chunk (LiteLLM's bridge) or split anyhow (Anthropic's): frames are rewritten whole.
 """
 
 from __future__ import annotations
 
 import codecs
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from litellm_budget.core.api import COMPACTION_BLOCK, split_applied
@@ -47,9 +41,8 @@ class FrameRewriter:
         lines[at] = "data: " + json.dumps(event)
         return "\n".join(lines)
 
-    def _block_frames(self) -> list[str]:
+    def _block_frames(self) -> Iterator[str]:
         """The compaction blocks' events, first in the answer's content."""
-        frames = []
         for index, block in enumerate(self.blocks):
             opened = {"type": COMPACTION_BLOCK, "content": None}
             delta = {"type": "compaction_delta", "content": block.get("content")}
@@ -58,8 +51,7 @@ class FrameRewriter:
                 {"type": "content_block_delta", "index": index, "delta": delta},
                 {"type": "content_block_stop", "index": index},
             ):
-                frames.append(f"event: {event['type']}\ndata: {json.dumps(event)}{_SEPARATOR}")
-        return frames
+                yield f"event: {event['type']}\ndata: {json.dumps(event)}{_SEPARATOR}"
 
 
 async def streamed_with_edits(
@@ -74,8 +66,7 @@ async def streamed_with_edits(
             yield chunk
         return
     rewriter, pending, as_bytes = FrameRewriter(applied), "", True
-    # Bytes are decoded as they come (a character may be split between chunks) and given back
-    # byte for byte, whatever they hold.
+    # Bytes are decoded as they come (a character may be split between chunks), and given back byte for byte.
     decoder = codecs.getincrementaldecoder("utf-8")(errors="surrogateescape")
     async for chunk in chunks:
         if not isinstance(chunk, bytes | str):

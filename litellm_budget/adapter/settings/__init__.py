@@ -1,4 +1,1 @@
-"""
-The settings in force (``config.py``), what is refused at start (``invalid.py``), and LiteLLM's own
-compression beside this plugin (``coexistence.py``).
-"""
+"""The plugin's settings: those in force, those refused, and LiteLLM's own compression beside the plugin."""

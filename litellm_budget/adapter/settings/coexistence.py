@@ -1,9 +1,7 @@
 """
-LiteLLM's own ``CompressionInterceptionLogger`` (callback ``compression_interception``) and this
-plugin never edit the same request: where it is registered, it owns what it compresses, Anthropic
-Messages requests, and this plugin forwards them untouched, reported ``unsupported`` with the reason;
-chat and Responses requests, which it never touches, are fitted here as always. Two editors of one
-request would each read the other's placeholders as content, and offer two retrieval tools.
+Where LiteLLM's own ``compression_interception`` is registered, it owns the Anthropic Messages requests, and this
+plugin forwards them untouched (``unsupported``): two editors of one request would each read the other's
+placeholders as content, and offer two retrieval tools. Chat and Responses requests are fitted here as always.
 """
 
 from __future__ import annotations

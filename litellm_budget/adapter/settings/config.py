@@ -8,14 +8,7 @@ from typing import Any
 
 from litellm_budget.core.api import BudgetSettings, SettingProblem, apply_valid
 
-from .invalid import (
-    IN_CALLBACK_SETTINGS,
-    IN_KNOBS,
-    SETTINGS_KEY,
-    InvalidSetting,
-    InvalidSettings,
-    proxy_config_state,
-)
+from .invalid import IN_CALLBACK_SETTINGS, IN_KNOBS, SETTINGS_KEY, InvalidSetting, InvalidSettings, proxy_config_state
 
 #: The proxy config's section whose ``litellm_budget`` entry LiteLLM hands the plugin.
 CALLBACK_SETTINGS = "callback_settings"
@@ -23,14 +16,10 @@ CALLBACK_SETTINGS = "callback_settings"
 
 class ConfiguredSettings:
     """
-    The settings in force, re-read only when the proxy's ``callback_settings`` change, so the
-    request path pays one dict comparison.
-
-    They are checked when the plugin is created: the proxy creates it while loading its
-    config (``callback_settings`` are set by then), so a wrong key or value stops the proxy at
-    start with a message naming it (``found_at_start``, raised by the plugin). Settings that
-    turn wrong later (a config reload) are left out, each logged once (``settings_invalid``);
-    the valid rest applies: one bad line neither fails the gateway nor sends requests unfitted.
+    The settings in force, re-read only when the proxy's ``callback_settings`` change (the request path pays one
+    comparison). The proxy creates the plugin while loading its config, so a wrong key or value stops it at start
+    (``found_at_start``). Settings that turn wrong later (a config reload) are left out, each logged once, and the
+    valid rest applies: one bad line neither fails the gateway nor sends requests unfitted.
     """
 
     def __init__(self, knobs: Mapping[str, Any], invalid: InvalidSettings) -> None:
@@ -43,7 +32,6 @@ class ConfiguredSettings:
         self._seen: tuple[object, BudgetSettings] = (_copy(configured), settings)
 
     def current(self) -> BudgetSettings:
-        """The settings for the next request."""
         configured = _configured()
         seen, settings = self._seen
         if configured != seen:  # the request path: a comparison, no copy
@@ -69,30 +57,20 @@ def _configured() -> object:
 
 
 def _misspelled_sections() -> list[SettingProblem]:
-    """
-    The ``callback_settings`` sections that look like ``litellm_budget`` and are not (``litelm_budget``,
-    ``litellm-budget``): their settings would be ignored without a word, as LiteLLM reads no
-    section by a name it does not know.
-    """
+    """The ``callback_settings`` sections like ``litellm_budget`` but not it: LiteLLM ignores them without a word."""
     import litellm
 
     sections = getattr(litellm, "callback_settings", None) or {}
-    names = [name for name in sections if isinstance(name, str) and name != SETTINGS_KEY]
+    why = f"is not a section LiteLLM gives the plugin; did you mean {SETTINGS_KEY!r}?"
     return [
-        SettingProblem.of(
-            name, sections[name], f"is not a section LiteLLM gives the plugin; did you mean {SETTINGS_KEY!r}?"
-        )
-        for name in names
-        if _looks_like(name)
+        SettingProblem.of(name, sections[name], why)
+        for name in sections
+        if isinstance(name, str) and name != SETTINGS_KEY and _looks_like(name)
     ]
 
 
 def _misspelled_top_level() -> list[SettingProblem]:
-    """
-    The proxy config's top-level sections that look like ``callback_settings`` and are not
-    (``callback_setting``), or that are the plugin's own section out of place: the proxy starts
-    with them, and the settings in them would be ignored without a word.
-    """
+    """Top-level sections like ``callback_settings`` but not it, or the plugin's own misplaced: the proxy skips them."""
     config = proxy_config_state()
     sections = [name for name in config if isinstance(name, str)]
     problems = [

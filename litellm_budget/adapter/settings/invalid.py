@@ -1,15 +1,12 @@
 """
-Settings that cannot be taken, wherever they are written: ``callback_settings``, a deployment's
-``model_info``, a key's or team's metadata, a request's metadata. What can be seen when the proxy or
-a Router starts stops it, naming the key, the value and the deployment; what only a request shows (a
-model added through the database, a config reload, a key's settings, a request's override) is left
-out of that request's settings,
-logged once as ``settings_invalid``: a mistyped setting never sends a request unfitted.
+Settings that cannot be taken: those seen when the proxy or a Router starts stop it; those only a request shows (a
+config reload, a key's settings, an override) are left out of it, logged once: a typo never sends it unfitted.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -67,13 +64,7 @@ class InvalidSetting:
         return where + self.problem.describe(self.source)
 
     def as_event(self) -> dict[str, Any]:
-        """The ``settings_invalid`` event's fields."""
-        where = {
-            "model_group": self.model_group,
-            "deployment": self.deployment,
-            "model": self.model,
-            "owner": self.owner,
-        }
+        where = {name: getattr(self, name) for name in ("model_group", "deployment", "model", "owner")}
         return {"source": self.source, **self.problem.as_dict(), **{k: v for k, v in where.items() if v is not None}}
 
 
@@ -85,11 +76,12 @@ def deployment_settings(
     window = window_problem(model_info)
     if written is None and window is None:
         return settings, ()  # the common case
-    deployment = model_info.get("id")
+    info_id = model_info.get("id")
+    at = functools.partial(InvalidSetting, model_group=group, deployment=None if info_id is None else str(info_id))
     applied, problems = apply_valid(settings, written if written is not None else {})
-    found = [_at(IN_MODEL_INFO, problem, group, deployment) for problem in problems]
+    found = [at(source=IN_MODEL_INFO, problem=problem) for problem in problems]
     if window is not None:
-        found.append(_at("model_info", window, group, deployment))
+        found.append(at(source="model_info", problem=window))
     return applied, tuple(found)
 
 
@@ -110,26 +102,16 @@ def window_override_problem(value: object) -> SettingProblem | None:
 
 
 def deployments_invalid(deployments: Iterable[Any], settings: BudgetSettings) -> list[InvalidSetting]:
-    """Every invalid setting of a ``model_list``'s deployments, over ``settings``."""
     found: list[InvalidSetting] = []
     for deployment in deployments:
-        if not is_mapping(deployment):
-            continue
-        model_info = deployment.get("model_info")
+        model_info = deployment.get("model_info") if is_mapping(deployment) else None
         if is_mapping(model_info):
-            group = str(deployment.get("model_name"))
-            found += deployment_settings(model_info, settings, group=group)[1]
+            found += deployment_settings(model_info, settings, group=str(deployment.get("model_name")))[1]
     return found
 
 
 def check_at_start(found: Sequence[InvalidSetting], router: Any, settings: BudgetSettings) -> None:
-    """
-    Refuse to start on any invalid setting: ``found`` (the plugin's own), then those of the
-    deployments of ``router`` (the SDK's), else of the proxy's config as it loads.
-
-    Raises:
-        ValueError: Naming every invalid setting, its value and its deployment.
-    """
+    """Raise the ``refusal`` of any invalid setting: ``found``, then ``router``'s deployments, else the proxy's."""
     deployments = proxy_config_deployments() if router is None else getattr(router, "model_list", None) or []
     invalid = [*found, *deployments_invalid(deployments, settings)]
     if invalid:
@@ -173,9 +155,8 @@ def refusal(invalid: Sequence[InvalidSetting]) -> ValueError:
 
 def proxy_config_deployments() -> list[Any]:
     """
-    The proxy's ``model_list`` while it loads its config: LiteLLM (1.108.5) keeps the config it
-    read before it creates the ``callbacks``, and builds the Router only after them. Empty
-    outside a proxy, or before the proxy read its config.
+    The proxy's ``model_list`` while it loads its config: LiteLLM (1.108.5) keeps the config it read before it creates
+    the ``callbacks``, and builds the Router only after them. Empty outside a proxy, or before it read its config.
     """
     model_list = proxy_config_state().get("model_list")
     return list(model_list) if isinstance(model_list, list) else []
@@ -228,9 +209,3 @@ class InvalidSettings:
         """``router`` was checked at start: no need to look at it again on first use."""
         model_list = getattr(router, "model_list", None)
         self._router = (router, len(model_list)) if isinstance(model_list, list) else None
-
-
-def _at(source: str, problem: SettingProblem, group: str | None, deployment: object) -> InvalidSetting:
-    return InvalidSetting(
-        source=source, problem=problem, model_group=group, deployment=None if deployment is None else str(deployment)
-    )

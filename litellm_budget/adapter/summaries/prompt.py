@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from litellm_budget.core.api import format_named, is_number
+from litellm_budget.core.api import format_named, is_int, is_number
 from litellm_budget.typing import Message
 
 #: Each text of the block is shown up to this many characters (tool outputs are the bulk) ...
@@ -47,7 +47,6 @@ def summary_prompt(
 
 
 def max_words(max_tokens: int) -> int:
-    """The most words a summary of at most ``max_tokens`` tokens may have."""
     return max(1, int(max_tokens * WORDS_PER_TOKEN))
 
 
@@ -95,13 +94,10 @@ def _as_text(value: Any) -> str:
 
 
 def _shortened(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]} [... {len(text) - limit} more characters]"
+    return text if len(text) <= limit else f"{text[:limit]} [... {len(text) - limit} more characters]"
 
 
 def reply_text(response: Any) -> str:
-    """The text of the reply's first choice; empty when it has none."""
     choices = _get(response, "choices") or []
     message = _get(choices[0], "message") if choices else None
     content = _get(message, "content")
@@ -109,9 +105,8 @@ def reply_text(response: Any) -> str:
 
 
 def usage_tokens(response: Any) -> int:
-    """``usage.total_tokens`` of the reply; 0 when it has none."""
     total = _get(_get(response, "usage"), "total_tokens")
-    return total if isinstance(total, int) and not isinstance(total, bool) else 0
+    return total if is_int(total) else 0
 
 
 def reply_cost(response: Any) -> float | None:

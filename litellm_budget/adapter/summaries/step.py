@@ -17,10 +17,8 @@ async def summary_ahead(
     summarizer: Summarizer, source: SummarySource, trial: Fitted | None, messages: Sequence[Message], fmt: MessageFormat
 ) -> tuple[Mapping[str, str] | None, SummaryOutcome | None]:
     """
-    ``trial`` is a silent fit of the request: when it dropped a block whose summary is not
-    known, get it (from memory, the shared cache, or the summary model, waiting at most
-    ``summary_timeout``). Returns the summaries the fit that is sent should know, and the
-    outcome for its report; ``(None, None)`` when no summary is wanted.
+    ``trial`` is a silent fit of the request: when it dropped a block with no known summary, get one. Returns the
+    summaries the fit that is sent should know, and the outcome for its report; ``(None, None)``: none wanted.
     """
     if trial is None or source.settings.summary_model is None:
         return None, None
@@ -39,9 +37,8 @@ async def _known_only(
     summarizer: Summarizer, source: SummarySource, trial: Fitted, messages: Sequence[Message]
 ) -> Mapping[str, str] | None:
     """
-    A block dropped where a new summary of the most allowed size has no room (a heavy last
-    step) may have a known summary, smaller than that: offer it, and no call is made. The fit
-    sends it if it fits (else the marker), so such a request keeps the prefix its neighbours send.
+    A block dropped where a new summary of the most allowed size has no room (a heavy last step) may have a smaller
+    known summary: offer it, with no call. The fit sends it if it fits (else the marker), as the neighbours send it.
     """
     if not trial.report.dropped_at:
         return None

@@ -1,11 +1,7 @@
 """
-Summaries of dropped blocks from a cheap LiteLLM model group, computed once per block.
-
-A summary is cached by the block's digest in memory and in LiteLLM's DualCache (Redis where
-the operator configured it), so every later request of the conversation, on any replica,
-sends the same bytes and keeps the prompt prefix. A request waits for a new summary at most
-``summary_timeout``; past it, or on any error, it goes on with the marker, and the summary is
-finished in the background for the next request. Nothing here ever raises into a request.
+Summaries of dropped blocks from a cheap LiteLLM model group, made once per block and cached by digest here and in
+Redis, so every replica sends the same bytes and keeps the prompt prefix. A request waits at most ``summary_timeout``,
+then goes on with the marker while the call finishes for the next one; nothing here raises into a request.
 """
 
 from __future__ import annotations
@@ -13,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from litellm_budget.adapter.replicas.shared import shared_get_many, shared_set
@@ -32,16 +28,15 @@ CACHE_PREFIX = "litellm_budget:summary:"
 SUMMARY_TAG = "litellm_budget:summary"
 #: A summary stays valid as long as its block exists; a week covers any live conversation.
 SHARED_TTL = 7 * 24 * 3600
-#: After a failed call, the same block is not tried again for this long (a summarizer that is
-#: down must not make every request wait for it).
+#: After a failed call, the block is not tried again for this long: a summarizer that is down must not hold requests.
 RETRY_SECONDS = 60.0
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class SummaryOutcome:
     """
-    What a request gets: the summary ``text``, or why not (``failed``); and what this request
-    spent on it: ``calls`` started for it, their ``tokens`` (usage) and ``cost`` (``None``: unknown).
+    What a request gets: the summary ``text``, or why not (``failed``); and what it spent on it: the ``calls`` started
+    for it, their ``tokens`` (usage) and ``cost`` (``None``: unknown).
     """
 
     text: str | None = None
@@ -59,10 +54,8 @@ class SummaryOutcome:
 @dataclasses.dataclass(frozen=True, slots=True)
 class SummarySource:
     """
-    Where summaries come from: ``router``, anything with LiteLLM's ``acompletion`` (the proxy's
-    ``llm_router``, a ``Router``, or the ``litellm`` module itself for SDK users: ``summary_model``
-    is then a model name); the shared ``cache`` (a ``DualCache`` or ``None``: memory only); and
-    the ``settings`` of the request they are made for.
+    Where summaries come from: ``router``, anything with LiteLLM's ``acompletion`` (the proxy's ``llm_router``, a
+    ``Router``, or for SDK users ``litellm``: ``summary_model`` is then a model name); with no ``cache``, memory only.
     """
 
     router: Any
@@ -71,7 +64,6 @@ class SummarySource:
 
     @classmethod
     def through(cls, router: Any, cache: Any, settings: BudgetSettings) -> SummarySource:
-        """The proxy's or the caller's Router; without one, LiteLLM itself."""
         if router is None:
             import litellm
 
@@ -93,34 +85,25 @@ def is_summary_call(data: Mapping[str, Any]) -> bool:
     """Whether a request is one of our summary calls, which is never fitted or summarized itself."""
     for key in ("metadata", "litellm_metadata"):
         metadata = data.get(key)
-        if not isinstance(metadata, Mapping):
-            continue
-        ours = metadata.get("litellm_budget")
+        ours = metadata.get("litellm_budget") if isinstance(metadata, Mapping) else None
         if isinstance(ours, Mapping) and ours.get("summary_call") is True:
             return True
     return False
 
 
 class Summarizer:
-    """
-    Summaries by block digest: memory, then the shared cache, then one call per block at a time,
-    from a ``SummarySource``.
-    """
+    """Summaries by block digest: memory, then the shared cache, then one call per block at a time."""
 
     def __init__(self, max_summaries: int = 4096) -> None:
         self._memory: BoundedLRU[str] = BoundedLRU(max_summaries)
         self._failures: BoundedDict[tuple[float, str]] = BoundedDict(max_summaries)
         self._inflight: dict[str, asyncio.Task[SummaryOutcome]] = {}
-        # When each call in flight started: a summary is waited for at most summary_timeout after
-        # its call started, so while a hanging summary model holds one call, only its first
-        # request waits; the others go on with the marker at once.
+        # When each call in flight started: requests wait at most summary_timeout from then, so while a hanging
+        # summary model holds one call, only its first request waits; the others go on with the marker at once.
         self._since: dict[str, float] = {}
 
     async def summary_for(self, source: SummarySource, job: SummaryJob, fmt_name: str) -> SummaryOutcome:
-        """
-        The summary of ``job``'s block: known, else the longest summarized leading block's
-        summary extended by the messages after it, else a summary of the whole block.
-        """
+        """``job``'s summary: known, else the longest known leading summary extended by the rest, else a new one."""
         text = await self.cached(source.cache, job.digest)
         if text is not None:
             return SummaryOutcome(text=text)
@@ -129,7 +112,6 @@ class Summarizer:
         return await self._made(source, block)
 
     async def summary(self, source: SummarySource, block: Block) -> SummaryOutcome:
-        """The summary of ``block``: known, else made (after ``block.previous``, if any)."""
         text = await self.cached(source.cache, block.digest)
         if text is not None:
             return SummaryOutcome(text=text)
@@ -139,17 +121,13 @@ class Summarizer:
         """A known summary: memory first, then the shared cache (any cache error is a miss)."""
         text = self._memory.get(digest)
         if text is None and cache is not None:
-            found = await _read(cache, [CACHE_PREFIX + digest])
-            text = found[0]
+            text = (await _read(cache, [CACHE_PREFIX + digest]))[0]
             if text is not None:
                 self._memory.put(digest, text)
         return text
 
     async def previous(self, cache: Any, leading: Sequence[tuple[int, str]]) -> tuple[int, str] | None:
-        """
-        The longest leading sub-block (``SummaryJob.leading``, longest first) with a known
-        summary, as (its message count, summary): memory first, then one batch read of the cache.
-        """
+        """The longest leading sub-block with a known summary, as (message count, summary): memory, then the cache."""
         for count, digest in leading:
             text = self._memory.get(digest)
             if text is not None:
@@ -171,7 +149,7 @@ class Summarizer:
         failure = self._failures.get(digest)
         if failure is not None and time.monotonic() - failure[0] < RETRY_SECONDS:
             return SummaryOutcome(failed=failure[1])
-        task, started = self._task_for(digest, lambda: self._call(source, block))
+        task, started = self._task_for(source, block)
         left = settings.summary_timeout - (time.monotonic() - self._since.get(digest, time.monotonic()))
         try:
             outcome = await asyncio.wait_for(asyncio.shield(task), timeout=max(0.0, left))
@@ -183,16 +161,14 @@ class Summarizer:
         # The request that started the call pays for it; those that joined it spent nothing.
         return outcome if started else dataclasses.replace(outcome, tokens=0, cost=None, calls=0)
 
-    def _task_for(
-        self, digest: str, call: Callable[[], Coroutine[Any, Any, SummaryOutcome]]
-    ) -> tuple[asyncio.Task[SummaryOutcome], bool]:
-        """The call in flight for ``digest``, or a new one (then ``True``): one call per block at a time."""
-        task = self._inflight.get(digest)
+    def _task_for(self, source: SummarySource, block: Block) -> tuple[asyncio.Task[SummaryOutcome], bool]:
+        """The call in flight for ``block``, or a new one (then ``True``): one call per block at a time."""
+        task = self._inflight.get(block.digest)
         if task is not None and task.get_loop() is asyncio.get_running_loop():
             return task, False
-        task = asyncio.create_task(call())
-        self._inflight[digest], self._since[digest] = task, time.monotonic()
-        task.add_done_callback(lambda done: self._forget(digest, done))
+        task = asyncio.create_task(self._call(source, block))
+        self._inflight[block.digest], self._since[block.digest] = task, time.monotonic()
+        task.add_done_callback(lambda done: self._forget(block.digest, done))
         return task, True
 
     def _failed(self, digest: str, reason: str, size: int, started: float) -> SummaryOutcome:
@@ -219,13 +195,12 @@ class Summarizer:
                 metadata={"litellm_budget": {"summary_call": True}, "tags": [SUMMARY_TAG]},
             )
             text = bounded_summary(reply_text(response), settings.summary_max_tokens)
-        # The summary model is someone else's service: whatever it does, the request goes on.
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - someone else's service: whatever it does, the request goes on
             return self._failed(digest, f"error: {type(exc).__name__}", size, started)
         if not text:
             return self._failed(digest, "error: empty reply", size, started)
         self._memory.put(digest, text)
-        await _write(source.cache, CACHE_PREFIX + digest, text)
+        await shared_set(source.cache, CACHE_PREFIX + digest, text, SHARED_TTL)  # for the other replicas
         outcome = SummaryOutcome(text=text, tokens=usage_tokens(response), cost=reply_cost(response), calls=1)
         log.info("summary_made", digest=digest, messages=size, tokens=outcome.tokens, duration_ms=_ms(started))
         return outcome
@@ -235,11 +210,6 @@ async def _read(cache: Any, keys: list[str]) -> list[str | None]:
     """The shared values for ``keys`` (one batch read, Redis only: ``shared.py``); junk reads as a miss."""
     found = await shared_get_many(cache, keys)
     return [value if isinstance(value, str) and value else None for value in found]
-
-
-async def _write(cache: Any, key: str, text: str) -> None:
-    """The summary is in this process's memory already; the shared copy serves the other replicas."""
-    await shared_set(cache, key, text, SHARED_TTL)
 
 
 def _ms(started: float) -> float:
