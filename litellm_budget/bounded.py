@@ -1,8 +1,4 @@
-"""
-The bounded stores of what the plugin learns from traffic (call records, token ratios,
-conversations' edits, Redis pipes): not memos of what content derives, never switched off
-(``core/_memo.py``), and bounded all the same, so a busy proxy's memory has a ceiling.
-"""
+"""Stores of what the plugin learns from traffic: never switched off, unlike memos, so bounded to cap memory."""
 
 from __future__ import annotations
 
@@ -14,10 +10,7 @@ _V = TypeVar("_V")
 
 
 class BoundedLRU(Generic[_V]):
-    """
-    State learned from traffic, at most ``max_entries`` values, the least recently used half
-    dropped at a time: two generations of plain dicts, as a memo keeps them.
-    """
+    """At most ``max_entries`` values, the least recently used half dropped at a time, as a memo keeps them."""
 
     __slots__ = ("_lock", "_old", "_young", "max_entries")
 
@@ -54,7 +47,6 @@ class BoundedLRU(Generic[_V]):
             return value if value is not None else old
 
     def clear(self) -> None:
-        """Forget everything."""
         with self._lock:
             self._young, self._old = {}, {}
 
@@ -67,10 +59,7 @@ class BoundedLRU(Generic[_V]):
 
 
 class BoundedDict(Generic[_V]):
-    """
-    State learned from traffic, at most ``max_entries`` values, the oldest forgotten first: for
-    records that are written once and read or popped soon after, where recency does not matter.
-    """
+    """At most ``max_entries`` values, the oldest forgotten first: for records read or popped soon after."""
 
     __slots__ = ("_items", "_lock", "max_entries")
 
@@ -83,7 +72,6 @@ class BoundedDict(Generic[_V]):
         self._lock = threading.Lock()
 
     def get(self, key: Hashable) -> _V | None:
-        """The value under ``key``; ``None`` if absent."""
         return self._items.get(key)
 
     def put(self, key: Hashable, value: _V) -> None:

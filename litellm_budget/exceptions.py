@@ -1,12 +1,6 @@
 """
-The error ``fit()`` and the plugin raise when a request cannot fit.
-
-::
-
-    litellm.ContextWindowExceededError     (LiteLLM's; what routers and callers already catch)
-     └── BudgetExceededError               (ours, with the report that says why)
-
-Importing this module imports litellm; ``import litellm_budget`` alone does not.
+The error ``fit()`` and the plugin raise when a request cannot fit. Importing this module imports
+litellm; ``import litellm_budget`` alone does not.
 """
 
 from __future__ import annotations
@@ -23,10 +17,8 @@ __all__ = ("BudgetExceededError",)
 
 class BudgetExceededError(litellm.ContextWindowExceededError):  # type: ignore[misc]  # litellm is untyped here
     """
-    Nothing sensible fits the context window; ``report`` says what was measured and tried.
-
-    It is LiteLLM's own ``ContextWindowExceededError``, so the Router's
-    ``context_window_fallbacks`` and every ``except litellm.ContextWindowExceededError`` take it.
+    Nothing sensible fits the context window; ``report`` says what was measured and tried. It is a
+    ``litellm.ContextWindowExceededError``, so the Router's ``context_window_fallbacks`` and callers catch it.
     """
 
     report: BudgetReport
@@ -38,12 +30,9 @@ class BudgetExceededError(litellm.ContextWindowExceededError):  # type: ignore[m
     @classmethod
     def from_report(cls, report: BudgetReport, *, llm_provider: str) -> BudgetExceededError:
         """
-        The error for a rejected (or, for the router's fallbacks, deferred) request, carrying its report.
-
-        LiteLLM's constructor has no ``body``, so ``param``, ``code`` and
-        ``provider_specific_fields`` are set afterwards; the proxy echoes ``param`` and
-        ``provider_specific_fields`` in its 400 body, and ``report`` serves Python callers, in
-        the caller's own indices.
+        The error for a rejected (or, for the router's fallbacks, deferred) request, its ``report`` in the
+        caller's own indices. LiteLLM's constructor has no ``body``, so ``param``, ``code`` and
+        ``provider_specific_fields`` are set afterwards; the proxy's 400 body echoes all but ``code``.
         """
         report = report.for_caller()
         if report.action == "deferred":

@@ -1,20 +1,10 @@
 """
-The plugin's logger: structlog's ``litellm_budget`` logger, as the application configured it.
-
-The library never configures structlog. But in the proxy nobody does (LiteLLM logs through the
-standard library), and structlog's defaults print every level as ``key=value`` console lines: an
-operator who turned on LiteLLM's JSON logs (``JSON_LOGS=True``, or ``litellm_settings.json_logs:
-true``) would find every report event breaking the JSON lines a log pipeline reads, and every
-proxy would print a debug line per response. So, only while structlog is unconfigured, the
-plugin follows LiteLLM's logging: it writes from ``LITELLM_LOG``'s level up (``info`` where that
-is unset), each event one JSON line to stdout where LiteLLM writes JSON (with ``message`` beside
-``event``, the key LiteLLM's own lines carry), else as structlog's defaults render it: in a
-terminal with its console renderer, elsewhere (a container's or a service's log) in the same
-layout without colours, written here for less than half the cost per event, which a busy proxy
-pays two or three times a request. Once anything configures structlog, every event
-goes to that configuration, exactly as ``structlog.get_logger("litellm_budget")`` would. Decided
-per event, as structlog's own lazy logger reads its configuration, so a later
-``structlog.configure`` wins.
+The plugin's logger: structlog's ``litellm_budget`` logger where the application configured structlog
+(the library never does), else one following LiteLLM's level and format, decided per event so that a
+later ``structlog.configure`` wins. In the proxy nobody configures structlog (LiteLLM logs through the
+standard library), and structlog's defaults would print a debug line per response, as ``key=value``
+lines that break a log pipeline's JSON where LiteLLM's JSON logs are on (``JSON_LOGS=True``,
+``litellm_settings.json_logs: true``).
 """
 
 from __future__ import annotations
@@ -58,7 +48,7 @@ _PLUGIN_LOGGER = _PluginLogger()
 
 
 def in_force() -> Any:
-    """The application's structlog logger; without one, LiteLLM's level and format (``litellm_level``, JSON lines)."""
+    """The application's structlog logger; without one, a logger of LiteLLM's level and format."""
     if structlog.is_configured():
         return _CONFIGURED
     chosen = _Choice(sys.stdout, litellm_level(), litellm_writes_json())
@@ -81,15 +71,15 @@ class _Choice(NamedTuple):
 
 def _built(chosen: _Choice) -> Any:
     """
-    The logger for ``chosen``: JSON lines; structlog's defaults in a terminal (read when an event
-    is logged); else the plain line. A bound logger, not a lazy proxy: nothing to bind per event.
+    JSON lines; in a terminal, structlog's defaults (read when an event is logged); else the plain
+    line. A bound logger, not a lazy proxy: nothing to bind per event.
     """
+    bound: Any = structlog.make_filtering_bound_logger(chosen.level)
     if chosen.json:
-        printer = structlog.PrintLogger(chosen.stream)
-        return _at(chosen.level)(printer, processors=_JSON_PROCESSORS, context={"component": NAME})
+        return bound(structlog.PrintLogger(chosen.stream), processors=_JSON_PROCESSORS, context={"component": NAME})
     if _in_terminal(chosen.stream):
-        return _unconfigured(chosen.level)
-    return _at(chosen.level)(structlog.PrintLogger(chosen.stream), processors=_PLAIN_PROCESSORS, context={})
+        return structlog.wrap_logger(None, wrapper_class=bound, logger_factory_args=(NAME,))
+    return bound(structlog.PrintLogger(chosen.stream), processors=_PLAIN_PROCESSORS, context={})
 
 
 def _in_terminal(stream: Any) -> bool:
@@ -106,20 +96,9 @@ def litellm_level() -> int:
     return named if isinstance(named, int) else DEFAULT_LEVEL
 
 
-def _at(level: int) -> Any:
-    """A bound logger class that drops what is below ``level`` (the call returns at once)."""
-    return structlog.make_filtering_bound_logger(level)
-
-
-def _unconfigured(level: int) -> Any:
-    """From ``level`` up, rendered by structlog's defaults, read when an event is logged."""
-    return structlog.wrap_logger(None, wrapper_class=_at(level), logger_factory_args=(NAME,))
-
-
 def litellm_writes_json() -> bool:
     """Whether LiteLLM, where it is imported, logs JSON lines: ``litellm.json_logs``, from its env or config."""
-    litellm = sys.modules.get("litellm")
-    return getattr(litellm, "json_logs", False) is True
+    return getattr(sys.modules.get("litellm"), "json_logs", False) is True
 
 
 def _message(_logger: object, _name: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
@@ -138,10 +117,10 @@ _JSON_PROCESSORS: tuple[structlog.typing.Processor, ...] = (
 
 def _plain_line(_logger: object, _name: str, event: MutableMapping[str, Any]) -> str:
     """
-    The line structlog's console renderer writes without colours (timestamp, padded level and
-    event, then ``key=value`` sorted, strings bare unless they hold a space, ``=`` or a quote),
-    in a fifth of its time; the stack and the traceback, where an event has them, on the lines
-    after.
+    The line structlog's console renderer writes without colours (timestamp, padded level and event,
+    then ``key=value`` sorted, strings bare unless they hold a space, ``=`` or a quote) for a fraction of
+    its cost, paid a few times a request outside a terminal (a container's or a service's log); the
+    stack and the traceback, where an event has them, on the lines after.
     """
     head = f"{event.pop('timestamp', '')} [{event.pop('level', ''):<9}] {event.pop('event', '')!s:<30}"
     after = [str(event.pop(key)) for key in ("stack", "exception") if key in event]
@@ -156,10 +135,7 @@ def _plain_line(_logger: object, _name: str, event: MutableMapping[str, Any]) ->
 
 
 def _local_time(_logger: object, _name: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
-    """
-    ``timestamp``: local time to the second, as structlog's ``TimeStamper(fmt="%Y-%m-%d %H:%M:%S")``
-    writes it, formatted once per second (its time zone lookup is most of what it costs).
-    """
+    """``timestamp``: local time, as structlog's defaults write it; formatted once a second (time zone lookups cost)."""
     second = int(time.time())
     stamp = PROCESS.stamp
     if stamp[0] != second:
@@ -170,12 +146,8 @@ def _local_time(_logger: object, _name: str, event: MutableMapping[str, Any]) ->
 
 
 _TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
-
-
 #: What makes the console renderer quote a string value (it would not read as one ``key=value``).
 _QUOTED = frozenset(" \t=\r\n\"'")
-
-
 _PLAIN_PROCESSORS: tuple[structlog.typing.Processor, ...] = (
     structlog.contextvars.merge_contextvars,
     structlog.processors.add_log_level,

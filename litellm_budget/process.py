@@ -1,9 +1,7 @@
 """
-The plugin's process-wide state, all of it, in one object (structlog keeps its one global
-configuration in one module alike). It is what must outlive a plugin instance because the thing it
-is about belongs to the process: the log stream, the Redis clients, LiteLLM's callback lists and
-Prometheus' registry. What a plugin learns from traffic lives in its ``Memory``
-(``adapter/memory.py``); what the core derived from content, in its memos (``core/_memo.py``).
+The plugin's process-wide state, all of it, in one object: what must outlive a plugin instance
+because what it is about (the log stream, the Redis clients, LiteLLM's callback lists, Prometheus'
+registry) belongs to the process. What a plugin learns from traffic lives in its ``Memory``.
 """
 
 from __future__ import annotations
@@ -37,5 +35,4 @@ class ProcessState:
     metrics: dict[str, Any] | None = None
 
 
-#: The one instance.
 PROCESS = ProcessState()

@@ -1,6 +1,1 @@
-"""
-The tools, never imported by the request path: the ``litellm-budget`` CLI (``cli.py``:
-``inspect``, ``replay``, ``demo``), the replay loop (``replay.py``), session files, tables,
-progress and the proxy runner the demo and the tests use. The research replay (peers, evidence,
-prices, caches, plots) is a clone's, outside the wheel: ``benchmarks/lab``.
-"""
+"""The operator's tools, never imported by the request path; a clone's research replay builds on them."""

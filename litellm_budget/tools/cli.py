@@ -20,23 +20,10 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 #: The demo's proxy config, shipped as package data next to this module.
 BUILTIN_CONFIG = "config.yaml"
-
-
-#: The research replay's options: peers, prices, the provider's cache, watermark sweeps and plots.
-#: The wheel has none of them; a clone runs them (``python -m benchmarks.replay``).
-LAB_OPTIONS = (
-    "--baseline",
-    "--price-per-mtok",
-    "--cached-share",
-    "--cache-write-share",
-    "--watermarks",
-    "--cache",
-    "--client-breakpoints",
-    "--cache-breakpoints",
-    "--cache-min-tokens",
-    "--plot",
-    "--plot-cost",
-    "--plot-recall",
+#: The research replay's options (peers, prices, the provider's cache, watermark sweeps, plots): not the wheel's.
+LAB_OPTIONS = tuple(
+    "--baseline --price-per-mtok --cached-share --cache-write-share --watermarks --cache --client-breakpoints "
+    "--cache-breakpoints --cache-min-tokens --plot --plot-cost --plot-recall".split()
 )
 #: Where they are, as an error says it.
 LAB_REPLAY = "python -m benchmarks.replay, from a clone of the repository, with the same arguments"
@@ -177,12 +164,7 @@ def _replay(args: argparse.Namespace) -> int:
 
 #: What the demo's proxy imports that a plain ``pip install litellm`` leaves out, by the package that brings it.
 DEMO_MODULES = MappingProxyType(
-    {
-        "yaml": "pyyaml",
-        "fastapi": "litellm[proxy]",
-        "uvicorn": "litellm[proxy]",
-        "websockets": "litellm[proxy]",
-    }
+    {"yaml": "pyyaml", "fastapi": "litellm[proxy]", "uvicorn": "litellm[proxy]", "websockets": "litellm[proxy]"}
 )
 
 

@@ -12,10 +12,7 @@ FORMATS = ("chat", "anthropic", "responses")
 
 
 def converted(messages: Sequence[Message], format_name: str) -> list[Message]:
-    """
-    ``messages`` (OpenAI chat) as the list the core fits in ``format_name``: Anthropic's system
-    as its first entry, Responses input items.
-    """
+    """``messages`` (OpenAI chat) as the list the core fits in ``format_name``: Anthropic's with its system first."""
     if format_name == "anthropic":
         return join_system(*anthropic_from_chat(messages))
     if format_name == "responses":

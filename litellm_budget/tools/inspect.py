@@ -54,10 +54,8 @@ def inspect_conversation(
 
 def group_changes(changes: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """
-    One row per role in each run of consecutive changed messages that share a change:
-    ``{"indices": "2-114", "first", "last", "role", "messages", "tokens", "change"}``,
-    ordered by first index. A run ends where another change starts; messages left
-    unchanged in between do not end it (an elided tool output every other message is one run).
+    One row per role in each run of consecutive changes of one kind, ordered by first index. Messages
+    left unchanged in between do not end a run (an elided tool output every other message is one run).
     """
     groups: list[dict[str, Any]] = []
     for _, run in itertools.groupby(changes, key=lambda c: c["change"]):

@@ -1,10 +1,6 @@
 """
-How much of a prompt repeats the one before it: what a provider's prompt cache would hit.
-
-Provider caches (OpenAI's, Anthropic's) and local KV caches (vLLM, llama.cpp) reuse a prefix of
-the rendered prompt's tokens. Whole messages that did not change are that prefix; so is the head of
-the first message that did, where its text only grew at the end (a note appended to it): every
-token of the common text but the last, which may merge with what follows.
+How much of a prompt repeats the one before it: the prefix of its tokens that a provider's prompt cache
+(OpenAI's, Anthropic's) or a local KV cache (vLLM, llama.cpp) would reuse.
 """
 
 from __future__ import annotations
@@ -19,9 +15,8 @@ def shared_prefix(
     previous: Sequence[Message], current: Sequence[Message], sizes: Sequence[int], blocks: BlockCount | None = None
 ) -> int:
     """
-    Tokens of the leading messages ``current`` has in common with ``previous``: a prompt cache
-    hit. With ``blocks`` (``anthropic_blocks``: a prefix of content blocks; ``text_heads``: a prefix
-    of the text), the first message that differs still shares what did not change of its head.
+    Tokens of the leading messages ``current`` has in common with ``previous``; with ``blocks``, the
+    first message that differs still shares what did not change of its head.
     """
     shared = 0
     for before, now, size in zip(previous, current, sizes, strict=False):

@@ -1,11 +1,4 @@
-"""
-Replay recorded sessions request by request: what a strategy sent for each, and the totals an
-operator reads (fitted, rejected, fill, prefix reuse, needless re-prefill).
-
-The one replay loop: ``litellm-budget replay`` runs the plugin's policies through it, and the
-research replay of a clone (``benchmarks/lab``) measures its peers, evidence and caches on what
-it yields.
-"""
+"""The one replay loop (``litellm-budget replay``'s and ``benchmarks/lab``'s): what a strategy sent per request."""
 
 from __future__ import annotations
 
@@ -44,8 +37,7 @@ class Outcome:
     dropped: int = 0
     #: Calls of this request repeating one whose output the last request hid (ours only: the report's).
     rereads: int = 0
-    #: What the sent request names by handle or key, that a tool would serve back (recall, ``compress()``);
-    #: ``None``: nothing is stored.
+    #: Handles or keys the sent request names for a tool to serve back (recall, ``compress()``); ``None``: none.
     stored: Mapping[str, str] | None = None
 
 
@@ -189,8 +181,7 @@ class Totals:
     previous_tokens: int = 0
     #: Re-prefilled tokens that were not new: per request ``max(0, sent - reused - new)``.
     needless_tokens: int = 0
-    #: Tokens of new messages in every request but a session's first, and what was needlessly
-    #: re-prefilled in those requests.
+    #: New tokens in every request but a session's first, and what was needlessly re-prefilled in those.
     later_new_tokens: int = 0
     later_needless_tokens: int = 0
     fill: float = 0.0
@@ -225,7 +216,7 @@ class Totals:
             self.add(row, window, previous, first=first)
 
     def summary(self) -> dict[str, Any]:
-        """Plain numbers for tables and JSON: counts, prefix reuse, re-prefill and its needless part, fill, time."""
+        """Plain numbers for tables and JSON."""
         return {
             "requests": self.requests,
             "fitted": self.fitted,
@@ -243,15 +234,11 @@ class Totals:
 
 
 def share(part: int, whole: int) -> float:
-    """``part / whole`` to 4 places; 0 when there is no whole."""
     return round(part / whole, 4) if whole else 0.0
 
 
 def format_rows(rows: Sequence[Row], *, reused: bool = False, why: Sequence[str] | None = None) -> str:
-    """
-    The per-request table shared by the demo and ``replay --rows`` (which knows what was
-    reused); ``why``, one text per row, adds a last column.
-    """
+    """The per-request table of the demo and ``replay --rows``; ``why``, one text per row, adds a last column."""
     headers = [*ROW_HEADERS[:4], *(["reused"] if reused else []), *ROW_HEADERS[4:], *(["why"] if why else [])]
     cells = []
     reasons: Sequence[str | None] = why or [None] * len(rows)

@@ -1,7 +1,6 @@
 """
-The ``replay`` command: every session x window x policy of the plugin, what each sent, side by
-side. Peers, evidence recall, prices and the provider's cache are the research replay's
-(``python -m benchmarks.replay`` in a clone), which runs the same loop.
+The ``replay`` command: every session x window x policy of the plugin, what each sent, side by side.
+Peers, evidence recall, prices and the provider's cache are the research replay's, in a clone.
 """
 
 from __future__ import annotations
@@ -22,19 +21,9 @@ from .settings_args import non_defaults, settings_from
 
 #: The policies this replay runs; ``summarize`` needs a summary model, which only the research replay stands in for.
 POLICIES = ("auto", "plan", "elide")
-COLUMNS = (
-    "requests",
-    "fitted",
-    "rejected",
-    "sent_tokens",
-    "mean_fill",
-    "reuse",
-    "reuse_ceiling",
-    "prefix_kept",
-    "reprefilled_tokens",
-    "needless_reprefill",
-    "needless_per_new",
-    "ms_per_request",
+COLUMNS = tuple(
+    "requests fitted rejected sent_tokens mean_fill reuse reuse_ceiling prefix_kept reprefilled_tokens "
+    "needless_reprefill needless_per_new ms_per_request".split()
 )
 LEGEND = """
 sent_tokens: the prompts sent, in tokens; mean_fill: each sent prompt's share of the window, averaged;
@@ -61,10 +50,8 @@ def run_replay(args: argparse.Namespace) -> int:
     fmt = format_named(args.format)
     settings = dataclasses.replace(base, conversation_state=base.conversation_state and not args.stateless)
     requests = {c.name: [converted(r, args.format) for r in requests_of(c.messages)] for c in conversations}
-    progress = Progress(
-        sum(map(len, requests.values())) * len(policies) * len(args.window),
-        enabled=None if not args.no_progress else False,
-    )
+    steps = sum(map(len, requests.values())) * len(policies) * len(args.window)
+    progress = Progress(steps, enabled=False if args.no_progress else None)
     results: list[dict[str, Any]] = []
     rows: dict[tuple[int, str], list[Row]] = {}
     for window in args.window:

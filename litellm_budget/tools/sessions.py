@@ -29,11 +29,8 @@ class SessionFileError(ValueError):
 
 def load_conversation(path: Path) -> Conversation:
     """
-    Load a JSON list of messages, a request body ``{"model", "messages", ...}``, or a session
-    file (``{"messages": [...], ...}``, like ``../shared/sessions``).
-
-    Raises:
-        SessionFileError: The file is missing, not JSON, or has no list of message objects.
+    Load a JSON list of messages, a request body ``{"model", "messages", ...}`` or a session file
+    (``{"messages": [...], ...}``); ``SessionFileError`` if it is missing, not JSON, or has no messages.
     """
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -59,14 +56,11 @@ def load_conversation(path: Path) -> Conversation:
 
 def session_files(paths: Sequence[Path]) -> list[Path]:
     """The JSON files named, with folders expanded to the JSON files inside them, sorted."""
-    found: list[Path] = []
-    for path in paths:
-        found.extend(sorted(path.glob("*.json")) if path.is_dir() else [path])
-    return found
+    return [file for path in paths for file in (sorted(path.glob("*.json")) if path.is_dir() else [path])]
 
 
 def load_conversations(paths: Sequence[Path]) -> list[Conversation]:
-    """The sessions of ``paths`` (``session_files``), each read; none found is a ``ValueError`` the CLI prints."""
+    """The sessions of ``paths`` (``session_files``), each read; none found is a ``ValueError``."""
     conversations = [load_conversation(path) for path in session_files(paths)]
     if not conversations:
         msg = "no session files found"

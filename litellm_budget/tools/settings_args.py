@@ -1,8 +1,4 @@
-"""
-The settings a command replays or inspects with: the defaults, then an operator's proxy config
-(its ``callback_settings.litellm_budget``), then ``--set KEY=VALUE`` what-ifs. Checked as the
-plugin checks them at start, so a mistyped key fails the command instead of measuring defaults.
-"""
+"""The settings a command runs with, checked as the plugin checks them, so a mistyped key fails the command."""
 
 from __future__ import annotations
 
@@ -17,12 +13,9 @@ from litellm_budget.core.api import SETTING_NAMES, BudgetSettings, SettingError,
 
 def settings_from(config: Path | None, assignments: Sequence[str]) -> BudgetSettings:
     """
-    ``BudgetSettings`` with ``config``'s ``callback_settings.litellm_budget`` applied, then each
-    ``KEY=VALUE`` of ``assignments`` (its value read as YAML: ``0.8``, ``null``, ``[0.8, 2.0]``).
-
-    Raises:
-        ValueError: On a config without that section, an assignment without ``=``, an unknown
-            key or a bad value, with the file or the assignment named.
+    The defaults, then ``config``'s ``callback_settings.litellm_budget``, then each ``KEY=VALUE`` of
+    ``assignments`` (its value read as YAML: ``0.8``, ``null``, ``[0.8, 2.0]``). A config without that
+    section, an assignment without ``=``, an unknown key or a bad value is a ``ValueError`` naming it.
     """
     settings = BudgetSettings()
     if config is not None:

@@ -1,5 +1,1 @@
-"""
-``litellm-budget demo``: the real LiteLLM proxy on loopback (``proxy.py`` starts it and waits for
-it), its config (``config.yaml``), and a built-in agent session (``agent.py``) replayed through it
-(``run.py``).
-"""
+"""``litellm-budget demo``: a built-in agent session replayed through the real LiteLLM proxy on loopback."""

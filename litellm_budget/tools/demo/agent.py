@@ -13,10 +13,7 @@ _FILES = ("src/budget.py", "src/window.py", "src/report.py", "tests/test_budget.
 
 
 def demo_session(steps: int = 40, seed: int = 7) -> list[dict[str, Any]]:
-    """
-    A system prompt, a task, then ``steps`` bash steps whose outputs look like real ones:
-    listings, file dumps and test logs of very different sizes, as coding agents see them.
-    """
+    """A system prompt, a task, then ``steps`` bash steps with realistic outputs of very different sizes."""
     rng = random.Random(seed)  # noqa: S311 - reproducible sample text, not security
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": "You are a coding agent. Use the bash tool. Think before each step."},

@@ -91,17 +91,9 @@ def running_proxy(
     timeout: float = 120.0,
     extra_env: Mapping[str, str] | None = None,
 ) -> Iterator[str]:
-    """
-    Run the proxy for the ``with`` block and yield its base URL; it is stopped however the block ends.
-    ``extra_env`` is added to this process's environment for the proxy alone.
-    """
+    """Run the proxy for the ``with`` block (stopped however it ends), yield its URL; ``extra_env`` is for it alone."""
     port = free_port(host)
-    env = {
-        **os.environ,
-        **(extra_env or {}),
-        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-        "NO_PROXY": "127.0.0.1,localhost",
-    }
+    env = {**os.environ, **(extra_env or {}), "LITELLM_LOCAL_MODEL_COST_MAP": "True", "NO_PROXY": "127.0.0.1,localhost"}
     with log_path.open("ab") as log:
         process = subprocess.Popen(  # noqa: S603 - our own interpreter and arguments
             proxy_command(config, host, port), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env

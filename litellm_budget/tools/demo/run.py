@@ -64,10 +64,8 @@ def master_key_of(config: dict[str, Any]) -> str:
 
 def check_model(config: dict[str, Any], model: str, path: Path) -> None:
     """
-    Refuse a ``--model`` the config has no ``model_name`` for, before a proxy starts for nothing.
-
-    Raises:
-        ValueError: Naming the config's models (none is checked when one is a wildcard route).
+    Refuse a ``--model`` the config has no ``model_name`` for, before a proxy starts for nothing: a
+    ``ValueError`` naming the config's models (none is checked when one is a wildcard route).
     """
     names = [str(entry.get("model_name")) for entry in config.get("model_list") or [] if isinstance(entry, dict)]
     if names and model not in names and not any("*" in name for name in names):
@@ -85,29 +83,23 @@ def _reason(previous: Row | None, row: Row) -> str:
     if row.action != "trimmed":
         return "" if row.action == before else _ACTION_REASONS.get(row.action, row.action)
     if previous is None or before != "trimmed":
-        return f"over budget: {_edit(row)}"
+        done = [f"{count} {verb}" for count, verb in ((row.elided, "elided"), (row.dropped, "dropped")) if count]
+        return f"over budget: {', '.join(done) or 'trimmed'}"
     return _change(previous, row)
 
 
 def _change(previous: Row, row: Row) -> str:
     """Between two trimmed rows: a drop block that came, grew, shrank or went, else the elisions."""
-    (was, now), elided = (previous.dropped, row.dropped), row.elided
-    if now != was:
-        if now > was:
-            kind = "new" if was == 0 else "bigger"
-        elif now:
-            kind = "smaller"
-        else:
-            return f"drop released: eliding {elided} fits" if elided else "drop released"
-        return f"{kind} drop block: dropped {was} -> {now}"
+    was, now, elided = previous.dropped, row.dropped, row.elided
+    if now > was:
+        return f"{'bigger' if was else 'new'} drop block: dropped {was} -> {now}"
+    if now < was and now:
+        return f"smaller drop block: dropped {was} -> {now}"
+    if now < was:
+        return f"drop released: eliding {elided} fits" if elided else "drop released"
     if elided != previous.elided:
         return f"{'more' if elided > previous.elided else 'fewer'} elided: {previous.elided} -> {elided}"
     return ""
-
-
-def _edit(row: Row) -> str:
-    done = [f"{count} {verb}" for count, verb in ((row.elided, "elided"), (row.dropped, "dropped")) if count]
-    return ", ".join(done) or "trimmed"
 
 
 def _send(client: httpx.Client, key: str, model: str, number: int, request: list[Any]) -> Row:
