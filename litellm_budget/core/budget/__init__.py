@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from litellm_budget.core.budget._limits import Limits, limits_for, max_tokens_to_send
+from litellm_budget.core.budget._limits import limits_for, max_tokens_to_send
 from litellm_budget.core.budget._served_limit import ServedLimit, is_context_error, served_limit
 from litellm_budget.core.budget._setting_problems import SettingProblem, apply_valid, closest_setting, not_a_setting
 from litellm_budget.core.budget._settings import SETTING_NAMES, SHOWN_CHARS, BudgetSettings, SettingError
@@ -19,7 +19,6 @@ __all__ = (
     "SHOWN_CHARS",
     "WINDOW_FIX",
     "BudgetSettings",
-    "Limits",
     "ServedLimit",
     "SettingError",
     "SettingProblem",

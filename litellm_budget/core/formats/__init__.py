@@ -10,9 +10,9 @@ from litellm_budget.core.formats._anthropic import ANTHROPIC, JOINED_KEY, join_s
 from litellm_budget.core.formats._anthropic_convert import from_chat as anthropic_from_chat
 from litellm_budget.core.formats._chat import CHAT
 from litellm_budget.core.formats._message_keys import Reading, message_keys
-from litellm_budget.core.formats._parts import IMAGE_PART_TYPES, map_texts, part_text, texts_of
-from litellm_budget.core.formats._placement import NOTICE_KEY, PLACEMENTS, plain
-from litellm_budget.core.formats._protocol import ASSISTANT, SYSTEM, TOOL, USER, MessageFormat, TokenCounter, Unjoin
+from litellm_budget.core.formats._parts import map_texts, texts_of
+from litellm_budget.core.formats._placement import NOTICE_KEY, plain
+from litellm_budget.core.formats._protocol import ASSISTANT, SYSTEM, TOOL, USER, MessageFormat, Unjoin
 from litellm_budget.core.formats._responses import RESPONSES, as_items
 from litellm_budget.core.formats._responses import from_chat as responses_from_chat
 from litellm_budget.core.formats._tool_calls import call_key, read_path
@@ -22,17 +22,14 @@ __all__ = (
     "ANTHROPIC",
     "ASSISTANT",
     "CHAT",
-    "IMAGE_PART_TYPES",
     "JOINED_KEY",
     "NOTICE_KEY",
-    "PLACEMENTS",
     "RESPONSES",
     "SYSTEM",
     "TOOL",
     "USER",
     "MessageFormat",
     "Reading",
-    "TokenCounter",
     "Unjoin",
     "anthropic_from_chat",
     "as_items",
@@ -43,7 +40,6 @@ __all__ = (
     "lead_of",
     "map_texts",
     "message_keys",
-    "part_text",
     "plain",
     "read_path",
     "responses_from_chat",

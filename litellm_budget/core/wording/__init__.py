@@ -5,27 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from litellm_budget.core._later import loaded_on_use
-from litellm_budget.core.wording._digest import (
-    call_text,
-    outcome_of,
-    outline_of,
-    outputs_of,
-    quoted,
-    step_entries,
-    steps_of,
-)
-from litellm_budget.core.wording._names import (
-    NAMES_HEAD,
-    InText,
-    StepNames,
-    is_name,
-    names_beyond,
-    names_in,
-    names_line,
-)
+from litellm_budget.core.wording._digest import call_text, outcome_of, outline_of, quoted, step_entries
+from litellm_budget.core.wording._names import NAMES_HEAD, InText, is_name, names_beyond, names_in, names_line
 from litellm_budget.core.wording._notices import (
     CONTINUES,
-    MARKER_END,
     NOTICE_PREFIX,
     TEXT_ELIDED,
     TOOL_ELIDED,
@@ -36,18 +19,15 @@ from litellm_budget.core.wording._notices import (
     placeholder_for,
     summary_note,
 )
-from litellm_budget.core.wording._recall import HANDLE, NOTHING_STORED, TOOL_NAME, RecallScope, joined_texts
+from litellm_budget.core.wording._recall import HANDLE, TOOL_NAME, RecallScope
 
 if TYPE_CHECKING:
     from litellm_budget.core.wording._marker_digest import marker_digest, newest_within, shares, step_names
-    from litellm_budget.core.wording._placeholders import outline_limit, placeholder_of, text_names_limit
 
 __all__ = (
     "CONTINUES",
     "HANDLE",
-    "MARKER_END",
     "NAMES_HEAD",
-    "NOTHING_STORED",
     "NOTICE_PREFIX",
     "TEXT_ELIDED",
     "TOOL_ELIDED",
@@ -55,11 +35,9 @@ __all__ = (
     "TOOL_PLACEHOLDER",
     "InText",
     "RecallScope",
-    "StepNames",
     "call_text",
     "cut_note",
     "is_name",
-    "joined_texts",
     "marker_digest",
     "marker_start",
     "names_beyond",
@@ -68,22 +46,17 @@ __all__ = (
     "newest_within",
     "omitted_note",
     "outcome_of",
-    "outline_limit",
     "outline_of",
-    "outputs_of",
     "placeholder_for",
-    "placeholder_of",
     "quoted",
     "shares",
     "step_entries",
     "step_names",
-    "steps_of",
     "summary_note",
-    "text_names_limit",
 )
 
-# Names loaded on first use, not with the package: ``_marker_digest`` and ``_placeholders``
-# import ``policies/_ledger.py``, which imports ``_names`` and ``_recall`` here.
+# Names loaded on first use, not with the package: ``_marker_digest`` imports
+# ``policies/_ledger.py``, which imports ``_names`` and ``_recall`` here.
 __getattr__ = loaded_on_use(
     __name__,
     {
@@ -91,8 +64,5 @@ __getattr__ = loaded_on_use(
         "newest_within": "_marker_digest",
         "shares": "_marker_digest",
         "step_names": "_marker_digest",
-        "outline_limit": "_placeholders",
-        "placeholder_of": "_placeholders",
-        "text_names_limit": "_placeholders",
     },
 )
