@@ -39,7 +39,7 @@ from litellm_budget.core._fit import fit_request
 from litellm_budget.core._fit_input import FitRequest
 from litellm_budget.core._report import BudgetReport, parse_ranges
 from litellm_budget.core.counting._tokens import counter_for
-from litellm_budget.tools.remembered import Remembered
+from litellm_budget.tools.replay import Remembered
 from litellm_budget.tools.sessions import requests_of
 
 SESSIONS = Path(__file__).resolve().parents[2] / "shared" / "sessions"

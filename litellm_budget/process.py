@@ -29,7 +29,7 @@ class ProcessState:
     )
     #: One pipe per Redis client and event loop, by their ids (``adapter/replicas/redis_pipe.py``).
     redis_pipes: BoundedLRU[tuple[Any, Any, Any]] = dataclasses.field(default_factory=lambda: BoundedLRU(16))
-    #: Whether LiteLLM's own compression was said to own Anthropic requests (``adapter/settings/coexistence.py``).
+    #: Whether LiteLLM's own compression was said to own Anthropic requests (``adapter/settings/config.py``).
     compression_said: bool = False
     #: The Prometheus collectors, made once per registry (``adapter/report/metrics.py``); ``None``: not yet.
     metrics: dict[str, Any] | None = None

@@ -12,10 +12,9 @@ from litellm_budget.core.budget._settings import BudgetSettings
 from litellm_budget.core.formats import MessageFormat, format_named
 from litellm_budget.core.policies._registry import POLICIES
 from litellm_budget.tools import table
-from litellm_budget.tools.convert import converted
 from litellm_budget.tools.progress import Progress
 from litellm_budget.tools.replay import format_rows
-from litellm_budget.tools.sessions import load_conversations, requests_of
+from litellm_budget.tools.sessions import converted, load_conversations, requests_of
 from litellm_budget.tools.settings_args import non_defaults, settings_from
 
 from .cache_model import CacheSetup

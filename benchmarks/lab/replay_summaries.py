@@ -16,8 +16,7 @@ from litellm_budget.core._fit_input import FitRequest, Fitted
 from litellm_budget.core.budget._settings import BudgetSettings
 from litellm_budget.core.formats import MessageFormat
 from litellm_budget.tools import table
-from litellm_budget.tools.remembered import Remembered
-from litellm_budget.tools.replay import Outcome
+from litellm_budget.tools.replay import Outcome, Remembered
 from litellm_budget.typing import Message, PolicyName
 
 #: The ``summary_model`` a replay names; nothing is ever called.

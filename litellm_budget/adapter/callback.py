@@ -24,8 +24,7 @@ from .request.fallbacks import FALLBACK_KEYS, is_refit_of, refit_on_any_error, r
 from .request.kwargs import read_metadata
 from .request.shapes import CHAT_SHAPE, shape_for
 from .request.targets import deployment_target, group_target, pre_call_target
-from .settings.coexistence import compression_registered
-from .settings.config import ConfiguredSettings
+from .settings.config import ConfiguredSettings, compression_registered
 from .settings.invalid import check_at_start
 from .summaries.summarizer import is_summary_call
 from .windows.served_windows import deployment_of

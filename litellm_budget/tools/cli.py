@@ -14,7 +14,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from litellm_budget.core.api import POLICIES
-from litellm_budget.tools.convert import FORMATS
+from litellm_budget.tools.sessions import FORMATS
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 

@@ -12,16 +12,18 @@ from litellm_budget.core.api import (
     CHAT,
     BudgetSettings,
     FitRequest,
+    Fitted,
     MessageFormat,
     RecallScope,
+    SentEdits,
     counter_for,
+    edits_sent,
     fit_request,
 )
 from litellm_budget.typing import Message
 
 from . import table
 from .prefix import anthropic_blocks, shared_prefix, text_heads
-from .remembered import Remembered
 
 #: Columns of the per-request table shared by the demo and ``replay --rows``.
 ROW_HEADERS = ("request", "messages", "tokens before", "tokens after", "action", "elided", "dropped", "ms")
@@ -246,3 +248,20 @@ def format_rows(rows: Sequence[Row], *, reused: bool = False, why: Sequence[str]
         sizes = [r.request, r.messages, r.tokens_before, r.tokens_after, *([r.shared] if reused else [])]
         cells.append([*sizes, r.action, r.elided, r.dropped, r.ms, *([reason] if why else [])])
     return table.render(headers, cells)
+
+
+class Remembered:
+    """
+    The edits sent last, as the plugin remembers them per conversation (``conversation_state``;
+    every replayed request comes within the cache lifetime). A session's first request does not
+    continue the last one of the session before, so it is fitted afresh.
+    """
+
+    def __init__(self, settings: BudgetSettings) -> None:
+        self.enabled = settings.conversation_state
+        self.previous: SentEdits | None = None
+
+    def sent(self, messages: list[Message], fitted: Fitted) -> None:
+        """``fitted`` was sent for ``messages``: a trim becomes the conversation's state."""
+        if self.enabled and fitted.report.action == "trimmed":
+            self.previous = edits_sent(messages, fitted.report)

@@ -13,10 +13,9 @@ from typing import Any
 from litellm_budget.core.api import format_named
 
 from . import table
-from .convert import converted
 from .progress import Progress
 from .replay import Row, Totals, format_rows, policy_strategy, replayed
-from .sessions import load_conversations, requests_of
+from .sessions import converted, load_conversations, requests_of
 from .settings_args import non_defaults, settings_from
 
 #: The policies this replay runs; ``summarize`` needs a summary model, which only the research replay stands in for.

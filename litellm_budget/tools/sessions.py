@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from litellm_budget.core.api import is_int
+from litellm_budget.core.api import anthropic_from_chat, is_int, join_system, responses_from_chat
 from litellm_budget.typing import Message
 
 
@@ -73,3 +73,19 @@ def requests_of(messages: Sequence[Message]) -> Iterator[list[Message]]:
     for index, message in enumerate(messages):
         if message.get("role") == "assistant" and index > 0:
             yield list(messages[:index])
+
+
+#: The formats a session can be replayed in.
+FORMATS = ("chat", "anthropic", "responses")
+
+
+def converted(messages: Sequence[Message], format_name: str) -> list[Message]:
+    """``messages`` (OpenAI chat) as the list the core fits in ``format_name``: Anthropic's with its system first."""
+    if format_name == "anthropic":
+        return join_system(*anthropic_from_chat(messages))
+    if format_name == "responses":
+        return list(responses_from_chat(messages))
+    if format_name == "chat":
+        return list(messages)
+    msg = f"unknown format {format_name!r}; choose from {list(FORMATS)}"
+    raise ValueError(msg)

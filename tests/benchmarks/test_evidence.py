@@ -20,9 +20,8 @@ from benchmarks.lab.evidence import (
 )
 from benchmarks.lab.replay import Row, Session, Totals, replay_session
 from benchmarks.replay import main
-from litellm_budget.tools.convert import converted
 from litellm_budget.tools.replay import Outcome
-from litellm_budget.tools.sessions import requests_of
+from litellm_budget.tools.sessions import converted, requests_of
 from tests.support.builders import text
 
 Messages = list[dict[str, Any]]

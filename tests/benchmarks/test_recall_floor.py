@@ -12,7 +12,7 @@ import pytest
 from benchmarks.lab.evidence import recall_of, session_evidence
 from litellm_budget import BudgetSettings
 from litellm_budget.core.api import FitRequest, fit_request
-from litellm_budget.tools.remembered import Remembered
+from litellm_budget.tools.replay import Remembered
 from litellm_budget.tools.sessions import requests_of
 from tests.conftest import SessionSet
 

@@ -16,7 +16,7 @@ from litellm_budget import ContextBudget
 from litellm_budget.adapter.recall.answer import GONE, LAST
 from litellm_budget.adapter.recall.offer import recall_tool
 from litellm_budget.adapter.recall.server import RecallServer
-from litellm_budget.adapter.settings.coexistence import REASON
+from litellm_budget.adapter.settings.config import REASON
 from litellm_budget.core.wording import NOTICE_PREFIX
 from tests.support.builders import agent_session, chat_session, user
 from tests.support.fake_upstream import RECALL_TOOL, FakeUpstream, RecallScript
@@ -270,7 +270,7 @@ async def test_litellms_compression_and_the_plugin_never_edit_one_request() -> N
 
 async def test_a_responses_recall_is_answered_inside_the_sdk(recall_up: FakeUpstream) -> None:
     """litellm.aresponses: the same loop, with Responses items; the caller gets only the final message."""
-    from litellm_budget.tools.convert import converted
+    from litellm_budget.tools.sessions import converted
 
     items = converted(agent_session(30, 900), "responses")
     bash = {"type": "function", "name": "bash", "parameters": {"type": "object", "properties": {}}}

@@ -19,9 +19,8 @@ from litellm_budget.core import MEMO_OFF
 from litellm_budget.core.api import FitRequest, fit_request
 from litellm_budget.core.budget import BudgetSettings
 from litellm_budget.core.formats import format_named
-from litellm_budget.tools.convert import converted
-from litellm_budget.tools.remembered import Remembered
-from litellm_budget.tools.sessions import load_conversation, requests_of, session_files
+from litellm_budget.tools.replay import Remembered
+from litellm_budget.tools.sessions import converted, load_conversation, requests_of, session_files
 from litellm_budget.typing import Message
 
 FORMATS = ("chat", "anthropic", "responses")

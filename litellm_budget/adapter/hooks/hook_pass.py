@@ -21,8 +21,7 @@ from litellm_budget.adapter.report.publish import DEFERRED_KEY, record_in_metada
 from litellm_budget.adapter.request.shapes import Parts, Shape
 from litellm_budget.adapter.request.targets import Target
 from litellm_budget.adapter.served_edits.context_management import serve_compaction
-from litellm_budget.adapter.summaries.step import summary_ahead
-from litellm_budget.adapter.summaries.summarizer import SummaryOutcome, SummarySource
+from litellm_budget.adapter.summaries.summarizer import SummaryOutcome, SummarySource, summary_ahead
 from litellm_budget.core.api import Fitted, RecallScope, fit_request, new_bytes, passed_through, unsent
 from litellm_budget.logs import get_logger
 

@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any
 
-from litellm_budget.adapter.settings.coexistence import REASON, compression_registered
+from litellm_budget.adapter.settings.config import REASON, compression_registered
 from litellm_budget.core.api import (
     ANTHROPIC,
     CHAT,

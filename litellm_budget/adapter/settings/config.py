@@ -1,4 +1,7 @@
-"""The plugin's settings: defaults, then the proxy's ``callback_settings``, then the instance's knobs."""
+"""
+The plugin's settings: defaults, then the proxy's ``callback_settings``, then the instance's knobs; and whether
+LiteLLM's own compression, registered beside it, owns the Anthropic Messages requests.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +10,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from litellm_budget.core.api import BudgetSettings, SettingProblem, apply_valid
+from litellm_budget.logs import get_logger
+from litellm_budget.process import PROCESS
 
 from .invalid import IN_CALLBACK_SETTINGS, IN_KNOBS, SETTINGS_KEY, InvalidSetting, InvalidSettings, proxy_config_state
+
+log = get_logger()
 
 #: The proxy config's section whose ``litellm_budget`` entry LiteLLM hands the plugin.
 CALLBACK_SETTINGS = "callback_settings"
@@ -90,3 +97,29 @@ def _looks_like(name: str, wanted: str = SETTINGS_KEY) -> bool:
 def _copy(configured: object) -> object:
     """What was seen, kept apart from the live value, which the operator's config may change in place."""
     return dict(configured) if isinstance(configured, Mapping) else configured
+
+
+# Where LiteLLM's own ``compression_interception`` is registered, it owns the Anthropic Messages requests, and this
+# plugin forwards them untouched (``unsupported``): two editors of one request would each read the other's
+# placeholders as content, and offer two retrieval tools. Chat and Responses requests are fitted here as always.
+COMPRESSION_CALLBACK = "compression_interception"
+COMPRESSION_CLASS = "CompressionInterceptionLogger"
+REASON = f"{COMPRESSION_CALLBACK} is registered: LiteLLM's own compression owns Anthropic Messages requests"
+
+
+def compression_registered() -> bool:
+    """Whether LiteLLM's compression interception is among its callbacks (logged the first time it is seen)."""
+    import litellm
+
+    found = any(
+        callback == COMPRESSION_CALLBACK or type(callback).__name__ == COMPRESSION_CLASS
+        for callback in (*litellm.callbacks, *litellm.success_callback)
+    )
+    if found and not PROCESS.compression_said:
+        PROCESS.compression_said = True
+        log.warning(
+            "compression_interception_registered",
+            effect="Anthropic Messages requests are left to it and forwarded untouched here; chat and "
+            "Responses requests are fitted here",
+        )
+    return found

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from litellm_budget.core.state._conversation import continues, edits_sent, history_digest, kept_as_sent, kept_edits
-from litellm_budget.core.state._rereads import rereads
+from litellm_budget.core.state._conversation import (
+    continues,
+    edits_sent,
+    history_digest,
+    kept_as_sent,
+    kept_edits,
+    rereads,
+)
 
 __all__ = (
     "continues",

@@ -234,3 +234,21 @@ def _merged(ledger: Ledger, kept: Draft, fresh: Draft) -> Draft:
 def _atoms_within(ledger: Ledger, dropped: set[int]) -> list[Unit]:
     """The smallest droppable units (steps, and the task's user message) inside ``dropped``."""
     return [atom for atom in ledger.layout.atoms if dropped.issuperset(atom)]
+
+
+def rereads(ledger: Ledger) -> int:
+    """
+    How many calls made since the conversation's last request are re-reads: the model calling a tool again, with
+    the same arguments, for an output this gateway hid; the one quality figure a proxy sees. 0 without state.
+    """
+    sent = ledger.previous
+    if sent is None or not continues(ledger):
+        return 0
+    fmt, messages, keys = ledger.format, ledger.messages, ledger.keys
+    made = [
+        key for index in range(sent.messages, len(messages)) for _, key in calls_made(fmt, messages[index], keys[index])
+    ]
+    if not made:
+        return 0
+    hidden = hidden_calls(ledger)
+    return sum(1 for key in made if key in hidden)

@@ -20,7 +20,7 @@ from litellm_budget.adapter.summaries.summarizer import (
 from litellm_budget.core.budget import BudgetSettings
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.policies import block_digest, summary_job
-from litellm_budget.tools.convert import converted
+from litellm_budget.tools.sessions import converted
 from tests.support.builders import agent_session, text
 from tests.support.fake_router import REPLY, FakeRouter
 from tests.support.memory_redis import shared_cache

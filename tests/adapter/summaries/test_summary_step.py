@@ -1,4 +1,4 @@
-"""The hook's summary step (adapter/summaries/step.py): what it asks the summarizer for, given a silent trial fit."""
+"""The hook's summary step (summarizer.py's summary_ahead): what it asks for, given a silent trial fit."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ from typing import Any
 import pytest
 
 from litellm_budget import BudgetSettings
-from litellm_budget.adapter.summaries.step import summary_ahead
-from litellm_budget.adapter.summaries.summarizer import Block, Summarizer, SummarySource
+from litellm_budget.adapter.summaries.summarizer import Block, Summarizer, SummarySource, summary_ahead
 from litellm_budget.core.api import FitRequest, Fitted, fit_request
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.policies import block_digest

@@ -32,8 +32,7 @@ from litellm_budget.core.counting import (
 from litellm_budget.core.formats import CHAT, Reading, format_named, map_texts
 from litellm_budget.core.policies import SentEdits
 from litellm_budget.core.state import edits_sent, history_digest
-from litellm_budget.tools.convert import converted
-from litellm_budget.tools.sessions import requests_of
+from litellm_budget.tools.sessions import converted, requests_of
 from tests.conftest import SessionSet
 from tests.support.builders import agent_session
 from tests.support.strategies import IMAGE, conversations

@@ -15,7 +15,7 @@ from litellm_budget.core.api import FitRequest, fit_request
 from litellm_budget.core.counting import GateRead, counted
 from litellm_budget.core.formats import CHAT, format_named, message_keys
 from litellm_budget.core.formats import _message_keys as module  # private: tests patch and read its memo
-from litellm_budget.tools.convert import converted
+from litellm_budget.tools.sessions import converted
 from tests.support.builders import agent_session
 from tests.support.strategies import conversations
 

@@ -10,7 +10,7 @@ from litellm_budget import BudgetSettings, fit
 from litellm_budget.core.api import FitRequest, fit_request
 from litellm_budget.core.formats import CHAT
 from litellm_budget.core.wording import NOTICE_PREFIX
-from litellm_budget.tools.remembered import Remembered
+from litellm_budget.tools.replay import Remembered
 from litellm_budget.tools.sessions import requests_of
 from tests.conftest import SessionSet
 from tests.support.builders import assistant, system, text, tool_step, user

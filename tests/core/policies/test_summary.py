@@ -22,8 +22,7 @@ from litellm_budget.core.api import FitRequest, Fitted, fit_request
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.policies import DIGEST_CHARS, block_digest, summary_job
 from litellm_budget.core.wording import CONTINUES, NOTICE_PREFIX, omitted_note
-from litellm_budget.tools.convert import converted
-from litellm_budget.tools.sessions import requests_of
+from litellm_budget.tools.sessions import converted, requests_of
 from tests.conftest import SessionSet
 from tests.support.builders import agent_session, chat_session, text, tokens_of
 from tests.support.strategies import conversations

@@ -23,8 +23,7 @@ from litellm_budget.core.policies import Ledger, SentEdits
 from litellm_budget.core.state import _conversation as conversation  # private: tests patch its _KeptDraft
 from litellm_budget.core.state import edits_sent, history_digest
 from litellm_budget.core.validity import chat_unsupported as unsupported_reason
-from litellm_budget.tools.convert import converted
-from litellm_budget.tools.sessions import requests_of
+from litellm_budget.tools.sessions import converted, requests_of
 from tests.conftest import SessionSet
 from tests.support.builders import agent_session, tokens_of, user
 from tests.support.strategies import conversations

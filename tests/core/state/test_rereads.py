@@ -12,7 +12,7 @@ from litellm_budget.core.api import FitRequest, Fitted, fit_request
 from litellm_budget.core.formats import call_key, format_named
 from litellm_budget.core.state import _conversation as conversation  # private: a test patches _hidden_calls
 from litellm_budget.core.state import edits_sent
-from litellm_budget.tools.convert import converted
+from litellm_budget.tools.sessions import converted
 from tests.support.builders import system, text, tool_step, user
 
 SETTINGS = BudgetSettings(policy="elide")

@@ -14,7 +14,7 @@ from litellm_budget.core.api import FitRequest, fit_request
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.validity import START, remember_passed, resume_from
 from litellm_budget.core.validity import _chat_checks as chat_checks  # private: a test patches _message_problem
-from litellm_budget.tools.convert import converted
+from litellm_budget.tools.sessions import converted
 from tests.support.builders import agent_session
 from tests.support.strategies import conversations
 

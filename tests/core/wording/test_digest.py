@@ -30,7 +30,7 @@ from litellm_budget.core.wording import (
     shares,
     step_entries,
 )
-from litellm_budget.tools.convert import converted
+from litellm_budget.tools.sessions import converted
 from tests.support.builders import agent_session, system, text, tokens_of, tool_step, user
 from tests.support.strategies import conversations
 

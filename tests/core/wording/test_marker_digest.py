@@ -15,7 +15,7 @@ from litellm_budget.core.counting import counter_for, reset_counters
 from litellm_budget.core.formats import format_named
 from litellm_budget.core.policies import Derived, Ledger
 from litellm_budget.core.wording import marker_digest, names_line, newest_within, shares, step_entries, step_names
-from litellm_budget.tools.convert import converted
+from litellm_budget.tools.sessions import converted
 from tests.support.builders import agent_session
 from tests.support.strategies import conversations
 
