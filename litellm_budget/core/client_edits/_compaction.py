@@ -1,7 +1,6 @@
 """
-The pure part of Anthropic's compaction (``compact_20260112`` in ``context_management.edits``): which edit was
-asked, its trigger, and a history holding a ``compaction`` block read as the API reads it. The adapter makes the
-summary, with the summary model.
+The pure part of Anthropic's compaction (``compact_20260112`` in ``context_management.edits``): which edit was asked,
+its trigger, and a history holding a ``compaction`` block read as the API reads it; the adapter makes the summary.
 """
 
 from __future__ import annotations
@@ -56,10 +55,9 @@ def compaction_note(summary: str) -> str:
 
 def after_compaction(messages: Sequence[Message]) -> tuple[list[Message], bool]:
     """
-    ``messages`` as the API reads a history holding ``compaction`` blocks: what precedes the last one with a
-    summary goes, and that summary becomes a user text block (any upstream understands) in its place, the rest of
-    its message after it; blocks without one (failed compactions) are no-ops, taken out. Returns the messages
-    (never mutated) and whether a summary was found.
+    ``messages`` (never mutated) as the API reads them, and whether a summary was found: what precedes the last
+    ``compaction`` block with a summary goes, that summary becomes a user text block (any upstream understands) in its
+    place, the rest of its message after it; blocks without one (failed compactions) are no-ops, dropped.
     """
     found = _last_compaction(messages)
     if found is None:

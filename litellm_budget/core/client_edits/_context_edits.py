@@ -12,8 +12,7 @@ from litellm_budget.typing import Message
 
 CLEAR_TOOL_USES = "clear_tool_uses_20250919"
 CLEAR_THINKING = "clear_thinking_20251015"
-#: The API's defaults: clear once the prompt passes 100k input tokens, keep the last 3 tool uses,
-#: keep the thinking of the last assistant turn.
+#: The API's defaults: clear past 100k input tokens, keep the last 3 tool uses and the last turn's thinking.
 DEFAULT_TRIGGER = MappingProxyType({"type": "input_tokens", "value": 100_000})
 DEFAULT_KEEP_TOOL_USES = 3
 DEFAULT_KEEP_THINKING_TURNS = 1
@@ -86,7 +85,7 @@ def clear_thinking(messages: list[Message], edit: Mapping[str, Any], count: Coun
     keep = edit.get("keep")
     if keep == "all":
         return messages, None
-    thinking = [i for i, m in enumerate(messages) if m.get("role") == "assistant" and _thinking_blocks(m)]
+    thinking = [i for i, m in enumerate(messages) if m.get("role") == "assistant" and _has_thinking(m)]
     older = set(thinking[: max(0, len(thinking) - _value(keep, DEFAULT_KEEP_THINKING_TURNS))])
     edited = [_without_thinking(message) if index in older else message for index, message in enumerate(messages)]
     turns = sum(1 for new, old in zip(edited, messages, strict=True) if new is not old)
@@ -146,11 +145,9 @@ def _cleared_block(block: Any, ids: set[Any], inputs: set[Any]) -> Any:
     return block
 
 
-def _thinking_blocks(message: Message) -> list[Any]:
+def _has_thinking(message: Message) -> bool:
     content = message.get("content")
-    return (
-        [b for b in content if is_mapping(b) and b.get("type") in _THINKING_TYPES] if isinstance(content, list) else []
-    )
+    return isinstance(content, list) and any(is_mapping(b) and b.get("type") in _THINKING_TYPES for b in content)
 
 
 def _without_thinking(message: Message) -> Message:

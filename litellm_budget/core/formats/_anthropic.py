@@ -1,8 +1,7 @@
 """
-Anthropic Messages: content blocks, ``tool_use`` answered by ``tool_result`` blocks in the next user message,
-strict user/assistant alternation, and a top-level ``system`` that the policies see as a pseudo-message first
-(``join_system``), never sent. A client's own system messages in ``messages`` (Claude Code's
-``mid-conversation-system`` beta) are pinned like it and transparent to alternation.
+Anthropic Messages: content blocks, ``tool_use`` answered by ``tool_result`` blocks in the next user message, strict
+user/assistant alternation, a top-level ``system`` the policies see as a first pseudo-message (``join_system``). Client
+system messages (Claude Code's ``mid-conversation-system`` beta) are pinned like it and transparent to alternation.
 """
 
 from __future__ import annotations
@@ -60,9 +59,8 @@ class AnthropicFormat:
 
     def map_texts(self, message: Message, rewrite: Callable[[str], str]) -> Message:
         """
-        A copy whose texts went through ``rewrite``, every other block and key kept (``tool_use`` input, thinking
-        and its signature, images, ``cache_control``). A text block the rewrite empties goes (the API refuses
-        empty text); a ``tool_result`` stays, with its ``tool_use_id``, even when its content goes.
+        Every other block and key is kept (thinking and its signature, ``cache_control``); a text block the rewrite
+        empties goes (the API refuses empty text), a ``tool_result`` stays, with its ``tool_use_id``, even when emptied.
         """
         content = message.get("content")
         if isinstance(content, str):
@@ -101,16 +99,14 @@ class AnthropicFormat:
 
     def finish(self, messages: list[Message]) -> list[Message]:
         """Notices placed, then same-role neighbours merged so roles alternate; only for a request a policy changed."""
-        # merge_same_roles merges every run of one role, notices' included: place_notices needs to
-        # take only the leading ones out and unmark the rest.
+        # merge_same_roles merges notices' runs too: place_notices only takes the leading ones out and unmarks the rest.
         placed = place_notices(messages, is_user=lambda _: False, merged=lambda run: run[0], into_leading=_into_system)
         return merge_same_roles(placed)
 
     def count_message(self, counter: TokenCounter, message: Message) -> int:
         """
-        The counter's chat accounting, each ``tool_result`` read as a short stub then its content blocks, so its
-        text counts as text and an image in it at the flat image price, not as escaped JSON. Claude's tokenizer
-        and framing differ; the per-model ratio learned from reported usage covers that.
+        Counted as chat, each ``tool_result`` as a stub then its blocks: text counts as text, an image at the flat image
+        price, not as escaped JSON. Claude's tokenizer and framing differ; the learned per-model ratio covers that.
         """
         content = message.get("content")
         if isinstance(content, list) and any(_is_type(block, RESULT_TYPE) for block in content):
@@ -141,9 +137,8 @@ def split_system(messages: Sequence[Message]) -> tuple[Any, list[Message]]:
 
 def merge_same_roles(messages: Sequence[Message]) -> list[Message]:
     """
-    Neighbouring user (or assistant) messages as one, their blocks concatenated (a string content as one text
-    block). System messages between them do not separate them (alternation ignores them): the later joins the
-    earlier, before them. Messages without a same-role neighbour stay the very same objects.
+    Neighbouring user (or assistant) messages as one, their blocks concatenated (a string as one text block); system
+    messages between them, which alternation ignores, end up after it. Others stay the very same objects.
     """
     merged: list[Message] = []
     last_turn: int | None = None  # index in ``merged`` of the last user or assistant message

@@ -1,8 +1,4 @@
-"""
-The client's own history markers, read as ``SYSTEM`` with their step so no policy drops, elides or cuts them:
-where the provider starts reading (the newest compaction; the history before it is sent as it came and counted
-as nothing), and messages that change what the model may call (tool changes) or carry a compaction.
-"""
+"""Client history markers (compactions, tool changes) read as ``SYSTEM``, so no policy drops, elides or cuts them."""
 
 from __future__ import annotations
 
@@ -13,9 +9,9 @@ from litellm_budget.core.formats._protocol import ASSISTANT, SYSTEM, TOOL, USER
 
 def pinned_kinds(kinds: list[str], start: int | None, held: Iterable[int]) -> list[str]:
     """
-    ``kinds`` with every message up to ``start`` (the newest compaction, or ``None``) and each of ``held`` read as
-    ``SYSTEM``, with the rest of its step (the results answering it, or the step its result answers). The
-    question (the last user message) stays the question: it is pinned anyway.
+    ``kinds`` with every message up to ``start`` (the newest compaction, where the provider starts reading; or
+    ``None``) and each of ``held`` read as ``SYSTEM``, with the rest of its step (the results answering it, or the
+    step its result answers). The question (the last user message) stays the question: it is pinned anyway.
     """
     question = max((i for i, kind in enumerate(kinds) if kind == USER), default=None)
     pinned = list(kinds)

@@ -1,7 +1,6 @@
 """
-Each message's ``content_key``, with the history a client resends hashed once rather than on every turn: a
-message equal (``==``, in C, several times faster than hashing) to the one at its place in its conversation's
-last read takes its key, and every message is still compared, so an edited one never keeps a stale key.
+Each message's ``content_key``, the history a client resends hashed once: a message equal (``==``, in C, several times
+faster than hashing) to the one at its place in the conversation's last read takes its key; an edited one never does.
 """
 
 from __future__ import annotations
@@ -26,10 +25,7 @@ class _Read(NamedTuple):
 
 
 class _NotPlain(Exception):
-    """
-    A message holds more than text-keyed dicts, lists, texts and nulls, so ``==`` cannot compare it exactly: it
-    holds 1 equal to 1.0 and to True, which hash and count differently.
-    """
+    """A message holding more than str-keyed dicts, lists, texts and nulls: ``==`` cannot tell 1 from 1.0 or True."""
 
 
 _NOTHING_READ = _Read((), (), (), ())

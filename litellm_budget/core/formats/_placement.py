@@ -1,7 +1,6 @@
 """
-Where a notice (the marker, a summary) goes, so that strict chat templates accept the request: local model
-servers render templates that refuse a system message anywhere but first (Qwen), user and assistant turns that
-do not alternate (Mistral), or any system role beyond the first turn (Gemma).
+Where a notice (the marker, a summary) goes, for the strict chat templates of local model servers, which refuse a system
+message anywhere but first (Qwen), turns that do not alternate (Mistral), or system roles past the first turn (Gemma).
 """
 
 from __future__ import annotations
@@ -41,11 +40,10 @@ def place_notices(
     into_leading: Callable[[list[Message], Message], list[Message]],
 ) -> list[Message]:
     """
-    Put each notice in its place: a user-side one merged with the user messages right before and after it
-    (``merged`` joins them in order, keeping the keys of the first that is not a notice, so two user turns a drop
-    left side by side become one); a leading one taken into the leading system text (``into_leading``), the user
-    turns around it joined all the same; any other left where it is, unmarked. The final message joins nothing
-    (only the last resort changes it); messages not next to a notice stay the very same objects.
+    Each notice in its place: a user-side one merged, in order, with the user messages next to it (keeping the first
+    non-notice's keys, so two user turns a drop left side by side become one); a leading one taken into the leading
+    system text, the user turns around it joined all the same; any other left where it is, unmarked. The final message
+    joins nothing (only the last resort changes it); untouched messages stay the same objects.
     """
     final = len(messages) - 1
     placed: list[Message] = []

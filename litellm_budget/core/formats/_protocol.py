@@ -1,7 +1,4 @@
-"""
-What every format implements: ``MessageFormat``, through which the policies read and write a message, and
-``TokenCounter``, through which it is counted. Format modules import only this and their checks: no cycle.
-"""
+"""The protocols every format implements; format modules import only this and their checks, so there is no cycle."""
 
 from __future__ import annotations
 
@@ -62,10 +59,7 @@ class MessageFormat(Protocol):
         """Why this request cannot be trimmed safely, or ``None`` when it can."""
 
     def check(self, messages: object, tools: object, max_tokens: object, resume: Resume = START) -> Verdict:
-        """
-        ``unsupported_reason`` with the pairing state at the end, resumed after a prefix whose
-        very content passed before (``verdicts``): the same verdict a whole check gives.
-        """
+        """``unsupported_reason`` plus the end's pairing state, resumed after a prefix that passed (``verdicts``)."""
 
 
 class TokenCounter(Protocol):

@@ -1,12 +1,9 @@
-"""
-OpenAI Responses: an ``input`` list of items; calls and their outputs paired by ``call_id``,
-reasoning items kept with the step they belong to, ``instructions`` outside the list and untouched.
-"""
+"""OpenAI Responses: an ``input`` list of items, calls and outputs paired by ``call_id``, reasoning with its step."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from litellm_budget.core._canonical import as_json
@@ -44,7 +41,7 @@ ENCRYPTED_CHARS_PER_TOKEN = 4
 
 
 def is_step_item(item: Message) -> bool:
-    """An item of the assistant's side of a step: its message, reasoning, calls, compaction."""
+    """An item of the assistant's side of a step: its message, reasoning, calls (hosted tools' too)."""
     kind = item_type(item)
     return kind in STEP_TYPES or (kind == "message" and item.get("role") == "assistant")
 
@@ -59,9 +56,9 @@ class ResponsesFormat:
         Messages by role; the first assistant-side item after a user message or an output opens a step (``ASSISTANT``),
         the rest of it is ``TOOL``, so reasoning stays with the calls it led to. No step opens while a call is
         unanswered, so a call and its output share a unit however the client orders them; in a step that began with
-        reasoning only a new reasoning (or compaction) item opens the next: a reasoning model starts every response
-        with one, so a call after an output without one is a parallel call of the same response, which the API
-        refuses without its reasoning. Compactions, their triggers, added tools and all before the last one are system.
+        reasoning only a new reasoning item opens the next: a reasoning model starts every response with one, so a
+        call after an output without one is a parallel call of the same response, which the API refuses without its
+        reasoning. Compactions, their triggers, added tools and all before the last one are system.
         """
         kinds: list[str] = []
         open_calls: set[str] = set()
@@ -166,12 +163,9 @@ def as_items(value: str | list[Message]) -> list[Message]:
 
 def from_chat(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """
-    OpenAI chat messages as Responses items: system and developer messages as developer messages, user and
-    assistant text as messages, each tool call as a ``function_call`` (its ``call_id`` the call's id), each tool
-    message as the ``function_call_output`` answering it.
-
-    Raises:
-        ValueError: A message of a role Responses has no item for (``function``).
+    OpenAI chat messages as Responses items: system and developer messages as developer messages, user and assistant
+    text as messages, each tool call as a ``function_call`` (its ``call_id`` the call's id), each tool message as the
+    ``function_call_output`` answering it. A ``function`` message raises ``ValueError``: Responses has no item for it.
     """
     items: list[dict[str, Any]] = []
     for message in messages:
@@ -181,10 +175,10 @@ def from_chat(messages: Sequence[Message]) -> list[dict[str, Any]]:
         elif role == "assistant":
             if any(texts_of(content)) or (isinstance(content, list) and content):
                 items.append(_message_item("assistant", content))
-            items.extend(
-                {"type": "function_call", "call_id": call["id"], **_name_and_arguments(call.get("function") or {})}
-                for call in message.get("tool_calls") or ()
-            )
+            for call in message.get("tool_calls") or ():
+                function = call.get("function") or {}
+                name, arguments = function.get("name"), function.get("arguments")
+                items.append({"type": "function_call", "call_id": call["id"], "name": name, "arguments": arguments})
         elif role == "tool":
             output = content if isinstance(content, str) else _parts("user", content)
             items.append({"type": "function_call_output", "call_id": message["tool_call_id"], "output": output})
@@ -243,10 +237,6 @@ def _parts(role: str, content: object) -> list[dict[str, Any]]:
         elif is_mapping(part):
             parts.append(dict(part))
     return parts
-
-
-def _name_and_arguments(function: Mapping[str, Any]) -> dict[str, Any]:
-    return {"name": function.get("name"), "arguments": function.get("arguments")}
 
 
 def _text_key(item: Message) -> str | None:

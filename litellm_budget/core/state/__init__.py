@@ -11,11 +11,4 @@ from litellm_budget.core.state._conversation import (
     rereads,
 )
 
-__all__ = (
-    "continues",
-    "edits_sent",
-    "history_digest",
-    "kept_as_sent",
-    "kept_edits",
-    "rereads",
-)
+__all__ = ("continues", "edits_sent", "history_digest", "kept_as_sent", "kept_edits", "rereads")

@@ -1,7 +1,6 @@
 """
-Conversation state: a conversation's last edits (kept by the adapter in LiteLLM's cache), applied to
-its next request while they fit, so they only ever grow. Fitted afresh, a moving learned ratio or a
-heavy final step would change them for one turn and re-prefill the whole prompt.
+A conversation's last edits (held in LiteLLM's cache by the adapter), reapplied while they fit so they only grow: fitted
+afresh, a moving learned ratio or a heavy final step would change them for a turn and re-prefill the prompt.
 """
 
 from __future__ import annotations
@@ -25,10 +24,9 @@ from litellm_budget.typing import Message
 
 def history_digest(messages: Sequence[Message], count: int, key: int | None = None) -> str:
     """
-    A digest of a request's first ``count`` messages, read at the last of them (``key``: its
-    ``content_key``, if known), remembered by it: each request reads it several times. Cheap on
-    purpose: a rewritten history changes its length or its last message, and edits kept for a wrong
-    history are still valid (whole units dropped, outputs elided), only not the best.
+    A digest of a request's first ``count`` messages, read at the last (``key``: its ``content_key``, if known) and
+    remembered by it: requests read it several times. Cheap on purpose: a rewritten history changes its length or last
+    message, and edits kept for a wrong history stay valid (whole units dropped, outputs elided), just not the best.
     """
     if count <= 0 or count > len(messages):
         return f"{count}:"
@@ -73,10 +71,7 @@ def kept_as_sent(ledger: Ledger, draft: Draft) -> bool:
 
 
 def kept_edits(ledger: Ledger) -> Draft:
-    """
-    The remembered edits (drops, marker, elisions) applied to this request: made once per
-    conversation and its edits, then extended by what each request appends (``_KeptDraft``).
-    """
+    """The remembered edits (drops, marker, elisions) on this request, made once and then extended (``_KeptDraft``)."""
     sent = ledger.previous
     assert sent is not None  # noqa: S101 - callers check ``continues`` first
     if summaries_wanted(ledger):  # their marker depends on the summaries learned since
@@ -95,10 +90,7 @@ def kept_edits(ledger: Ledger) -> Draft:
 
 
 def hidden_calls(ledger: Ledger) -> frozenset[CallKey]:
-    """
-    The calls whose outputs the remembered request did not send (dropped, or answered by an elided
-    output), for ``rereads``. All lie before its newest edit, so the kept draft carries them.
-    """
+    """The calls whose outputs the remembered request hid (dropped, or answered by elided outputs), for ``rereads``."""
     known, sent = ledger.derived.conversation, ledger.previous
     if known.hidden is None:
         known.hidden = frozenset() if sent is None else _hidden_calls(ledger, sent)
@@ -129,9 +121,8 @@ def _kept_whole(ledger: Ledger, sent: SentEdits) -> Draft:
 
 class _KeptDraft(NamedTuple):
     """
-    The kept edits as applied to one request, read again by the conversation's later requests. One
-    that holds the same messages first (equal keys), under the same settings, tools and limits the
-    draft reads (``_kept_key``), gets the same draft for them, then what it appends untouched:
+    The kept edits as applied to one request. A later request starting with the same messages (equal keys), under the
+    settings, tools and limits the draft reads (``_kept_key``), gets the same draft, then what it appends untouched:
 
     - every edit lies before the remembered request's pinned final step, and what makes it (dropped atoms,
       the marker's digest, placeholders and their sizes) reads only those messages, settings and limits;
@@ -190,9 +181,8 @@ def _fresh(value: object) -> Any:
 
 def _kept_key(ledger: Ledger, sent: SentEdits) -> tuple[Hashable, ...]:
     """
-    What a kept draft reads besides the messages and the settings. Of the limits, only what the marker
-    and placeholders read: the budget moves with the learned ratio on nearly every request, and the
-    draft reads it only through the elision threshold (``threshold_base``).
+    What a kept draft reads besides the messages and settings. Of the limits, only what the marker and placeholders
+    read: the budget moves with the learned ratio almost every request; the draft reads it only via ``threshold_base``.
     """
     limits = ledger.limits
     read = (limits.window, limits.reserve, limits.margin, threshold_base(ledger), ledger.tools_and_priming)

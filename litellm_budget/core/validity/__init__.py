@@ -8,8 +8,7 @@ from litellm_budget.core.validity._chat_checks import unsupported_reason as chat
 from litellm_budget.core.validity._responses_checks import unsupported_reason as responses_unsupported
 from litellm_budget.core.validity._verdicts import START, remember_passed, resume_from
 
-# The three formats' modules share their names (``check``, ``unsupported_reason``, ``CALL_TYPES``...):
-# here each takes its format's name; chat's ``SYSTEM_ROLES`` keeps its own.
+# The format modules share names (``check``, ``unsupported_reason``...): here each takes its format's name.
 __all__ = (
     "START",
     "SYSTEM_ROLES",

@@ -11,7 +11,7 @@ from litellm_budget.core.validity._verdicts import START, Resume, Verdict, first
 #: Blocks with which an assistant calls a tool; ``server_tool_use`` is answered in the same message.
 CALL_TYPES = frozenset({"tool_use", "server_tool_use"})
 RESULT_TYPE = "tool_result"
-#: Where the API starts reading the history (``history.py``); with the tool changes, the blocks a fit keeps.
+#: Where the API starts reading the history (``formats._history``); with the tool changes, the blocks a fit keeps.
 COMPACTION = "compaction"
 TOOL_CHANGES = frozenset({"tool_addition", "tool_removal"})
 HISTORY_MARKS = TOOL_CHANGES | {COMPACTION}
@@ -25,15 +25,13 @@ def unsupported_reason(messages: object, tools: object, max_tokens: object) -> s
 
 def check(messages: object, tools: object, max_tokens: object, resume: Resume = START) -> Verdict:
     """
-    Why this request cannot be trimmed safely (``None`` when it can), and the calls left open at its end.
-
-    ``messages`` is ``join_system(system, messages)``. Trimming relies on the Messages API's shape: user and
-    assistant messages (system ones anywhere, as Claude Code's ``mid-conversation-system`` beta sends them),
-    content as text or a list of typed blocks (a system message may hold only its ``output_config``), the first
-    message a user's or a compaction's, every ``tool_use`` answered by a ``tool_result`` in the very next message
-    (unless the assistant's is the last) and every ``tool_result`` answering the assistant message right before
-    it, ahead of any other block of its message. Anything else is forwarded untouched, so the provider gives its
-    own error, and the report says why. ``resume`` starts after a prefix whose very content passed before.
+    Why ``join_system(system, messages)`` cannot be trimmed safely (``None`` when it can), and the calls left open at
+    its end. Trimming relies on the Messages API's shape: user and assistant messages (system ones anywhere, as Claude
+    Code's ``mid-conversation-system`` beta sends them), content as text or a list of typed blocks (a system message may
+    hold only its ``output_config``), the first message a user's or a compaction's, every ``tool_use`` answered by a
+    ``tool_result`` in the very next message (unless the assistant's is the last) and every ``tool_result`` answering
+    the assistant message right before it, ahead of any other block of its message. Anything else is forwarded untouched
+    for the provider to refuse, and the report says why. ``resume`` starts after a prefix whose very content passed.
     """
     listed = first_problem(messages, tools, max_tokens, resume, _message_problem)
     if isinstance(listed, Verdict):

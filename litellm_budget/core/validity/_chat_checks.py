@@ -21,10 +21,9 @@ def unsupported_reason(messages: object, tools: object, max_tokens: object) -> s
 
 def check(messages: object, tools: object, max_tokens: object, resume: Resume = START) -> Verdict:
     """
-    Why this request cannot be trimmed safely (``None`` when it can), and the pairing state at its end. Trimming
-    relies on OpenAI's shape: known roles, text or list content, and tool results that each answer a call of the
-    assistant message right before them. Anything else is forwarded untouched, so the provider gives its own
-    error, and the report says why. ``resume`` starts after a prefix whose very content passed before.
+    Why this request cannot be trimmed safely (``None`` when it can), and the pairing state at its end. Trimming relies
+    on OpenAI's shape: known roles, text or list content, each tool result answering a call of the assistant message
+    just before it. Anything else is forwarded untouched for the provider to refuse, and the report says why.
     """
     listed = first_problem(messages, tools, max_tokens, resume, _message_problem)
     return listed if isinstance(listed, Verdict) else _pairing(listed, resume)
@@ -86,10 +85,8 @@ def _is_content_list(content: object) -> bool:
 
 
 def _are_tool_calls(calls: object) -> bool:
-    if not isinstance(calls, list):
-        return False
     # A function call holds ``function``; a custom tool's call (``type: custom``) holds ``custom``.
-    return all(
+    return isinstance(calls, list) and all(
         is_mapping(call)
         and isinstance(call.get("id"), str)
         and is_mapping(call.get("custom" if call.get("type") == "custom" else "function"))

@@ -45,14 +45,12 @@ def unsupported_reason(items: object, tools: object, max_tokens: object) -> str 
 
 def check(items: object, tools: object, max_tokens: object, resume: Resume = START) -> Verdict:
     """
-    Why this ``input`` cannot be trimmed safely (``None`` when it can).
-
-    Trimming relies on the shape the Responses API documents: a list of known items, text or part-list content,
-    every output answering a call made before it and not yet answered, and no user message before the open calls
-    are answered (only the last step may leave a call open). Anything else is forwarded untouched, so the provider
-    gives its own error, and the report says why. A string ``input`` is read with ``as_items`` first. ``resume``
-    starts the items' own checks after a prefix that passed before; the pairing reads every item (a call id may
-    not repeat anywhere in the list).
+    Why this ``input`` cannot be trimmed safely (``None`` when it can). Trimming relies on the shape the Responses API
+    documents: a list of known items, text or part-list content, every output answering an open call made before it, and
+    no user message before the open calls are answered (only the last step may leave a call open). Anything else is
+    forwarded untouched for the provider to refuse, and the report says why. A string ``input`` is read with
+    ``as_items`` first. ``resume`` starts the items' own checks after a prefix that passed before; the pairing reads
+    every item (a call id may not repeat anywhere in the list).
     """
     listed = first_problem(items, tools, max_tokens, resume, _item_problem, name="input")
     return listed if isinstance(listed, Verdict) else Verdict(_pairing_problem(listed))

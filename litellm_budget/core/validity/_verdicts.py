@@ -1,7 +1,6 @@
 """
-The format checks' verdicts, remembered by content: a request that starts with exactly a prefix that passed
-(with these calls left open) resumes its pairing after it, with a whole check's result. A memo decides only how
-much is read again, never whether a message is checked: content never seen passing is read.
+Check verdicts remembered by content: a request starting with exactly a prefix that passed (these calls left open)
+resumes its pairing after it, as a whole check would. A memo saves reading only: content never seen passing is read.
 """
 
 from __future__ import annotations
