@@ -1,7 +1,4 @@
-"""
-One canonical JSON text for structured values (what is counted as JSON, what a digest names), and
-the keys the memos know a text or a message by in this process.
-"""
+"""One canonical JSON text per value (what is counted, what a digest names), and the memo keys of texts and messages."""
 
 from __future__ import annotations
 
@@ -30,8 +27,7 @@ def digest(value: object, chars: int) -> str:
 
 def digest_known(value: object, chars: int, key: Hashable) -> str:
     """``digest(value, chars)``, remembered by ``key``: ``value``'s ``content_key``, or a hash of what names it."""
-    found: str = MEMOS.digests.recall(lambda: digest(value, chars), key, chars)
-    return found
+    return MEMOS.digests.recall(lambda: digest(value, chars), key, chars)
 
 
 def text_key(text: str) -> Hashable:
@@ -49,8 +45,7 @@ def content_key(value: object) -> int:
 
 
 def _frozen(value: Any) -> Hashable:
-    # A dict reads as its tag then its keys and values in turn, a list as its tag then its items:
-    # flat tuples, the fewest calls per message (this runs for every message of every request).
+    # Flat tuples, tag first (a dict's keys and values in turn, a list's items): few calls, as every message runs this.
     kind = type(value)
     if kind is dict:
         flat: list[Hashable] = [dict]

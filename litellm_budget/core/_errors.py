@@ -10,10 +10,7 @@ if TYPE_CHECKING:
 
 
 def context_window_exceeded(report: BudgetReport, *, llm_provider: str | None = None) -> BudgetExceededError:
-    """
-    The error LiteLLM's callers already handle, carrying the report; ``llm_provider`` labels it in
-    LiteLLM's metrics and error logs (default: the model's own provider).
-    """
+    """The error LiteLLM's callers already handle, carrying the report; ``llm_provider`` labels its metrics and logs."""
     from litellm_budget.exceptions import BudgetExceededError
 
     return BudgetExceededError.from_report(report, llm_provider=llm_provider or provider_of(report.model))
@@ -25,7 +22,6 @@ def provider_of(model: str) -> str:
 
     try:
         return str(litellm.get_llm_provider(model)[1])
-    # get_llm_provider raises several undocumented types for names it cannot route; the
-    # provider only labels the error, so any failure falls back to our own name.
+    # get_llm_provider raises undocumented types for names it cannot route; the provider only labels the error.
     except Exception:  # noqa: BLE001
         return "litellm_budget"

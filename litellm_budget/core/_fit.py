@@ -44,8 +44,7 @@ def fit(  # noqa: PLR0913 - the public signature: one keyword per documented arg
         system: Anthropic's top-level ``system``, or Responses' ``instructions``: counted,
             never changed, and not part of the returned messages. Chat keeps it in ``messages``.
         model: The model as LiteLLM names it (``openai/gpt-4o`` and ``gpt-4o`` both work).
-        window: The context window in tokens; default: ``max_input_tokens`` from
-            LiteLLM's model map, then ``settings.default_window``.
+        window: The context window; default: ``max_input_tokens`` from LiteLLM's model map, then ``default_window``.
         tools: The request's ``tools`` schema, counted but never trimmed.
         max_tokens: The client's ``max_tokens`` / ``max_completion_tokens``.
         settings: The knobs; default ``BudgetSettings()``.
@@ -71,12 +70,9 @@ def fit(  # noqa: PLR0913 - the public signature: one keyword per documented arg
 
 def fit_request(request: FitRequest) -> Fitted:
     """
-    Fit a request, never raising for what is in it: a rejection is a report with action ``rejected``, so
-    ``fit()`` and the plugin each decide how to raise. ``ratio`` is the provider's tokens per counted
-    token learned from its usage; ``None``: ``token_ratios``, else the family's prior. With ``gate``, a
-    request whose size bound is under the budget passes uncounted: its report holds the bound
-    (``tokens_exact`` false) until ``size_gate.counted`` counts it. The report is over the core's list;
-    its ``lead`` counts the system part given apart (``formats.joined``).
+    Fit a request, never raising for what is in it: a rejection is a report with action ``rejected``, so ``fit()``
+    and the plugin each decide how to raise. A request the size gate (``gate``) passes uncounted reports its bound
+    (``tokens_exact`` false) until ``size_gate.counted`` counts it. The report is over the core's list (``lead``).
     """
     started = time.perf_counter()
     base = _report_base(request)

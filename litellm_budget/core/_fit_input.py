@@ -30,7 +30,7 @@ class FitRequest:
     tools: Tools | None = None
     max_tokens: int | None = None
     settings: BudgetSettings = DEFAULT_SETTINGS
-    #: The provider's tokens per counted token, as learned from its usage; ``None``: the settings'.
+    #: The provider's tokens per counted token, learned from its usage; ``None``: ``BudgetSettings.ratio_for``.
     ratio: float | None = None
     lookup: WindowLookup = model_map_window
     fmt: MessageFormat = CHAT

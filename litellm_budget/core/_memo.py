@@ -1,11 +1,10 @@
 """
 The one memo mechanism, and every memo of the package (``DECLARED``), so one switch reaches them all.
 
-A ``Memo`` remembers what one step derived, keyed by exactly the inputs it declares it ``reads``, so
-a step that comes to read one more input must declare it or its first lookup fails. Every memo is
-bounded. ``LITELLM_BUDGET_MEMO=off`` (read at import) turns every memo off, ``off:NAME,NAME`` only
-those named; a memo off holds nothing, and fits, reports and replay figures must not change (CI
-compares both ways). What the plugin learns from traffic is no memo: ``litellm_budget/bounded.py``.
+A ``Memo`` remembers what one step derived, keyed by exactly the inputs it declares it ``reads``: a step that comes to
+read one more input must declare it or its first lookup fails. ``LITELLM_BUDGET_MEMO=off`` (read at import) turns
+every memo off, ``off:NAME,NAME`` only those named; a memo off holds nothing, and fits, reports and replay figures
+must not change (CI compares both ways). What the plugin learns from traffic is no memo (``bounded.py``).
 """
 
 from __future__ import annotations
@@ -33,7 +32,6 @@ class Declared(NamedTuple):
     max_weight: int = 0
 
 
-#: What ``block_digests`` reads, in order.
 _BLOCK_READS = tuple("format counter digest_chars cap names_cap names_per_step recall room block given".split())
 #: Every memo, by name; one that saves under 2% goes (BENCHMARKS.md §2).
 DECLARED = MappingProxyType(
@@ -46,8 +44,7 @@ DECLARED = MappingProxyType(
         "atom_lines": Declared(("format", "digest_chars", "recall", "atom"), 16_384, 1.311),
         # Outcomes and outlines of elided outputs, each a few hundred characters at most.
         "outcomes": Declared(("what", "limit", "texts"), 16_384, 1.219),
-        # Each sent message's hashes and sizes (the success event's ``sent_prompt``): a hundred busy
-        # conversations' histories, about 4 MiB.
+        # Each sent message's hashes and sizes (``sent_prompt``): a hundred busy conversations' histories, about 4 MiB.
         "prompt_facts": Declared(("message",), 16_384, 4.49),
         # Prefixes that passed a format's checks, one a conversation as a rule.
         "passed_prefixes": Declared(("format", "prefix"), 2048, 1.026),
@@ -59,8 +56,7 @@ DECLARED = MappingProxyType(
         ),
         # Each message's calls as (id, key), by its content key: a few small keys each.
         "calls_made": Declared(("format", "message"), 65_536, 1.054),
-        # Kept drafts, one per conversation and its edits, as many as conversation_reads keeps: a source
-        # index per entry, and the few entries edited (the marker, the placeholders' messages).
+        # Kept drafts, one a conversation as conversation_reads: a source index per entry, and the few edited entries.
         "kept_drafts": Declared(("format", "counter", "conversation", "edits", "limits", "recall"), 512, 1.037),
         # A counter's counts of texts and of messages, per encoding.
         "text_counts": Declared(("text",), 65_536, 2.371),
@@ -91,11 +87,10 @@ def memo_is_off(name: str) -> bool:
 
 class Memo(Generic[_V]):
     """
-    One step's results by the inputs it declares it ``reads``, at most ``entries`` of them (with
-    ``weigh``, at most ``max_weight`` of what they weigh); the least recently used half goes first.
-
-    Two generations of plain dicts: a hit in the old one is promoted, and when the young one is full
-    the old one is dropped whole. Lookups take no lock (a dict read is atomic): a request makes hundreds.
+    One step's results by the inputs it declares it ``reads``, at most ``entries`` of them (with ``weigh``, at most
+    ``max_weight`` of what they weigh), in two generations of plain dicts: a hit in the old one is promoted, and
+    when the young one is full the old one is dropped whole, so the least recently used half goes first. Lookups
+    take no lock (a dict read is atomic): a request makes hundreds.
     """
 
     __slots__ = (
@@ -164,7 +159,6 @@ class Memo(Generic[_V]):
         return value
 
     def put(self, value: _V, *inputs: Hashable) -> None:
-        """Remember ``value`` as what the step derived from ``inputs``."""
         key = self.key(inputs)
         if self.on:
             self._store(key, value)
@@ -204,7 +198,6 @@ class Memo(Generic[_V]):
                 self._old, self._young, self._weight = young, {}, [0, weights[0]]
 
     def clear(self) -> None:
-        """Forget everything."""
         with self._lock:
             self._young, self._old, self._weight = {}, {}, [0, 0]
 
@@ -228,7 +221,7 @@ _MEMOS: weakref.WeakSet[Memo[Any]] = weakref.WeakSet()
 class Memos:
     """The memos the steps share across requests, one each: all the core remembers by content."""
 
-    digests: Memo[Any]
+    digests: Memo[str]
     block_digests: Memo[Any]
     atom_lines: Memo[Any]
     outcomes: Memo[Any]

@@ -15,9 +15,8 @@ from litellm_budget.typing import Action, PolicyName
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class BudgetReport:
     """
-    What ``fit()`` measured and changed, in the caller's message indices; index ranges such as ``"2,5-9"``
-    keep it one short log line. Inside the plugin it is made over the core's list, whose first ``lead``
-    entries are a system or ``instructions`` given apart; ``as_dict`` and ``for_caller`` take them out.
+    What ``fit()`` measured and changed, in the caller's indices; ranges such as ``"2,5-9"`` keep it one short log line.
+    Inside the plugin it is over the core's list (``lead``); ``as_dict`` and ``for_caller`` give the caller's.
     """
 
     #: The model as the request named it (for a deployment: its ``litellm_params.model``).
@@ -106,7 +105,7 @@ class BudgetReport:
     tokens_bound: int | None = None
     #: Time the fit took.
     duration_ms: float = 0.0
-    #: Entries of the core's list before the caller's messages (never published: ``for_caller``).
+    #: Entries of the core's list before the caller's messages: a system or ``instructions`` given apart (unpublished).
     lead: int = dataclasses.field(default=0, repr=False)
 
     @property
@@ -173,10 +172,7 @@ _NO_EDITS: dict[str, Any] = {
 
 
 def unsent(report: BudgetReport, action: Action, reason: str) -> BudgetReport:
-    """
-    The report of a request not sent as fitted (``rejected``, or ``deferred`` to a fallback): it
-    claims no edit, since none reached anyone, and says in ``tokens_needed`` how small it could get.
-    """
+    """The report of a request not sent as fitted (``rejected``, or ``deferred`` to a fallback), claiming no edit."""
     return dataclasses.replace(
         report,
         action=action,

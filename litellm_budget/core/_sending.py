@@ -14,7 +14,7 @@ from litellm_budget.core.policies._stored import stored_items
 from litellm_budget.core.policies._summary import summary_fields
 from litellm_budget.core.state import kept_as_sent, rereads
 from litellm_budget.core.wording._recall import NOTHING_STORED
-from litellm_budget.typing import Action, Message
+from litellm_budget.typing import Message
 
 
 def fitted_of(ledger: Ledger, draft: Draft, max_tokens: int | None, started: float, **base: Any) -> Fitted:
@@ -25,18 +25,15 @@ def fitted_of(ledger: Ledger, draft: Draft, max_tokens: int | None, started: flo
     out = [entry.message for entry in draft.entries] if fits else list(ledger.messages)
     tokens_after = draft.total
     if _first_changed(ledger.messages, out) is not None:
-        # Only edits are written back in the API's shape; what the client sent as it is stays so.
-        # Placing a notice merges it with its neighbours: what is sent is counted as it is sent.
+        # Only edits go back into the API's shape, and a placed notice merges with its neighbours: count what is sent.
         out = ledger.format.finish(out)
         tokens_after = ledger.tools_and_priming + sum(_sent_counts(ledger, draft, out))
     changed = _first_changed(ledger.messages, out)
-    action: Action = "rejected" if not fits else ("passthrough" if changed is None else "trimmed")
     sent = max_tokens_to_send(limits, max_tokens, tokens_after if fits else tokens_before)
-    if not fits:
-        base["reason"] = POLICIES[ledger.settings.policy].explain_rejection(ledger)
+    rejection = None if fits else POLICIES[ledger.settings.policy].explain_rejection(ledger)
     report = BudgetReport(
         **base,
-        action="trimmed" if action == "rejected" else action,
+        action="passthrough" if changed is None else "trimmed",
         **limits.report_fields(),
         tokens_before=tokens_before,
         tokens_after=tokens_after,
@@ -58,8 +55,8 @@ def fitted_of(ledger: Ledger, draft: Draft, max_tokens: int | None, started: flo
         counter=ledger.counter.name,
         duration_ms=elapsed_ms(started),
     )
-    if not fits:
-        report = unsent(report, "rejected", base["reason"])
+    if rejection is not None:
+        report = unsent(report, "rejected", rejection)
     stored = stored_items(ledger, draft, out) if fits else NOTHING_STORED
     return Fitted(messages=out, max_tokens=sent, report=report, stored=stored)
 

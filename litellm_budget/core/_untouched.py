@@ -17,16 +17,8 @@ def passed_through(
     messages: Any, *, model: str, settings: BudgetSettings, fmt: MessageFormat, max_tokens: Any, reason: str
 ) -> Fitted:
     """A request this plugin will not fit, forwarded untouched with a report saying why (``unsupported``)."""
-    return as_it_came(
-        messages,
-        max_tokens,
-        time.perf_counter(),
-        model=model,
-        policy=settings.policy,
-        format=fmt.name,
-        action="unsupported",
-        reason=reason,
-    )
+    fields = {"model": model, "policy": settings.policy, "format": fmt.name, "reason": reason}
+    return as_it_came(messages, max_tokens, time.perf_counter(), action="unsupported", **fields)
 
 
 def window_source(request: FitRequest, window: int | None, *, defaulted: bool) -> str | None:
@@ -40,9 +32,8 @@ def window_source(request: FitRequest, window: int | None, *, defaulted: bool) -
 
 def malformed(request: FitRequest, reason: str, started: float, base: dict[str, Any]) -> Fitted:
     """
-    A request this plugin cannot trim safely (a malformed message, an orphan tool result) goes as it
-    came, so the provider gives its own error, unless its JSON text's tokens (an upper bound of any
-    count) are over its window: then it is refused, since forwarding it would send it over.
+    A request this plugin cannot trim safely (a malformed message, an orphan tool result) goes as it came, so the
+    provider gives its own error, unless its JSON text's tokens (an upper bound) are over its window: it is refused.
     """
     messages, settings = request.messages, request.settings
     window, defaulted = resolve_window(request.model, request.window, settings.default_window, request.lookup)

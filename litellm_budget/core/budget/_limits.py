@@ -52,7 +52,6 @@ class Limits:
         return math.ceil(counted * self.ratio)
 
     def report_fields(self) -> LimitFields:
-        """What every report says of these limits, as ``BudgetReport`` names the fields."""
         return {
             "window": self.window,
             "budget": self.budget,

@@ -1,8 +1,7 @@
 """
-The context limit a backend states in its context-length error: a served model's window is what its
-server was started with (vLLM's ``--max-model-len``, llama.cpp's ``--ctx-size``), which LiteLLM's
-model map cannot know. Each wording is copied from the server's source, else from the vendor's issue
-tracker or verbatim user reports, never guessed; ``is_context_error`` also knows those with no number.
+The limit a backend's context-length error states: a served model's window is what its server was started with (vLLM's
+``--max-model-len``, llama.cpp's ``--ctx-size``), which LiteLLM's model map cannot know. Each wording is copied from the
+server's source, else as reported verbatim, never guessed; ``is_context_error`` also knows those with no number.
 """
 
 from __future__ import annotations

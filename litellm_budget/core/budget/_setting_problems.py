@@ -1,7 +1,4 @@
-"""
-Which settings of an override are wrong, and the settings its valid rest make: a bad key or value is
-named and left out, never the reason a request goes unfitted.
-"""
+"""An override's valid settings applied, and its wrong ones named and left out: never why a request goes unfitted."""
 
 from __future__ import annotations
 
@@ -10,9 +7,7 @@ import difflib
 from typing import Any
 
 from litellm_budget.core._checks import is_mapping
-from litellm_budget.core.budget._settings import SETTING_NAMES, SHOWN_CHARS, BudgetSettings, SettingError, shown
-
-__all__ = ("SHOWN_CHARS", "SettingProblem", "apply_valid", "closest_setting", "not_a_setting", "shown")
+from litellm_budget.core.budget._settings import SETTING_NAMES, BudgetSettings, SettingError, shown
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

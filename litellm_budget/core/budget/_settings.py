@@ -214,7 +214,6 @@ class SettingError(ValueError):
         self.reason = reason
 
 
-#: The name of every setting.
 SETTING_NAMES = frozenset(field.name for field in dataclasses.fields(BudgetSettings))
 
 
@@ -225,8 +224,7 @@ def _by_model(values: Mapping[str, float], model: str, default: float) -> float:
     return default
 
 
-#: The settings whose default is ``None``, by the type they take otherwise: read from their
-#: annotations, since a ``None`` default does not show it.
+#: The settings whose default is ``None``, by the type they take otherwise, which only their annotation shows.
 _NULLABLE_INTS = frozenset(f.name for f in dataclasses.fields(BudgetSettings) if f.type == "int | None")
 _NULLABLE_STRS = frozenset(f.name for f in dataclasses.fields(BudgetSettings) if f.type == "str | None")
 _NULLABLE_FLOATS = frozenset(f.name for f in dataclasses.fields(BudgetSettings) if f.type == "float | None")

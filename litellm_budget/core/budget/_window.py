@@ -18,10 +18,7 @@ WindowLookup = Callable[[str], "int | None"]
 def resolve_window(
     model: str, window: int | None, default: int | None, lookup: WindowLookup
 ) -> tuple[int | None, str | None]:
-    """
-    The window to fit ``model`` into (the caller's, which must be a positive int, else ``lookup``'s,
-    else ``default``), and why a default was taken (``None``: it was not).
-    """
+    """The caller's window (a positive int), else ``lookup(model)``, else ``default``, and why ``lookup`` found none."""
     if window is not None:
         if positive_int(window) is None:
             msg = f"window must be a positive int, got {window!r}"
@@ -29,8 +26,7 @@ def resolve_window(
         return window, None
     try:
         found = positive_int(lookup(model))
-    # The model map is LiteLLM's and may fail in ways we cannot list; a failed lookup must
-    # degrade to the configured default (or a pass-through), never fail the request.
+    # The model map is LiteLLM's and may fail in ways we cannot list: fall back to the default, never fail the request.
     except Exception as exc:  # noqa: BLE001
         reason = f"window lookup failed: {type(exc).__name__}"
     else:
@@ -42,12 +38,10 @@ def resolve_window(
 
 def model_map_window(model: str) -> int | None:
     """
-    ``max_input_tokens`` of ``model`` in LiteLLM's model map as shipped, or in ``litellm.model_cost``
-    for a name registered since; ``None`` when unknown (a Router registers those with ``None``).
-
-    Read directly: ``litellm.get_model_info`` asks a live server for some providers (ollama, lemonade)
-    and ``get_max_tokens`` fetches from Hugging Face. The full name goes first (``register_model`` and
-    deployments may know only it), then without its provider prefixes.
+    ``max_input_tokens`` of ``model`` (its full name first: ``register_model`` and deployments may know only it)
+    in LiteLLM's model map as shipped, else in ``litellm.model_cost`` for a name registered since; ``None`` when
+    unknown (a Router registers those with ``None``). Read directly: ``litellm.get_model_info`` asks a live
+    server for some providers (ollama, lemonade), and ``get_max_tokens`` fetches from Hugging Face.
     """
     import litellm
 

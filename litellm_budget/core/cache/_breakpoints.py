@@ -47,11 +47,10 @@ def _marks_in(blocks: list[Any]) -> int:
 
 def stable_ends(messages: Sequence[Message], fmt: MessageFormat, *, edited: bool = True) -> list[int]:
     """
-    The indices (in the core's list as sent) that end a prefix worth a breakpoint, most worth first:
-    the last message the plugin edited (its next edits come later and leave that prefix as it is),
-    its first edit (the marker, or the first placeholder), the last leading system message (what a
-    new drop leaves), the last message (the prompt the next request continues). Edits are found by
-    their words (``notices.py``), kept by every format; ``edited=False`` (untrimmed) skips that.
+    The indices (in the core's list as sent) that end a prefix worth a breakpoint, most worth first: the last message
+    the plugin edited (its later edits leave that prefix as it is), its first edit (the marker or first placeholder),
+    the last leading system message (what a new drop leaves), the last message (what the next request continues).
+    Edits are found by their words (``notices.py``), kept by every format; ``edited=False`` (untrimmed) skips them.
     """
 
     def has_notice(index: int) -> bool:
@@ -101,10 +100,8 @@ def _with_breakpoint(message: Message) -> Message | None:
     for index in range(len(content) - 1, -1, -1):
         block = content[index]
         if _markable(block):
-            return {
-                **message,
-                "content": [*content[:index], {**block, "cache_control": dict(BREAKPOINT)}, *content[index + 1 :]],
-            }
+            block = {**block, "cache_control": dict(BREAKPOINT)}
+            return {**message, "content": [*content[:index], block, *content[index + 1 :]]}
     return None
 
 

@@ -1,7 +1,6 @@
 """
-Cache truth: what the provider's prompt cache read of a request (its usage), against what it could
-have read (the prefix shared with the conversation's previous request, as the plugin sent both), and
-why it read less (``MISS_REASONS``).
+Cache truth: what the provider's prompt cache read of a request (its usage), against what it could have read (the prefix
+shared with the conversation's previous request, as the plugin sent both), and why it read less (``MISS_REASONS``).
 """
 
 from __future__ import annotations
@@ -134,12 +133,11 @@ def cache_report(previous: SentPrompt | None, current: SentPrompt, usage: CacheU
 
 def moved_by(previous: SentPrompt, current: SentPrompt, at: int) -> str:
     """
-    Who changed entry ``at``, the first that differs from the previous request: the plugin (its marker,
-    or an edit it made to one request and not the other) or the client (the same message, edited alike
-    in both, says something else). An entry differing only by a merged marker (``user_note``, Anthropic's
-    alternation), or after the same text before it (the marker joined the next user turn too), is the
-    plugin's. Where the edits do not add up to what was sent, only a change of the drops is known to
-    move the prefix near its start; anything else is ``unknown``.
+    Who changed entry ``at``, the first that differs from the previous request: the plugin (its marker, or an edit it
+    made to one request only) or the client (the same message, edited alike in both, says something else). An entry
+    differing only by a merged marker (``user_note``, Anthropic's alternation), or after the same text before it (the
+    marker joined the next user turn too), is the plugin's. Where the edits do not add up to what was sent, only a
+    changed drop is known to move the prefix near its start; else ``unknown``.
     """
     marked = current.same_body(previous, at) or current.same_head(previous, at)
     if marked or not previous.origins or not current.origins:

@@ -36,8 +36,7 @@ class SentPrompt:
     blocks: tuple[int, ...]
     #: The breakpoints (``cache_control``) sent, as (entry, block within it).
     marks: tuple[tuple[int, int], ...] = ()
-    #: What each entry was: ``TOOLS``, a message's index in what the client sent, or ``MARKER``;
-    #: empty when the report's edits do not add up to what was sent.
+    #: What each entry was: ``TOOLS``, a client message's index, or ``MARKER``; empty where its edits do not add up.
     origins: tuple[int | None, ...] = ()
     #: The client's messages the plugin elided, dropped and cut, by their index.
     elided: frozenset[int] = frozenset()
@@ -220,10 +219,7 @@ def _unmarked(value: Any) -> Any:
 
 
 def _frozen(value: Any) -> tuple[object, int]:
-    """
-    ``value`` as nested tuples that hash alike exactly when its JSON reads alike (breakpoints left out),
-    and its size: a fraction of the cost of serialising it.
-    """
+    """``value`` as tuples hashing alike when its JSON does (breakpoints left out), and its size: cheaper than JSON."""
     if isinstance(value, str):
         return value, len(value)
     if isinstance(value, Mapping):
