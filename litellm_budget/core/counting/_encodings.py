@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
+import importlib.util
 import os
 import types
 from collections.abc import Iterable
@@ -23,11 +24,7 @@ def search_dirs() -> list[Path]:
     (cl100k_base, o200k_base, p50k_base), found without importing litellm or setting ``TIKTOKEN_CACHE_DIR``.
     """
     dirs = [os.environ.get(name) for name in ("TIKTOKEN_CACHE_DIR", "CUSTOM_TIKTOKEN_CACHE_DIR")]
-    found = [Path(d) for d in dirs if d]
-    bundled = _litellm_tokenizers_dir()
-    if bundled is not None:
-        found.append(bundled)
-    return found
+    return [Path(d) for d in (*dirs, _litellm_tokenizers_dir()) if d]
 
 
 def load_offline(name: str, dirs: Iterable[Path] | None = None) -> tiktoken.Encoding | None:
@@ -73,8 +70,6 @@ def _read_ranks(url: str, expected_hash: str | None = None, *, dirs: list[Path])
 
 
 def _litellm_tokenizers_dir() -> Path | None:
-    import importlib.util
-
     spec = importlib.util.find_spec("litellm")
     if spec is None or not spec.submodule_search_locations:
         return None

@@ -1,29 +1,27 @@
 """
-The size gate: a request whose size bound is under its budget passes untouched, nothing tokenized on its
-path; its exact count comes after. Why the bound holds, for a tiktoken counter:
+The size gate: a request whose size bound is under its budget passes untouched, nothing tokenized on its path;
+its exact count comes after. Why the bound holds, for a tiktoken counter:
 
-1. ``count_text`` is the tokens ``encode_ordinary`` makes of the text's chunks (``split_chunks``). o200k
-   and cl100k are byte-level BPEs: a token stands for a non-empty run of its chunk's UTF-8 bytes, so a text
-   has at most ``utf8_bytes(text)`` tokens. No special token is made (``<|endoftext|>`` is 13 bytes of
-   ordinary ones; allowed, it would be one). A lone surrogate (JSON's ``"\\ud800"``) becomes U+FFFD,
-   3 bytes, as ``surrogatepass`` counts it (a pair becomes one 4-byte character, where 6 are counted).
-2. Every format's ``count_message`` and ``count_tools`` sums constants (framing, ``name``, reply priming,
-   tools overhead, an image part's flat price, a quarter of a ciphertext's length) and ``count_text`` of
-   strings (the texts, the canonical JSON of the rest), which ones not depending on the counter.
-   ``SizeBound`` is that accounting with ``utf8_bytes`` for ``count_text``: each term at least as large.
-3. The budget is in counted tokens with the provider's ratio (learned, configured, or a family's prior
-   such as Claude's 1.1) and the margin (the wider ``approximate_margin`` for a model counted with another
-   family's tokenizer) in it, the fit's own ``limits_for``: a bound under it means a total under it, and
-   the fit would forward the request untouched.
-4. ``max_tokens`` is lowered only when prompt and answer overflow the window, and the room left shrinks
-   as the prompt grows: one that fits beside the bound fits beside the total.
-5. A message whose key is had without hashing (``Reading.known_keys``: the last read holds it unchanged)
-   and whose count is remembered under it, and a tools schema whose JSON's count is, go in at that count:
-   the very number the fit adds, from the same memo (``count_messages``, ``count_tools``), so the sum stays
-   at least the total, and a growing conversation's bound is its history's exact count plus its new bytes.
+1. ``count_text`` is the tokens ``encode_ordinary`` makes of the text's chunks (``split_chunks``). o200k and
+   cl100k are byte-level BPEs: a token is a non-empty run of its chunk's UTF-8 bytes, so a text has at most
+   ``utf8_bytes(text)`` tokens. No special token is made (``<|endoftext|>`` is 13 bytes of ordinary ones;
+   allowed, it would be one). A lone surrogate (JSON's ``"\\ud800"``) becomes U+FFFD, 3 bytes, as
+   ``surrogatepass`` counts it (a pair becomes one 4-byte character, where 6 are counted).
+2. Each format's ``count_message`` and ``count_tools`` sums constants (framing, ``name``, reply priming, tools overhead,
+   an image part's flat price, a quarter of a ciphertext's length) and ``count_text`` of strings that do not depend on
+   the counter (the texts, the canonical JSON of the rest); ``SizeBound`` counts these in ``utf8_bytes``.
+3. The budget (the fit's ``limits_for``) is in counted tokens with the provider's ratio (learned, configured, or a
+   family's prior such as Claude's 1.1) and the margin (the wider ``approximate_margin`` for a model counted with
+   another family's tokenizer) in it: a bound under it means a total under it, forwarded untouched.
+4. ``max_tokens`` is lowered only when prompt and answer overflow the window, and the room left shrinks as the
+   prompt grows: one that fits beside the bound fits beside the total.
+5. A message whose key is had without hashing (``Reading.known_keys``: the last read holds it unchanged) and
+   whose count is remembered under it, and a tools schema whose JSON's count is, go in at that count: the very
+   number the fit adds, from the same memo (``count_messages``, ``count_tools``), so the sum stays at least the
+   total, and a growing conversation's bound is its history's exact count plus its new bytes.
 
-A conversation that keeps its last request's edits never passes untouched (``bounded_counts``). The
-estimate (no tokenizer) counts case changes: bytes do not bound it, and it never passes.
+A conversation that keeps its last request's edits never passes untouched (``bounded_counts``). The estimate
+(no tokenizer) counts case changes: bytes do not bound it, and it never passes.
 """
 
 from __future__ import annotations
@@ -160,9 +158,8 @@ def passed_untouched(
     **base: Any,
 ) -> BudgetReport | None:
     """
-    The fit's report of the request passed untouched, its bound where its counts will be, when the
-    bound is under the budget; ``None``: fit it. ``base``: the fit's own fields (model, policy,
-    format, what was asked, why the window is a default); ``started``: its ``time.perf_counter``.
+    The fit's report of the request passed untouched, its bound where its counts will be, when the bound is under the
+    budget; ``None``: fit it. ``base``: the fit's own report fields; ``started``: its ``time.perf_counter``.
     """
     counter, limits = context.counter, context.limits
     if not counter.name.startswith("tiktoken:") or continues_from(context.previous, messages):
@@ -201,11 +198,10 @@ class Bounded(NamedTuple):
 def bounded_counts(messages: Sequence[Message], keys: Sequence[int], context: GateContext) -> Bounded | None:
     """
     Each message's remembered count, each new one's bound, for a request continuing its edited last one
-    (``conversation.continues``: it keeps the edits, so its kept edits go uncounted instead); ``None``:
-    count it (an old message not remembered, or none new). That total is at least the fit's, so under
-    the budget the fit would keep the same edits (they read the old messages, the settings and the
-    limits, never a new message's count: ``conversation._KeptDraft``); the new messages go after them
-    as they came, so their exact counts later move both totals alike (``counted``).
+    (``conversation.continues``), whose kept edits then go uncounted; ``None``: count it (an old message not remembered,
+    or none new). That total is at least the fit's, so under the budget the fit would keep the same edits (they read the
+    old messages, the settings and the limits, never a new message's count: ``conversation._KeptDraft``); the new
+    messages go after them as they came, so their exact counts later move both totals alike (``counted``).
     """
     sent, counter, fmt = context.previous, context.counter, context.format
     if sent is None or not isinstance(counter, MemoCounter) or not counter.name.startswith("tiktoken:"):

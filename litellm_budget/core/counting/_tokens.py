@@ -22,9 +22,7 @@ if TYPE_CHECKING:
 
 log = get_logger()
 
-
-# OpenAI's accounting, as LiteLLM's token_counter applies it: every message pays 3 tokens of
-# framing, a ``name`` one more, every reply is primed with 3, and a tools schema costs 9 extra.
+# OpenAI's accounting, as LiteLLM's token_counter applies it: the tokens a message, a ``name``, a reply and tools add.
 MESSAGE_OVERHEAD = 3
 NAME_OVERHEAD = 1
 REPLY_PRIMING = 3
@@ -47,7 +45,6 @@ _ASCII = re.compile(r"[\x00-\x7f]+")
 _CLASS_CHANGE = re.compile(r"[a-z](?=[A-Z])|[A-Za-z](?=[0-9])|[0-9](?=[A-Za-z])")
 
 _O200K_MODELS = re.compile(r"^(chatgpt-4o|gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|gpt-oss|o1|o3|o4)(?![0-9])")
-
 #: Models counted with their own family's tokenizer (OpenAI's); every other is approximated.
 _OWN_TOKENIZER = re.compile(r"^(chatgpt|gpt-|o1|o3|o4|text-embedding|davinci|babbage)")
 
@@ -67,13 +64,9 @@ def counter_for(model: str, *, image_tokens: int = 765) -> TokenCounter:
     return _counter_of(encoding_name_for(model), image_tokens)
 
 
-#: The encodings a request may need, all shipped inside litellm.
-SHIPPED_ENCODINGS = ("o200k_base", "cl100k_base")
-
-
 def preload_counters(image_tokens: int = 765) -> None:
-    """Build the shipped encodings' counters now, at registration, so no first request waits for one."""
-    for name in SHIPPED_ENCODINGS:
+    """Build the counters of every encoding litellm ships (all a request may need) at registration: no request waits."""
+    for name in ("o200k_base", "cl100k_base"):
         _counter_of(name, image_tokens).count_text("warm up")
 
 
@@ -101,10 +94,9 @@ def _counter_of(encoding_name: str, image_tokens: int) -> TokenCounter:
 
 def estimate_tokens(text: str) -> int:
     """
-    A deliberately high guess for when no tokenizer can be loaded, linear in the text. Byte-level BPE
-    makes at most a token per UTF-8 byte, so each byte outside ASCII counts as one; ASCII is weighted
-    by class, plus one per letter/digit/case change, where random identifiers and base64 break into
-    many short tokens.
+    A deliberately high guess for when no tokenizer can be loaded, linear in the text. Byte-level BPE makes at most a
+    token per UTF-8 byte, so each byte outside ASCII counts as one; ASCII is weighted by class, plus one per
+    letter/digit/case change, where random identifiers and base64 break into many short tokens.
     """
     non_ascii = _ASCII.sub("", text)
     weighted, other = 0.0, len(text) - len(non_ascii)
@@ -146,9 +138,8 @@ class MemoCounter:
 
     def count_text(self, text: str) -> int:
         """
-        Tokens of ``text``, from the memo when it was seen before. A long one's are its chunks', each
-        remembered: chunks are cut from the start, so a text extending one counted before (the marker's
-        note joined to a user message) is tokenized only from where it differs.
+        Tokens of ``text``, remembered. A long text's are its chunks', each remembered: cut from the start, so a text
+        extending one counted before (a marker's note joined to a user message) is tokenized only from where it differs.
         """
         key = text_key(text)
         count = self.memo.get(key)

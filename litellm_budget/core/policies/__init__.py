@@ -28,13 +28,7 @@ __all__ = (
     "superseded",
 )
 
-# Names loaded on first use, not with the package: ``_elide`` imports ``wording/``
-# modules that import ``_ledger`` back, and ``_registry`` imports ``state/``, which imports them.
+# Loaded on first use: ``_elide`` imports ``wording/`` and ``_registry`` ``state/``, which import modules here back.
 __getattr__ = loaded_on_use(
-    __name__,
-    {
-        "superseded": "_elide",
-        "ELIDE_REFIT_GRAIN": "_registry",
-        "POLICIES": "_registry",
-    },
+    __name__, {"superseded": "_elide", "ELIDE_REFIT_GRAIN": "_registry", "POLICIES": "_registry"}
 )

@@ -12,6 +12,9 @@ from litellm_budget.core.policies._units import Unit
 from litellm_budget.core.wording._marker_digest import marker_digest
 from litellm_budget.core.wording._notices import omitted_note
 
+#: Shortening tries before the digest goes: the first nearly always fits, the joins cost a few tokens.
+_ROOM_TRIES = 3
+
 
 def drop_oldest(draft: Draft, ledger: Ledger, units: Sequence[Unit], target: int) -> Draft:
     """Drop the oldest ``units`` until their current tokens, less the marker, reach ``target``."""
@@ -46,7 +49,6 @@ def drop_units(draft: Draft, ledger: Ledger, units: Sequence[Unit], counted: int
     at = min(gone)
     counted = len(units) if counted is None else counted
     marker = marker_entry(ledger, sorted(gone), counted)
-    # Where summaries are wanted, a known one stands where the marker would; else it is asked for.
     summary, digest = summary_entry(ledger, sorted(gone), counted) if summaries_wanted(ledger) else (None, None)
     entries: list[Entry] = []
     for entry in draft.entries:
@@ -92,10 +94,6 @@ def digest_to_fit(draft: Draft, ledger: Ledger) -> Draft:
         # The marker's text joins its lines, so it may count a little above their sum.
         room -= over
     return fitted
-
-
-#: Shortening tries before the digest goes: the first nearly always fits, the joins cost a few tokens.
-_ROOM_TRIES = 3
 
 
 def _with_marker(draft: Draft, marker: Entry) -> Draft:

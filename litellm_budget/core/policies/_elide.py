@@ -97,7 +97,6 @@ def _tail_start(ledger: Ledger) -> int:
 
 
 def elidable(ledger: Ledger, index: int) -> bool:
-    """A bulky output that is not pinned."""
     return index not in ledger.layout.pinned and _facts(ledger, index)[0]
 
 

@@ -106,11 +106,9 @@ class KeptFacts:
 
 @dataclasses.dataclass(slots=True)
 class Derived:
-    """What steps derive from a ledger, computed once per request however many steps ask."""
+    """What steps derive from a ledger (its keys, layout, untouched draft), once per request however many ask."""
 
-    #: Each message's ``content_key``: what the memos know it by.
     keys: list[int] | None = None
-    #: Where the request may be cut (``Ledger.layout``).
     layout: Layout | None = None
     untouched: Draft | None = None
     elision: ElisionFacts = dataclasses.field(default_factory=ElisionFacts)
@@ -164,7 +162,6 @@ class Ledger:
 
     @property
     def final(self) -> int:
-        """Index of the final message."""
         return len(self.messages) - 1
 
     @property

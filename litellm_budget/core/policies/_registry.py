@@ -17,6 +17,12 @@ from litellm_budget.core.policies._units import Unit
 from litellm_budget.core.state._conversation import with_state
 from litellm_budget.typing import PolicyName
 
+#: With conversation state, a refit of ``auto`` that only elides saves to this share of a quantum.
+AUTO_REFIT_GRAIN = 1 / 8
+#: ... and one of ``elide``, which also elides assistant text: a finer grain, or whole quanta, made its
+#: refits elide the newest file views, which the next answers quote, where outputs alone had room.
+ELIDE_REFIT_GRAIN = 1 / 2
+
 
 def fit_elide(ledger: Ledger) -> Draft:
     """
@@ -73,13 +79,6 @@ def _drop_then_elide(ledger: Ledger, units: Sequence[Unit]) -> Draft:
     draft = drop_units(Draft.of(ledger), ledger, units)
     draft = elide_oldest(draft, ledger, _elision_target(ledger, draft.total, dropping=bool(units)))
     return elide_tail(draft, ledger, draft.total - ledger.limits.budget)
-
-
-#: With conversation state, a refit of ``auto`` that only elides saves to this share of a quantum.
-AUTO_REFIT_GRAIN = 1 / 8
-#: ... and one of ``elide``, which also elides assistant text: a finer grain, or whole quanta, made its
-#: refits elide the newest file views, which the next answers quote, where outputs alone had room.
-ELIDE_REFIT_GRAIN = 1 / 2
 
 
 def _elision_target(ledger: Ledger, total: int, *, dropping: bool, grain: float = AUTO_REFIT_GRAIN) -> int:

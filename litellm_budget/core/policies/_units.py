@@ -15,11 +15,10 @@ Unit = tuple[int, ...]
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Layout:
     """
-    Where a conversation may be cut without splitting a tool call from its results. ``turns`` (oldest first)
-    are what ``plan`` drops: a user turn with all answering it and, inside the current turn, one assistant step
-    with its tool results. ``steps`` are what ``auto`` drops: each user message but the task and each assistant
-    step. Neither holds a pinned message: the system ones, the question, the final step, the newest step
-    before a final question.
+    Where a conversation may be cut without splitting a tool call from its results. ``turns`` (oldest first) are what
+    ``plan`` drops: a user turn with all answering it and, inside the current turn, one assistant step with its tool
+    results. ``steps`` are what ``auto`` drops: each user message but the task and each assistant step. Neither holds a
+    pinned message: the system ones, the question, the final step, the newest step before a final question.
     """
 
     turns: tuple[Unit, ...]

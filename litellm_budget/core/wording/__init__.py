@@ -55,14 +55,7 @@ __all__ = (
     "summary_note",
 )
 
-# Names loaded on first use, not with the package: ``_marker_digest`` imports
-# ``policies/_ledger.py``, which imports ``_names`` and ``_recall`` here.
+# Loaded on first use: ``_marker_digest`` imports ``policies/_ledger``, which imports ``_names`` and ``_recall`` here.
 __getattr__ = loaded_on_use(
-    __name__,
-    {
-        "marker_digest": "_marker_digest",
-        "newest_within": "_marker_digest",
-        "shares": "_marker_digest",
-        "step_names": "_marker_digest",
-    },
+    __name__, dict.fromkeys(("marker_digest", "newest_within", "shares", "step_names"), "_marker_digest")
 )

@@ -1,8 +1,7 @@
 """
-Digests: what dropped steps did and what an elided output held, in a few words and with no model call,
-as the paths, names and ids an agent uses next lived there. Each is a pure function of its messages and
-the settings, so the cached prompt prefix stays stable; quotes are JSON-escaped on one line and cut, so
-nothing in a digest can close the notice or read as a new turn or role.
+Digests: what dropped steps did and what an elided output held, in a few words and no model call, as the paths, names
+and ids an agent uses next lived there. Each is a pure function of its messages and the settings, so the cached prefix
+stays put; quotes are JSON-escaped on one line and cut, so no digest can close its notice or read as a new turn or role.
 """
 
 from __future__ import annotations
@@ -45,13 +44,13 @@ _CUT = "…"
 #: at the next: per token, arguments hold more of the strings later answers name than outputs do.
 ARGUMENTS_SHARE = 1.5
 OUTCOME_SHARE = 0.5
-#: With ``outline_chars: None``, an elided output's outline of definitions takes at most this multiple
-#: of ``digest_chars``: the whole outline of most file views.
+#: With ``outline_chars: None``, an outline takes at most this multiple of ``digest_chars``, enough for most file views.
 OUTLINE_SHARE = 4.0
+#: Names a digest line's handle: the line, the texts it stands for, how many characters of them it quotes.
+LineNamer = Callable[[str, Sequence[str], int], str]
 
 
 def _squeezed(text: str) -> str:
-    """``text`` with each run of spaces and tabs as one space and none beside a line break."""
     return _BLANKS_AT_BREAKS.sub("\n", _BLANKS.sub(" ", text))
 
 
@@ -61,7 +60,6 @@ def quoted(text: str, limit: int) -> str:
 
 
 def _quoted_squeezed(text: str, limit: int) -> str:
-    """``quoted`` of a text already ``_squeezed``."""
     shown = text if len(text) <= limit else text[: max(0, limit - 1)].rstrip() + _CUT
     return json.dumps(_TEMPLATE_TOKENS.sub("<\\|", shown), ensure_ascii=False)
 
@@ -117,7 +115,6 @@ def _outline(texts: Sequence[str], limit: int) -> str | None:
 
 
 def _depth(line: str) -> int:
-    """How far a line is indented, after the line number a numbered listing puts before it."""
     code = _NUMBERED.sub("", line, count=1)
     return len(code) - len(code.lstrip(" \t"))
 
@@ -161,7 +158,6 @@ def _identity(item: object) -> str:
 
 
 def _as_text(value: object) -> str:
-    """A string as it is, any other JSON value as JSON."""
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
@@ -181,10 +177,6 @@ def call_text(name: object, arguments: object, limit: int) -> str:
     else:
         rendered = quoted(decoded if isinstance(decoded, str) else json.dumps(decoded, default=str), limit)
     return f"{name if isinstance(name, str) else 'tool'}({rendered})"
-
-
-#: Names a digest line's handle: the line, the texts it stands for, how many characters of them it quotes.
-LineNamer = Callable[[str, Sequence[str], int], str]
 
 
 def step_entries(

@@ -18,9 +18,8 @@ from litellm_budget.core.wording._names import InText, StepNames, names_in, name
 from litellm_budget.typing import Message
 
 _T = TypeVar("_T")
-#: Each policy's ``digest_share`` and ``names_share`` where the settings leave them ``None``. ``plan``
-#: drops whole turns, so a marker's every token costs it whole turns: its digest spends its room on
-#: lines, which quote what was run verbatim, and few names.
+#: Each policy's ``digest_share`` and ``names_share`` where the settings leave them ``None``: ``plan`` drops whole turns
+#: for every marker token, so its digest spends its room on lines, which quote what was run verbatim, and few names.
 POLICY_SHARES: Mapping[str, tuple[float, float]] = MappingProxyType({"plan": (0.15, 0.02)})
 #: ... and every other policy's.
 SHARES = (0.11, 0.08)
@@ -33,11 +32,12 @@ def marker_digest(ledger: Ledger, gone: Sequence[int], room: int | None = None) 
     settings = ledger.settings
     if not settings.digest_chars or not gone:
         return [], 0
-    cap = digest_cap(ledger) if room is None else min(room, digest_cap(ledger))
+    digest_share, names_share = shares(settings)
+    cap = _room(ledger, digest_share) if room is None else min(room, _room(ledger, digest_share))
     if cap <= 0:
         return [], 0
     keys, kinds = ledger.keys, ledger.kinds
-    names_cap = _room(ledger, shares(settings)[1])
+    names_cap = _room(ledger, names_share)
     seen = (ledger.format.name, ledger.counter.name, settings.digest_chars, cap, names_cap, settings.names_per_step)
     given = given_messages(ledger)
     key = (*seen, ledger.recall, room, hash((_picked(keys, gone), _picked(kinds, gone))), hash(_picked(keys, given)))
@@ -74,14 +74,6 @@ def given_messages(ledger: Ledger) -> tuple[int, ...]:
     return known.given
 
 
-def digest_cap(ledger: Ledger) -> int:
-    """
-    The digest's most tokens: a share of the window's prompt room, not of the budget, which moves with the
-    learned token ratio and would move the cached prefix with it.
-    """
-    return _room(ledger, shares(ledger.settings)[0])
-
-
 def shares(settings: BudgetSettings) -> tuple[float, float]:
     """``digest_share`` and ``names_share``, each the policy's own (``POLICY_SHARES``) where it is ``None``."""
     digest, names = POLICY_SHARES.get(settings.policy, SHARES)
@@ -92,16 +84,18 @@ def shares(settings: BudgetSettings) -> tuple[float, float]:
 
 
 def _room(ledger: Ledger, share: float) -> int:
-    """``share`` of the prompt's room in the window, in tokens."""
+    """
+    ``share`` of the prompt's room in the window, in tokens: not of the budget, which moves with the learned token
+    ratio and would move the cached prefix with it.
+    """
     return int((ledger.limits.window - ledger.limits.reserve - ledger.limits.margin) * share)
 
 
 def _lines(ledger: Ledger, gone: Sequence[int]) -> tuple[list[str], list[StepNames]]:
     """
-    ``step_entries`` of the messages ``gone``, from their atoms' lines where that reads the same: where
-    ``gone`` is whole atoms that each open a group (so no group spans two) and no atom answers a call
-    another makes (a call reads its outputs from the whole block). That is every block a policy drops;
-    anything else is read whole.
+    ``step_entries`` of the messages ``gone``, from their atoms' lines where that reads the same: where ``gone`` is
+    whole atoms that each open a group (so no group spans two) and no atom answers a call another makes (a call reads
+    its outputs from the whole block). That is every block a policy drops; anything else is read whole.
     """
     atoms = _atoms_in(ledger, gone)
     facts = None if atoms is None else [_atom_lines(ledger, atom) for atom in atoms]
@@ -124,7 +118,6 @@ def _atoms_in(ledger: Ledger, gone: Sequence[int]) -> list[Unit] | None:
 
 
 def _atom_lines(ledger: Ledger, atom: Unit) -> AtomLines:
-    """An atom's lines read on their own, the ids of the calls it makes and of those it answers."""
     known = ledger.derived.markers.atom_lines
     found = known.get(atom)
     if found is not None:
@@ -145,7 +138,6 @@ def _atom_lines(ledger: Ledger, atom: Unit) -> AtomLines:
 
 
 def _namer(ledger: Ledger) -> LineNamer | None:
-    """What names a line's recall handle, when the fit names them."""
     return None if ledger.recall is None else ledger.recall.named_line
 
 

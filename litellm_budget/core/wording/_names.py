@@ -15,6 +15,8 @@ NAMES_HEAD = "- names they held, newest first: "
 _TOKEN = re.compile(r"[A-Za-z0-9_./-]+")
 _EDGES = "./-"
 _INNER_CAPITAL = re.compile(r"[a-z][A-Z]")
+#: One step's names: those of its call's whole arguments, and those of its output.
+StepNames = tuple[tuple[str, ...], tuple[str, ...]]
 
 
 def is_name(token: str) -> bool:
@@ -41,16 +43,11 @@ class InText(dict[str, bool]):
     __slots__ = ("text",)
 
     def __init__(self, text: str) -> None:
-        super().__init__()
         self.text = text
 
     def __missing__(self, name: str) -> bool:
         found = self[name] = name in self.text
         return found
-
-
-#: One step's names: those of its call's whole arguments, and those of its output.
-StepNames = tuple[tuple[str, ...], tuple[str, ...]]
 
 
 def names_line(

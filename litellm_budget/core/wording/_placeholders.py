@@ -9,14 +9,12 @@ from litellm_budget.core.wording._marker_digest import given_messages, in_given
 from litellm_budget.core.wording._names import names_beyond
 from litellm_budget.core.wording._notices import placeholder_for
 
-#: With ``outline_chars: None``, placeholders outline their text from a window of this many tokens up:
-#: under it, an outline's tokens bring refits and drops sooner, which lost more than outlines kept. The
-#: window, not the budget: ``max_tokens`` and the learned token ratio move the budget, and a placeholder
-#: that gained or lost its outline between two requests would move the cached prefix.
+#: With ``outline_chars: None``, placeholders outline their text from a window of this many tokens up: below, an
+#: outline's tokens bring refits and drops sooner, losing more than outlines keep. The window, not the budget, which
+#: ``max_tokens`` and the learned token ratio move: an outline coming or going would move the cached prefix.
 OUTLINE_MIN_WINDOW = 32_000
-#: With ``text_names: None``, an elided assistant text's placeholder lists this many of its names from
-#: ``OUTLINE_MIN_WINDOW`` up, and ``auto`` elides assistant texts before tool outputs there: a text's
-#: names are most of what the next answers take from it, an output's lines are not.
+#: With ``text_names: None``, an elided assistant text's placeholder lists this many names from ``OUTLINE_MIN_WINDOW``
+#: up, where ``auto`` elides texts before outputs: later answers take mostly names from a text, lines from an output.
 TEXT_NAMES = 20
 
 
@@ -39,19 +37,18 @@ def placeholder_of(ledger: Ledger, kind: str, text: str, outline_chars: int) -> 
 
 def text_names_limit(ledger: Ledger) -> int:
     """The most names an elided assistant text's placeholder lists: ``text_names``, else by the window (as outlines)."""
-    settings = ledger.settings
-    if not settings.digest_chars:
-        return 0
-    if settings.text_names is not None:
-        return settings.text_names
-    return TEXT_NAMES if ledger.limits.window >= OUTLINE_MIN_WINDOW else 0
+    return _by_window(ledger, ledger.settings.text_names, TEXT_NAMES)
 
 
 def outline_limit(ledger: Ledger) -> int:
     """The most characters a placeholder lists of the definitions its text showed (its outline)."""
-    settings = ledger.settings
-    if not settings.digest_chars:
+    return _by_window(ledger, ledger.settings.outline_chars, round(ledger.settings.digest_chars * OUTLINE_SHARE))
+
+
+def _by_window(ledger: Ledger, configured: int | None, default: int) -> int:
+    """``configured`` where set, else ``default`` from ``OUTLINE_MIN_WINDOW`` up; 0 with digests off."""
+    if not ledger.settings.digest_chars:
         return 0
-    if settings.outline_chars is not None:
-        return settings.outline_chars
-    return round(settings.digest_chars * OUTLINE_SHARE) if ledger.limits.window >= OUTLINE_MIN_WINDOW else 0
+    if configured is not None:
+        return configured
+    return default if ledger.limits.window >= OUTLINE_MIN_WINDOW else 0

@@ -1,8 +1,7 @@
 """
-Recall handles: what a fit elided or dropped, named in its notices by a short handle that the adapter's
-recall tool serves back. A handle is a keyed hash under its scope's salt (a secret, the conversation, the API
-key), so it reads the same in every request (the cached prefix stays put) and names nothing outside its scope.
-Without a scope nothing is named, and a fit is byte for byte what it was.
+Recall handles: a fit's notices name what it elided or dropped by a handle, which the adapter's recall tool serves back:
+a keyed hash under its scope's salt (a secret, the conversation, the API key), the same in every request, so the cached
+prefix stays put, and naming nothing outside its scope. Without a scope nothing is named, and a fit is unchanged.
 """
 
 from __future__ import annotations
