@@ -39,13 +39,12 @@ if TYPE_CHECKING:  # LiteLLM's own types of its hooks' arguments (SDK modules: n
 @final
 class ContextBudget(CustomLogger):  # type: ignore[misc]  # litellm is untyped to mypy here
     """
-    Keeps every request inside its model's window (chat completions, Anthropic Messages, OpenAI Responses);
-    register an instance as a callback. Keyword arguments are ``BudgetSettings`` knobs, over the proxy's
-    ``callback_settings: {litellm_budget: {...}}``, over the defaults; ``router`` is the SDK's ``litellm.Router``,
-    whose fallbacks come first (the proxy's is found by itself). Every setting seen here (the knobs,
-    ``callback_settings``, the ``model_info`` of ``router``'s deployments or of a proxy config's ``model_list``) is
-    checked here: a wrong one raises ``ValueError`` naming key, value and deployment. The hooks are defined on this
-    class, not inherited: the proxy calls ``async_pre_call_hook`` and the headers hook only on classes that define them.
+    Keeps every request inside its model's window (chat completions, Anthropic Messages, OpenAI Responses); register an
+    instance as a callback. Keyword arguments are ``BudgetSettings`` knobs, over the proxy's ``callback_settings``;
+    ``router`` is the SDK's ``litellm.Router``, whose fallbacks come first (the proxy's is found). Every setting (the
+    knobs, ``callback_settings``, the ``model_info`` of ``router``'s deployments or of a proxy config's ``model_list``)
+    is checked: a wrong one raises ``ValueError`` naming key, value and deployment. The hooks are defined here, not
+    inherited: the proxy calls ``async_pre_call_hook`` and the headers hook only on classes that define them.
     """
 
     def __init__(self, *, router: Any = None, **knobs: Any) -> None:
@@ -240,9 +239,8 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    # ``handler`` is created when first asked for, not when this module is imported: the guardrail
-    # form imports the module too, and a second plugin's start-up checks, failing inside LiteLLM's
-    # guardrail loader, would let the proxy start with no plugin at all.
+    # ``handler`` is made when first asked for, not on import: the guardrail form imports this module too, and a second
+    # plugin's start-up checks, failing inside LiteLLM's guardrail loader, would let the proxy start with no plugin.
     if name == "handler":
         return globals().setdefault("handler", ContextBudget())
     msg = f"module {__name__!r} has no attribute {name!r}"

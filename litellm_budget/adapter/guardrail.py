@@ -1,8 +1,7 @@
 """
-The plugin as a LiteLLM guardrail (``guardrail: litellm_budget.BudgetGuardrail``, ``mode: pre_call``): it fits as
-the callback does, only where LiteLLM's guardrail rules say (``default_on``, a request's ``guardrails``, a key's or
-team's opt-out). LiteLLM applies them before the pre-call hook only and calls every other hook on every request,
-so each hook that fits asks ``should_run_guardrail`` itself.
+The plugin as a LiteLLM guardrail (``guardrail: litellm_budget.BudgetGuardrail``, ``mode: pre_call``): the callback's
+fit, only where LiteLLM's guardrail rules say (``default_on``, a request's ``guardrails``, a key's or team's opt-out).
+LiteLLM applies them only before the pre-call hook, so each other hook that fits asks ``should_run_guardrail`` itself.
 """
 
 from __future__ import annotations

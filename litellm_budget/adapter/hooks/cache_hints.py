@@ -30,11 +30,8 @@ HINTED_ACTIONS = frozenset({"passthrough", "trimmed"})
 def hint_cache(request: MutableMapping[str, Any], shape: Shape, target: Target, record: CallRecord) -> bool:
     """Put the hints the settings ask for into ``request``; ``True`` when it changed."""
     settings, served = target.settings, record.served
-    if (
-        served is None
-        or served.action not in HINTED_ACTIONS
-        or not (settings.cache_breakpoints or settings.prompt_cache_key)
-    ):
+    wanted = settings.cache_breakpoints or settings.prompt_cache_key
+    if not wanted or served is None or served.action not in HINTED_ACTIONS:
         return False
     provider = resolved_provider(request) or provider_of(target.model)
     changed = False

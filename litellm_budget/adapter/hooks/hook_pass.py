@@ -1,7 +1,4 @@
-"""
-One pass per hook: the request read once, then a chain of named steps. A pass is a frozen value: a step that learns
-or changes something returns the next pass. A fit is published once, whichever hook, retry or fallback sees it.
-"""
+"""A pass is frozen (a step that learns or changes something returns the next); each fit is published only once."""
 
 from __future__ import annotations
 
@@ -55,7 +52,6 @@ class Prepared:
     trial: Parts | None = None
 
 
-NOTHING_PREPARED = Prepared()
 _Pass = TypeVar("_Pass", bound="HookPass")
 
 
@@ -76,7 +72,7 @@ class HookPass:
     silent: bool = False
     #: Where the report goes in the request; ``None``: nowhere (silent fits).
     metadata: MutableMapping[str, Any] | None = None
-    prepared: Prepared = NOTHING_PREPARED
+    prepared: Prepared = Prepared()
     #: The fit's recall step, where the request may be offered the recall tool (``recall/scope.py``).
     recall: RecallStep | None = None
     #: What the fit step made; ``None``: nothing to send differently.
@@ -99,15 +95,14 @@ class HookPass:
     ) -> _Pass:
         """The pass over ``request``, read once; the settings its target left out are logged (once)."""
         context.memory.invalid.note(target.invalid)
-        parts, call_id = shape.read(request), call_id_of(request)
         return cls(
             request=request,
             shape=shape,
             target=target,
-            call_id=call_id,
+            call_id=call_id_of(request),
             context=context,
             guard=guard,
-            parts=parts,
+            parts=shape.read(request),
             silent=silent,
         )
 
@@ -150,15 +145,11 @@ class HookPass:
         source = SummarySource.through(self.context.router, self.context.cache, self.target.settings)
         summarizer, trial = self.context.memory.summarizer, self.trial(parts)
         summaries, outcome = await summary_ahead(summarizer, source, trial, parts.messages, self.shape.format)
-        return dataclasses.replace(
-            self, prepared=dataclasses.replace(self.prepared, summaries=summaries, summary=outcome)
-        )
+        prepared = dataclasses.replace(self.prepared, summaries=summaries, summary=outcome)
+        return dataclasses.replace(self, prepared=prepared)
 
     async def fit_in_turn(self) -> HookPass:
-        """
-        This hook's fit, in a worker thread where ``OFF_LOOP_BYTES`` or more are new to the conversation (tiktoken
-        releases the GIL, so the proxy's event loop goes on); a growing conversation's request stays on the loop.
-        """
+        """The fit, in a thread past ``OFF_LOOP_BYTES`` new bytes: tiktoken releases the GIL, so the loop goes on."""
         off_loop = new_bytes(self.parts.messages, self.shape.format, above=OFF_LOOP_BYTES) >= OFF_LOOP_BYTES
         return await asyncio.to_thread(self._fit) if off_loop else self._fit()
 
@@ -254,9 +245,8 @@ class HookPass:
         if not self.target.settings.conversation_state:
             return None
         messages, scope, known = self.parts.messages, self.target.fit_scope, self.prepared.conversation
-        return (known.of(messages, scope) if known is not None else None) or conversation_key(
-            scope, self.shape.format, messages
-        )
+        read = known.of(messages, scope) if known is not None else None
+        return read or conversation_key(scope, self.shape.format, messages)
 
     def _pass_unsupported(self, reason: str) -> None:
         """A request this plugin will not fit goes as it came; its first sight is reported as such."""

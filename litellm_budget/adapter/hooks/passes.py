@@ -174,18 +174,17 @@ def _state_shared(hook_pass: HookPass) -> bool:
     return hook_pass.target.settings.conversation_state and shared_store(hook_pass.context.cache) is not None
 
 
+def _summarizing(hook_pass: HookPass) -> bool:
+    return hook_pass.target.settings.summary_model is not None
+
+
 #: What the fit needs, prepared first (every chain but the filter's); a failure only loses what it would learn.
 BEFORE = (
     Step("compaction", _compacting, HookPass.served_compaction, ends_pass=False, rewrites=True),
     Step("calibration", _calibration_due, HookPass.refresh_calibration, ends_pass=False),
     Step("recall", lambda hook_pass: hook_pass.target.settings.recall_tool, HookPass.prepare_recall, ends_pass=False),
     Step("conversation_state", _state_shared, HookPass.read_conversation, ends_pass=False),
-    Step(
-        "summary_step",
-        lambda hook_pass: hook_pass.target.settings.summary_model is not None,
-        HookPass.ask_summary,
-        ends_pass=False,
-    ),
+    Step("summary_step", _summarizing, HookPass.ask_summary, ends_pass=False),
 )
 FIT = Step("fit", always, HookPass.fit_in_turn)
 WRITE = Step("write", lambda hook_pass: hook_pass.fitted is not None, HookPass.write)

@@ -43,11 +43,10 @@ def report_unfitted(
     params = kwargs.get("litellm_params")
     received = params.get("proxy_server_request") if is_mapping(params) else None
     body = received.get("body") if is_mapping(received) else None
-    call_type = payload.get("call_type")
     request: dict[str, Any] = (
         {**body, "model": payload.get("model_group") or body.get("model")} if is_mapping(body) else {}
     )
-    shape = shape_for(call_type, request)
+    shape = shape_for(payload.get("call_type"), request)
     target = pre_call_target(request, settings, router) if shape is not None else None
     if shape is None or target is None:
         return None

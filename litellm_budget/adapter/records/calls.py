@@ -1,8 +1,7 @@
 """
-A call's life in one record, changed by the transitions of ``Calls``, each named for what a hook did
-(docs/development.md draws them). A call's hooks, retries and fallbacks each see their own copy of
-LiteLLM's kwargs, so nothing is kept on them: the ``litellm_call_id`` LiteLLM makes for each call,
-and keeps across all of them, finds the record again.
+A call's life in one record, changed by the transitions of ``Calls`` (drawn in docs/development.md), each named for what
+a hook did. A call's hooks, retries and fallbacks each see their own copy of LiteLLM's kwargs, so nothing is kept on
+them: the ``litellm_call_id`` LiteLLM makes for each call, and keeps across all of them, finds the record again.
 """
 
 from __future__ import annotations
@@ -126,7 +125,6 @@ class Calls:
         self._lent.lend(call_id, fitted, lent)
 
     def lent_of(self, call_id: str) -> Lent | None:
-        """The caller's list lent for ``call_id``, if any."""
         return self._lent.of(call_id)
 
     def give_back(self, call_id: str) -> Lent | None:
@@ -159,7 +157,6 @@ class Calls:
         self.update(call_id, lambda r: dataclasses.replace(r, fallbacks=(group, fallbacks)))
 
     def not_chat(self, call_id: str) -> None:
-        """The proxy saw this call as another call type than chat."""
         self.update(call_id, lambda r: dataclasses.replace(r, chat=False))
 
     def record_edits(self, call_id: str, applied: list[dict[str, Any]]) -> None:

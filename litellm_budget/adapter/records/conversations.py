@@ -1,7 +1,4 @@
-"""
-Conversation state in the adapter: the edits sent last per conversation, in this process and in
-LiteLLM's DualCache (Redis where the proxy has one), so every replica keeps them.
-"""
+"""Conversation state: each conversation's last edits, kept here and in the proxy's Redis (if any) for every replica."""
 
 from __future__ import annotations
 
@@ -29,10 +26,7 @@ CACHE_PREFIX = "litellm_budget:conversation:"
 
 
 def conversation_key(model: str, fmt: MessageFormat, messages: Sequence[Message]) -> str | None:
-    """
-    What names a conversation across its requests: the model (or a target's ``fit_scope``), its system
-    messages and its first user message (the task); ``None`` without a user message.
-    """
+    """Names a conversation: its model (or ``fit_scope``), system messages and first user message (the task), if any."""
     try:
         kinds = fmt.kinds(messages)
     # A malformed request is the core's to report (``unsupported``); it has no conversation.
@@ -124,8 +118,7 @@ class Conversations:
         for key, (edits, expires) in pending:
             edited = (edits.dropped, edits.elided, edits.dropped_units)
             last = self._written.get(key)
-            # Unchanged edits need no write until a quarter of their lifetime went by: the state
-            # in Redis still names the same drops and elisions for every later request.
+            # Unchanged edits are written again only after a quarter of their lifetime: Redis still holds the same ones.
             if last is not None and last[0] == edited and now - last[1] < last[2] / 4:
                 continue
             self._written.put(key, (edited, now, expires - now))

@@ -1,7 +1,4 @@
-"""
-What identifies one fit of a request, so a later hook, retry or fallback of the same call knows the
-messages it sees as a fit's input or output.
-"""
+"""What identifies a fit's input or output, so a later hook, retry or fallback of a call knows those messages again."""
 
 from __future__ import annotations
 
@@ -27,7 +24,6 @@ class FitRecord(NamedTuple):
 
 
 def record_of(window: int | None, policy: str, messages: list[Any], max_tokens: object) -> FitRecord:
-    """The record of ``messages`` sent with ``max_tokens``, for a fit at ``window`` with ``policy``."""
     return FitRecord(window or 0, policy, fingerprint(messages), hash(max_tokens))
 
 

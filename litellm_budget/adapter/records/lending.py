@@ -1,15 +1,13 @@
 """
-The callers' lists the Router's filter hook trimmed in place, until the same call's deployment hook gives
-them back (``hook_pass.FilterPass``: the Router checks windows on the caller's own list right after that
-hook, before any hook can hand it a new one); one kept would be a false report, the history cut behind
-the caller's back.
+The callers' lists the Router's filter hook trimmed in place (``passes.FilterPass`` says why), until the same call's
+deployment hook gives them back; one kept would be a false report, the history cut behind the caller's back.
 
-The deployment hook finds its call's list by ``litellm_call_id``, which the filter hook sets where missing.
-LiteLLM 1.110's Router hands the filter hook a copy of the kwargs, so that id never reaches the deployment
-hook; the call's ``litellm_trace_id`` does (one per call, or the caller's own), and with the fingerprint of
-the trimmed messages finds the list, adopted under the call id. When the Router fails between the hooks
-(another filter left no deployment), nothing of the plugin's runs until the caller's next call: a list
-still as lent is given back when the filter hook sees it again (a retry) or the bound forgets it.
+The deployment hook finds its call's list by ``litellm_call_id``, which the filter hook sets where missing. LiteLLM
+1.110's Router hands the filter hook a copy of the kwargs, so that id never reaches the deployment hook; the call's
+``litellm_trace_id`` does (one per call, or the caller's own), and with the fingerprint of the trimmed messages finds
+the list, adopted under the call id. When the Router fails between the hooks (another filter left no deployment),
+nothing of the plugin's runs until the caller's next call: a list still as lent is given back when the filter hook sees
+it again (a retry) or the bound forgets it.
 """
 
 from __future__ import annotations
@@ -24,8 +22,7 @@ from litellm_budget.core.api import BudgetReport, Fitted
 
 from .fit_records import FitRecord, fingerprint, record_of
 
-#: Lists lent at most (each holds a copy of the caller's messages): lending one more forgets the
-#: oldest, a stale one whose call failed between the hooks.
+#: Lists lent at most (each holds a copy of the caller's messages); one more forgets the oldest, whose call failed.
 MAX_LENT = 1024
 
 
@@ -64,16 +61,12 @@ class Lent:
 
 
 def trace_id_of(request: Any) -> str:
-    """The request's ``litellm_trace_id``; ``""`` when it has none."""
     trace_id = request.get("litellm_trace_id") if isinstance(request, Mapping) else None
     return trace_id if isinstance(trace_id, str) else ""
 
 
 class LentLists:
-    """
-    The lent lists by call id, oldest first; found by trace id or by the list itself with a scan, as
-    only the lists lent between two hooks are here. Each operation returns the call ids whose list it moved.
-    """
+    """The lent lists by call id, oldest first, scanned by trace id or list: only those between two hooks are here."""
 
     def __init__(self, max_lent: int = MAX_LENT) -> None:
         self._lent: dict[str, Lent] = {}  # dicts keep insertion order: the oldest first
@@ -81,14 +74,10 @@ class LentLists:
         self._lock = threading.Lock()
 
     def of(self, call_id: str) -> Lent | None:
-        """The list lent for ``call_id``, if any."""
         return self._lent.get(call_id) if call_id else None
 
     def lend(self, call_id: str, fitted: list[Any], lent: Lent) -> str | None:
-        """
-        Put ``fitted`` into the caller's list, remembering what it held; nothing is lent without an
-        id. Returns the call whose list the bound forgot (given back, unless its caller changed it).
-        """
+        """Put ``fitted`` in the caller's list; returns the call the bound forgot (its list given back if untouched)."""
         if not call_id:
             return None
         with self._lock:
@@ -102,10 +91,7 @@ class LentLists:
         return stale_id
 
     def reclaim(self, messages: list[Any]) -> str | None:
-        """
-        A caller's list the filter hook sees still lent (its call failed between the hooks): given back if
-        as lent, else forgotten (the caller made it its own). Returns the call it was lent for.
-        """
+        """Give ``messages`` back if untouched, else forget them (the caller made them its own); returns their call."""
         if not self._lent:
             return None  # the common case: nothing is lent between two hooks
         with self._lock:

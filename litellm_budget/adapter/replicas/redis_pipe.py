@@ -82,8 +82,7 @@ class Pipe:
             try:
                 results = await self._send(writes, reads)
                 self._on_success()
-            # Whatever the operator's Redis does (down, timeout, a cluster moving slots), the
-            # requests waiting get a miss; ``on_failure`` warns.
+            # Whatever the operator's Redis does (down, timeout, a cluster moving slots), waiting requests get a miss.
             except Exception as exc:  # noqa: BLE001
                 self._on_failure(exc)
                 results = [None] * (len(writes) + len(reads))

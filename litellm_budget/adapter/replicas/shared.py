@@ -2,10 +2,9 @@
 What replicas share: the Redis layer of the DualCache LiteLLM hands the pre-call hook, used directly. Through the
 DualCache, its memory layer would answer first with a value up to a minute old (a replica's own), and inside a proxy
 request writes go on the request's Redis batch, already flushed when a success callback writes (both pinned in
-tests/e2e/test_redis_proxy.py). Its client is used, not the RedisCache's methods: those walk the call stack and start
-a logging task per call. A Redis that is down is the operator's outage, not our bug: a warning a minute, and Redis
-left alone after each failure, twice as long each time (``REST``), so a hung one costs a request ``TIMEOUT`` now and
-then. A read that merely waited too long (a late event loop) is a miss, not a failure.
+tests/e2e/test_redis_proxy.py). Its client is used, not the RedisCache's methods: those walk the call stack and start a
+logging task per call. A Redis that is down is the operator's outage, not our bug: a warning a minute, and Redis left
+alone after each failure, twice as long each time (``REST``), so a hung one costs a request ``TIMEOUT`` now and then.
 """
 
 from __future__ import annotations
@@ -26,9 +25,8 @@ log = get_logger()
 
 _T = TypeVar("_T")
 
-#: The longest the plugin waits for Redis on a request's path: a hung Redis costs this, not
-#: LiteLLM's own 5 s socket timeout a second time. Under load a proxy's event loop itself can
-#: take a second to come back to a request, so this is not much less.
+#: The longest wait for Redis on a request's path: a hung Redis costs this, not LiteLLM's own 5 s socket timeout a
+#: second time. Under load a proxy's event loop can take a second to return to a request, so this is not much less.
 TIMEOUT = 2.0
 #: After a failure, Redis is left alone for this many seconds (every call is then a miss),
 #: doubled after each failure that follows, up to ``MAX_REST``; a success starts over.

@@ -1,8 +1,7 @@
 """
-Cache truth in the adapter: after each success, what the provider's prompt cache read against what
-the plugin expected, and why it read less. The request's report left before the response, so this
-is a second record of the call, read off its path from the success callback's kwargs and response
-(and the conversation key the hooks had read anyway).
+Cache truth: after each success, what the provider's prompt cache read against what the plugin expected, and why it read
+less. The request's report left before the response, so this is a second record of the call, read off its path from the
+success callback's kwargs and response (and the conversation key the hooks had read anyway).
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """
-Counted after the request left: a request the size gate passed goes with a report that holds its
-size bound, and is counted on the event loop's next turn, while the provider works; then its report
-is published as every other is, with exact counts. Past the queue's bounds a request is counted on
-its path, so a burst never piles up uncounted work.
+Counted after the request left: a request the size gate passed goes with a report that holds its size bound, and is
+counted on the event loop's next turn, while the provider works; then its report is published as every other is, with
+exact counts. Past the queue's bounds a request is counted on its path, so a burst never piles up uncounted work.
 """
 
 from __future__ import annotations
@@ -124,5 +123,4 @@ class LaterCounts:
 
 
 def _publish(report: BudgetReport, to: ReportTo) -> None:
-    context = {"hook": to.hook, "model_group": to.model_group, "litellm_call_id": to.call_id or None}
-    publish(report, to.metadata, **context)
+    publish(report, to.metadata, hook=to.hook, model_group=to.model_group, litellm_call_id=to.call_id or None)

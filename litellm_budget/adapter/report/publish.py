@@ -87,9 +87,8 @@ SAVINGS_SOURCE = "litellm_budget"
 
 def record_savings(metadata: MutableMapping[str, Any], report: BudgetReport) -> None:
     """
-    A trimmed request's savings where LiteLLM's Usage views read them, as its own compression does;
-    this plugin's earlier ones for the call (a retry, a count that replaced a bound) are replaced, or
-    taken out where the served attempt saved nothing. Another writer's stay.
+    A trimmed request's savings where LiteLLM's Usage views read its own compression's; this plugin's earlier ones for
+    the call (a retry, an exact count) are replaced, or dropped if the served attempt saved none. Another writer's stay.
     """
     saved = report.tokens_saved if report.action == "trimmed" else 0
     current = metadata.get(SAVINGS_KEY)
@@ -157,10 +156,7 @@ def record_for_failure(request: Mapping[str, Any], report: BudgetReport) -> None
 
 
 async def log_failure_event(request: Mapping[str, Any], error: Exception) -> None:
-    """
-    Dispatch LiteLLM's failure event for a rejection raised in the proxy's pre-call hook: the proxy
-    logs its pre-call hooks' errors only for auth and rate limits: no logger, spend log or dashboard.
-    """
+    """Send LiteLLM's failure event for a pre-call hook's rejection: the proxy does so only for auth and rate limits."""
     handler = getattr(request.get("litellm_logging_obj"), "async_failure_handler", None)
     if callable(handler):
         await handler(exception=error, traceback_exception="")

@@ -81,10 +81,7 @@ def _targets(entries: list[Mapping[str, Any]], names: tuple[str, ...]) -> list[A
 
 
 def refit_refused(request: Mapping[str, Any]) -> Exception:
-    """
-    The refit's answer where the backend's error taught no window (LiteLLM mapped it to a context
-    error in words ``served_limit`` does not read): the Router goes on to the operator's fallbacks.
-    """
+    """The refit's answer where LiteLLM mapped the error to a context error in words ``served_limit`` cannot read."""
     import litellm
 
     msg = "litellm_budget: the backend refused the request as over its context, and said no limit to refit it to"

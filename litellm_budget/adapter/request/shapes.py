@@ -70,8 +70,7 @@ class Shape:
     system_key: str | None
     #: The keys a client may ask the answer's length with, the default last.
     max_tokens_keys: tuple[str, ...]
-    #: Where LiteLLM's own metadata lives; ``None``: found per request. On Anthropic's route
-    #: ``metadata`` is the client's and goes to the provider, so the report never goes there.
+    #: Where LiteLLM's own metadata lives; ``None``: found per request (Anthropic's ``metadata`` goes to the provider).
     metadata_key: str | None = None
     #: Why a request of this shape is forwarded untouched, if it is.
     unsupported: Callable[[Mapping[str, Any]], str | None] = _fitted_as_asked

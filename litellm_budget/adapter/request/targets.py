@@ -153,8 +153,7 @@ TEAM_METADATA = ("user_api_key_team_metadata", "user_api_key_team_alias", "user_
 def with_key_settings(target: Target, metadata: Mapping[str, Any]) -> Target:
     """
     Apply ``litellm_budget: {...}`` of the request's team metadata, then of its key's, over the deployment's: every
-    setting a deployment takes, plus ``window``, which can only lower the model's. What cannot be taken is
-    ``invalid`` (logged once, naming the key or team) and the request is fitted with the rest.
+    setting a deployment takes, plus ``window``. What cannot be taken is ``invalid``, logged once with the key or team.
     """
     for source, (field, alias, identity) in ((IN_TEAM, TEAM_METADATA), (IN_KEY, KEY_METADATA)):
         written = metadata.get(field)
@@ -182,10 +181,7 @@ def with_request_overrides(target: Target, metadata: Mapping[str, Any]) -> Targe
 
 
 def overridden(target: Target, wanted: object, source: str, *, owner: str | None = None) -> Target:
-    """
-    ``target`` with the valid settings of ``wanted`` (written at ``source``, for ``owner``) applied, and its ``window``,
-    which can only lower the target's; the rest is ``invalid``, left out.
-    """
+    """``target`` with ``wanted``'s valid settings applied, and its ``window`` where lower; the rest is ``invalid``."""
     if not isinstance(wanted, Mapping):
         settings, problems = apply_valid(target.settings, wanted)  # the problem: not a mapping
         return _with_invalid(target, settings, problems, source, owner)

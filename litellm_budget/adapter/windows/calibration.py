@@ -37,9 +37,8 @@ class Calibration:
 
     def ratio(self, model: str) -> float | None:
         """
-        The ratio to apply for ``model`` (``None``: nothing learned yet). It follows the learned ratio only once the two
-        differ by more than ``HYSTERESIS``: every response moves the learned one a little, and a budget that moved with
-        each would move every conversation's edits, and their cached prefixes, too.
+        The ratio to apply for ``model`` (``None``: nothing learned yet), moved only past ``HYSTERESIS``: every response
+        moves the learned one a little, and each move would shift every conversation's edits and cached prefixes.
         """
         learned = self._ratios.get(model)
         if learned is None:

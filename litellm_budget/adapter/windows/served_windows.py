@@ -122,8 +122,7 @@ class ServedWindows:
             return await self._learn(deployment, window, "context_error", settings, cache, backend=said.backend)
         if not sent_tokens or not is_context_error(text):
             return None
-        # A context-length error without a number (Bedrock's, Ollama's): a quarter less than what
-        # was sent, and a quarter less again at its next such error.
+        # A context-length error without a number (Bedrock's, Ollama's): three quarters of what was sent, each time.
         return await self._learn(deployment, sent_tokens * 3 // 4, "context_error", settings, cache, backend="unnamed")
 
     async def from_usage(
