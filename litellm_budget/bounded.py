@@ -40,7 +40,6 @@ class BoundedLRU(Generic[_V]):
                 self._old, self._young = self._young, {}
 
     def pop(self, key: Hashable) -> _V | None:
-        """Remove and return the value under ``key``; ``None`` if absent."""
         with self._lock:
             value = self._young.pop(key, None)
             old = self._old.pop(key, None)
@@ -75,7 +74,6 @@ class BoundedDict(Generic[_V]):
         return self._items.get(key)
 
     def put(self, key: Hashable, value: _V) -> None:
-        """Store ``value``, forgetting the oldest entry when full."""
         with self._lock:
             self._items.pop(key, None)
             self._items[key] = value
@@ -83,7 +81,6 @@ class BoundedDict(Generic[_V]):
                 del self._items[next(iter(self._items))]
 
     def pop(self, key: Hashable) -> _V | None:
-        """Remove and return the value under ``key``; ``None`` if absent."""
         with self._lock:
             return self._items.pop(key, None)
 

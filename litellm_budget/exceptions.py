@@ -1,7 +1,4 @@
-"""
-The error ``fit()`` and the plugin raise when a request cannot fit. Importing this module imports
-litellm; ``import litellm_budget`` alone does not.
-"""
+"""The error ``fit()`` and the plugin raise when a request cannot fit; unlike the package, it imports litellm."""
 
 from __future__ import annotations
 

@@ -1,10 +1,8 @@
 """
-The plugin's logger: structlog's ``litellm_budget`` logger where the application configured structlog
-(the library never does), else one following LiteLLM's level and format, decided per event so that a
-later ``structlog.configure`` wins. In the proxy nobody configures structlog (LiteLLM logs through the
-standard library), and structlog's defaults would print a debug line per response, as ``key=value``
-lines that break a log pipeline's JSON where LiteLLM's JSON logs are on (``JSON_LOGS=True``,
-``litellm_settings.json_logs: true``).
+The plugin's logger: structlog's ``litellm_budget`` logger where the application configured structlog (the library
+never does), else one following LiteLLM's level and format, chosen per event so that a later ``structlog.configure``
+wins. In the proxy nobody configures structlog (LiteLLM logs through the standard library), and its defaults would
+print a debug line per response, in ``key=value`` lines that break a pipeline's JSON where LiteLLM logs JSON.
 """
 
 from __future__ import annotations
@@ -97,7 +95,7 @@ def litellm_level() -> int:
 
 
 def litellm_writes_json() -> bool:
-    """Whether LiteLLM, where it is imported, logs JSON lines: ``litellm.json_logs``, from its env or config."""
+    """Whether LiteLLM, where imported, logs JSON: ``litellm.json_logs``, set by ``JSON_LOGS=True`` or its config."""
     return getattr(sys.modules.get("litellm"), "json_logs", False) is True
 
 
@@ -117,10 +115,9 @@ _JSON_PROCESSORS: tuple[structlog.typing.Processor, ...] = (
 
 def _plain_line(_logger: object, _name: str, event: MutableMapping[str, Any]) -> str:
     """
-    The line structlog's console renderer writes without colours (timestamp, padded level and event,
-    then ``key=value`` sorted, strings bare unless they hold a space, ``=`` or a quote) for a fraction of
-    its cost, paid a few times a request outside a terminal (a container's or a service's log); the
-    stack and the traceback, where an event has them, on the lines after.
+    The line structlog's console renderer writes without colours (timestamp, padded level and event, then
+    ``key=value`` sorted, strings bare unless they hold a space, ``=`` or a quote) for a fraction of its cost, paid a
+    few times a request outside a terminal; the stack and the traceback, where an event has them, on the lines after.
     """
     head = f"{event.pop('timestamp', '')} [{event.pop('level', ''):<9}] {event.pop('event', '')!s:<30}"
     after = [str(event.pop(key)) for key in ("stack", "exception") if key in event]

@@ -1,7 +1,6 @@
 """
-The plugin's process-wide state, all of it, in one object: what must outlive a plugin instance
-because what it is about (the log stream, the Redis clients, LiteLLM's callback lists, Prometheus'
-registry) belongs to the process. What a plugin learns from traffic lives in its ``Memory``.
+All the plugin's process-wide state: what outlives a plugin instance because it concerns the process (the log stream,
+Redis clients, LiteLLM's callback lists, Prometheus' registry). A plugin's ``Memory`` holds what it learns from traffic.
 """
 
 from __future__ import annotations

@@ -111,11 +111,7 @@ class _LabOption(argparse.Action):
     """An option of the research replay given to this one: refused, saying where it is."""
 
     def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        _namespace: argparse.Namespace,
-        _values: object,
-        option_string: str | None = None,
+        self, parser: argparse.ArgumentParser, _namespace: object, _values: object, option_string: str | None = None
     ) -> None:
         parser.error(f"{option_string} is an option of the research replay: run {LAB_REPLAY}")
 
@@ -213,7 +209,6 @@ def positive(text: str) -> int:
 
 
 def _tokens(text: str) -> int:
-    """A number of tokens: ``16000``, or ``16k`` / ``16K`` for thousands (16000, as windows are quoted)."""
     value = _thousands(text)
     if value is None:
         msg = f"{text!r} is not a number of tokens; give a positive integer, e.g. 16000 or 16k"
@@ -230,7 +225,7 @@ def _window_list(text: str) -> list[int]:
 
 
 def _thousands(text: str) -> int | None:
-    """``16000`` or ``16k`` as 16000; ``None`` for anything that is not a positive number of tokens."""
+    """``16000`` or ``16k`` / ``16K`` as 16000 (as windows are quoted); ``None`` for anything else."""
     text = text.strip()
     digits, scale = (text[:-1], 1000) if text[-1:] in {"k", "K"} else (text, 1)
     return int(digits) * scale if digits.isdigit() and int(digits) > 0 else None

@@ -38,10 +38,9 @@ def inspect_conversation(
             [len(messages) - 1] if messages else [],
         ),
     ]
-    ledger = [_entry(name, len(ix), sum(sizes[i] for i in ix), report["window"]) for name, ix in parts]
-    ledger.insert(
-        1, _entry("tools schema + reply priming", 0, counter.count_tools(conversation.tools), report["window"])
-    )
+    fit_window = report["window"]
+    ledger = [_entry(name, len(ix), sum(sizes[i] for i in ix), fit_window) for name, ix in parts]
+    ledger.insert(1, _entry("tools schema + reply priming", 0, counter.count_tools(conversation.tools), fit_window))
     changes: list[dict[str, Any]] = [
         {"index": i, "role": messages[i].get("role"), "tokens": sizes[i], "change": change}
         for change, key in (("elided", "elided_at"), ("dropped", "dropped_at"), ("cut", "cut_at"))
@@ -79,7 +78,6 @@ def group_changes(changes: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def render_inspection(data: dict[str, Any]) -> str:
-    """The inspection as readable tables."""
     report = data["report"]
     ledger = table.render(
         ["part", "messages", "tokens", "share of window"],

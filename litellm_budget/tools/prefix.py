@@ -1,7 +1,4 @@
-"""
-How much of a prompt repeats the one before it: the prefix of its tokens that a provider's prompt cache
-(OpenAI's, Anthropic's) or a local KV cache (vLLM, llama.cpp) would reuse.
-"""
+"""How much of a prompt repeats the one before: the prefix a provider's prompt cache or a local KV cache would reuse."""
 
 from __future__ import annotations
 
@@ -14,10 +11,7 @@ from litellm_budget.typing import Message
 def shared_prefix(
     previous: Sequence[Message], current: Sequence[Message], sizes: Sequence[int], blocks: BlockCount | None = None
 ) -> int:
-    """
-    Tokens of the leading messages ``current`` has in common with ``previous``; with ``blocks``, the
-    first message that differs still shares what did not change of its head.
-    """
+    """Tokens of the leading messages ``current`` shares with ``previous``, plus ``blocks`` of the first to differ."""
     shared = 0
     for before, now, size in zip(previous, current, sizes, strict=False):
         if before is not now and before != now:

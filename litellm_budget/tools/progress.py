@@ -19,7 +19,6 @@ class Progress:
         self.width = width
 
     def step(self, label: str = "") -> None:
-        """One more unit of work done."""
         self.done += 1
         if self.enabled:
             filled = self.width * self.done // self.total
@@ -30,7 +29,6 @@ class Progress:
             self.stream.flush()
 
     def close(self) -> None:
-        """End the line."""
         if self.enabled:
             self.stream.write("\n")
             self.stream.flush()

@@ -252,9 +252,8 @@ def format_rows(rows: Sequence[Row], *, reused: bool = False, why: Sequence[str]
 
 class Remembered:
     """
-    The edits sent last, as the plugin remembers them per conversation (``conversation_state``;
-    every replayed request comes within the cache lifetime). A session's first request does not
-    continue the last one of the session before, so it is fitted afresh.
+    The edits sent last, as the plugin remembers them per conversation (``conversation_state``; every replayed request
+    comes within the cache lifetime). A session's first request continues no earlier one, so it is fitted afresh.
     """
 
     def __init__(self, settings: BudgetSettings) -> None:

@@ -1,7 +1,4 @@
-"""
-The ``replay`` command: every session x window x policy of the plugin, what each sent, side by side.
-Peers, evidence recall, prices and the provider's cache are the research replay's, in a clone.
-"""
+"""The ``replay`` command: what each policy of the plugin sent, per session and window, side by side."""
 
 from __future__ import annotations
 
@@ -35,7 +32,6 @@ Peers, evidence recall, prices and the provider's cache: python -m benchmarks.re
 
 
 def run_replay(args: argparse.Namespace) -> int:
-    """Replay, print the totals (and rows) and return 0."""
     base = settings_from(args.config, args.assignments)
     policies = args.policy or [base.policy]
     for name in policies:

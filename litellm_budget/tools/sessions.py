@@ -28,10 +28,7 @@ class SessionFileError(ValueError):
 
 
 def load_conversation(path: Path) -> Conversation:
-    """
-    Load a JSON list of messages, a request body ``{"model", "messages", ...}`` or a session file
-    (``{"messages": [...], ...}``); ``SessionFileError`` if it is missing, not JSON, or has no messages.
-    """
+    """Read a JSON list of messages, or an object with a ``messages`` list (a request body, a session file)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:

@@ -13,9 +13,8 @@ from litellm_budget.core.api import SETTING_NAMES, BudgetSettings, SettingError,
 
 def settings_from(config: Path | None, assignments: Sequence[str]) -> BudgetSettings:
     """
-    The defaults, then ``config``'s ``callback_settings.litellm_budget``, then each ``KEY=VALUE`` of
-    ``assignments`` (its value read as YAML: ``0.8``, ``null``, ``[0.8, 2.0]``). A config without that
-    section, an assignment without ``=``, an unknown key or a bad value is a ``ValueError`` naming it.
+    The defaults, then ``config``'s ``callback_settings.litellm_budget``, then each ``KEY=VALUE`` of ``assignments``
+    (its value read as YAML); anything it cannot use is a ``ValueError`` naming it.
     """
     settings = BudgetSettings()
     if config is not None:

@@ -67,10 +67,7 @@ def without_tool(tools: object) -> list[Any]:
 
 
 def offerable(request: Mapping[str, Any], fmt: MessageFormat) -> bool:
-    """
-    Whether LiteLLM can serve the tool inside this request: it runs no agentic hook for a streamed chat or Responses
-    request (a streamed Anthropic one it holds back until served).
-    """
+    """Whether LiteLLM can serve the tool here: it runs no agentic hook for a streamed chat or Responses request."""
     if request.get("stream") and fmt.name != "anthropic":
         return False
     choice = request.get("tool_choice")

@@ -34,10 +34,7 @@ def report_answer(answered: Answered, call_id: str, model_group: str, asked: Ask
 
 
 def record_recalls(logging_obj: Any, kwargs: MutableMapping[str, Any], answered: Sequence[Answered]) -> None:
-    """
-    The call's recalls in the ``spend_logs_metadata`` of its logging object (what its success event and spend
-    log read) and of its kwargs (what the follow-up carries).
-    """
+    """The call's recalls, in the ``spend_logs_metadata`` its spend log reads and the one its follow-up carries."""
     listed = [one.as_dict() for one in answered]
     details = getattr(logging_obj, "model_call_details", None)
     params = details.get("litellm_params") if isinstance(details, MutableMapping) else None

@@ -1,7 +1,4 @@
-"""
-A client's Anthropic ``context_management`` (``clear_tool_uses``, ``clear_thinking``, ``compact_20260112``), served
-here where the upstream would not, and what the response says of it (``applied_edits``, as Anthropic's own do).
-"""
+"""The ``clear_tool_uses``, ``clear_thinking`` and ``compact_20260112`` edits, served where the upstream would not."""
 
 from __future__ import annotations
 
@@ -39,11 +36,10 @@ async def serve_compaction(
     summarizer: Summarizer, request: MutableMapping[str, Any], target: Target, *, router: Any, cache: Any
 ) -> list[dict[str, Any]] | None:
     """
-    Serve the request's compaction edit with the summary model, for any upstream: take it out (no upstream applies it
-    again), read earlier ``compaction`` blocks as the API does, and past the trigger summarize the conversation once,
-    sending the request as the fit would. The response starts with a ``compaction`` block, which the client appends,
-    so its later requests drop all before it. Returns what the response carries (``None``: nothing); a summarizer's
-    failure is reported there, never raised.
+    Serve the compaction edit with the summary model, for any upstream: take it out (no upstream applies it again), read
+    earlier ``compaction`` blocks as the API does, and past the trigger summarize the conversation once, sending the
+    request as the fit would. The response starts with a ``compaction`` block, which the client appends, so its later
+    requests drop all before it. A summarizer's failure is reported in what this returns, never raised.
     """
     asked = request.get("context_management")
     edit = compact_edit(asked)

@@ -57,10 +57,7 @@ class FrameRewriter:
 async def streamed_with_edits(
     chunks: AsyncIterator[Any], applied: list[dict[str, Any]] | None, guard: Callable[[Callable[[], str]], str | None]
 ) -> AsyncIterator[Any]:
-    """
-    ``chunks`` with the edits of ``applied`` in their frames (``None``: as they are). ``guard``
-    runs each rewrite inside the hook's boundary: a frame it cannot rewrite goes as it came.
-    """
+    """``chunks`` with ``applied`` in their frames; a frame the hook's ``guard`` cannot rewrite goes as it came."""
     if applied is None:
         async for chunk in chunks:
             yield chunk

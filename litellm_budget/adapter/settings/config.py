@@ -1,7 +1,4 @@
-"""
-The plugin's settings: defaults, then the proxy's ``callback_settings``, then the instance's knobs; and whether
-LiteLLM's own compression, registered beside it, owns the Anthropic Messages requests.
-"""
+"""The plugin's settings in force, and whether LiteLLM's own compression owns the Anthropic Messages requests."""
 
 from __future__ import annotations
 
@@ -23,10 +20,9 @@ CALLBACK_SETTINGS = "callback_settings"
 
 class ConfiguredSettings:
     """
-    The settings in force, re-read only when the proxy's ``callback_settings`` change (the request path pays one
-    comparison). The proxy creates the plugin while loading its config, so a wrong key or value stops it at start
-    (``found_at_start``). Settings that turn wrong later (a config reload) are left out, each logged once, and the
-    valid rest applies: one bad line neither fails the gateway nor sends requests unfitted.
+    The settings in force, re-read only when the proxy's ``callback_settings`` change. The proxy creates the plugin
+    while loading its config, so a wrong key or value stops it at start (``found_at_start``); one that turns wrong later
+    (a config reload) is left out and logged once: a bad line neither fails the gateway nor sends requests unfitted.
     """
 
     def __init__(self, knobs: Mapping[str, Any], invalid: InvalidSettings) -> None:
@@ -34,7 +30,6 @@ class ConfiguredSettings:
         self._invalid = invalid
         configured = _configured()
         settings, found = self._build(configured)
-        #: What was invalid when the plugin was created: the plugin refuses to start with it.
         self.found_at_start = tuple(found)
         self._seen: tuple[object, BudgetSettings] = (_copy(configured), settings)
 
@@ -99,9 +94,8 @@ def _copy(configured: object) -> object:
     return dict(configured) if isinstance(configured, Mapping) else configured
 
 
-# Where LiteLLM's own ``compression_interception`` is registered, it owns the Anthropic Messages requests, and this
-# plugin forwards them untouched (``unsupported``): two editors of one request would each read the other's
-# placeholders as content, and offer two retrieval tools. Chat and Responses requests are fitted here as always.
+# LiteLLM's ``compression_interception``, where registered, owns Anthropic Messages requests, forwarded untouched here
+# (``unsupported``): two editors would read each other's placeholders as content, and offer two retrieval tools.
 COMPRESSION_CALLBACK = "compression_interception"
 COMPRESSION_CLASS = "CompressionInterceptionLogger"
 REASON = f"{COMPRESSION_CALLBACK} is registered: LiteLLM's own compression owns Anthropic Messages requests"

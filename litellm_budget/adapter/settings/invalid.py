@@ -118,8 +118,7 @@ def check_at_start(found: Sequence[InvalidSetting], router: Any, settings: Budge
         raise refusal(invalid)
     unknown = unknown_windows(deployments, settings)
     if unknown:
-        # Not a refusal: such a model's requests go as they came, and each says so; but at start,
-        # where the operator looks, with the lines that fix it.
+        # Not a refusal (its requests go as they came, each saying so), but warned at start, where the operator looks.
         log.warning("window_unknown_at_start", model_groups=unknown, fix=WINDOW_FIX)
 
 

@@ -1,7 +1,6 @@
 """
-Summaries of dropped blocks from a cheap LiteLLM model group, made once per block and cached by digest here and in
-Redis, so every replica sends the same bytes and keeps the prompt prefix. A request waits at most ``summary_timeout``,
-then goes on with the marker while the call finishes for the next one; nothing here raises into a request.
+Summaries of dropped blocks, made once each and cached by digest here and in Redis, so replicas send the same bytes
+and keep the prompt prefix. A request waits at most ``summary_timeout``, and no failure here reaches it.
 """
 
 from __future__ import annotations
@@ -43,10 +42,7 @@ RETRY_SECONDS = 60.0
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class SummaryOutcome:
-    """
-    What a request gets: the summary ``text``, or why not (``failed``); and what it spent on it: the ``calls`` started
-    for it, their ``tokens`` (usage) and ``cost`` (``None``: unknown).
-    """
+    """The summary ``text`` or why not (``failed``), and the ``calls`` started for it, their ``tokens`` and ``cost``."""
 
     text: str | None = None
     failed: str | None = None

@@ -49,10 +49,8 @@ def _step(rng: random.Random, step: int) -> tuple[str, str]:
             f"FAILED tests/test_budget.py::test_{n} - AssertionError: {_words(rng, 8)}"
             for n in range(rng.randint(3, 60))
         )
-        return (
-            "pytest -x -q",
-            f"{failures}\n{rng.randint(1, 60)} failed, {rng.randint(50, 300)} passed in {step + 1}.2s",
-        )
+        totals = f"{rng.randint(1, 60)} failed, {rng.randint(50, 300)} passed in {step + 1}.2s"
+        return "pytest -x -q", f"{failures}\n{totals}"
     return f"grep -rn budget {path}", "\n".join(f"{path}:{n}: {_words(rng, 10)}" for n in range(rng.randint(2, 30)))
 
 

@@ -20,7 +20,6 @@ from litellm_budget.tools.sessions import requests_of
 
 #: How a LiteLLM config names an environment variable instead of a value.
 ENV_PREFIX = "os.environ/"
-#: Printed under the table: what the columns count.
 LEGEND = (
     "elided and dropped count messages (x-litellm-budget-elided, x-litellm-budget-dropped), not units;\n"
     "why: how the edit differs from the request above, read from those counts (blank: the same counts).\n"
@@ -63,10 +62,7 @@ def master_key_of(config: dict[str, Any]) -> str:
 
 
 def check_model(config: dict[str, Any], model: str, path: Path) -> None:
-    """
-    Refuse a ``--model`` the config has no ``model_name`` for, before a proxy starts for nothing: a
-    ``ValueError`` naming the config's models (none is checked when one is a wildcard route).
-    """
+    """Refuse a ``--model`` the config has no ``model_name`` for before a proxy starts (a wildcard route takes any)."""
     names = [str(entry.get("model_name")) for entry in config.get("model_list") or [] if isinstance(entry, dict)]
     if names and model not in names and not any("*" in name for name in names):
         msg = f"--model {model!r} is not a model_name of {path}; its models: {', '.join(names)}"
