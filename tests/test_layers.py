@@ -254,6 +254,42 @@ def test_the_import_reader_sees_relative_and_lazy_imports(tmp_path: Path) -> Non
     assert found["litellm"] is False
 
 
+def mutable_tables_in(path: Path) -> list[str]:
+    """The module-level names of ``path`` bound to a dict, list or set display or comprehension."""
+    displays = (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)
+    found: list[str] = []
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        )
+        if isinstance(getattr(node, "value", None), displays):
+            found += [ast.unparse(target) for target in targets]
+    return found
+
+
+def test_constant_tables_are_read_only() -> None:
+    """
+    No module-level dict, list or set: a table of constants is a ``MappingProxyType``, a tuple or a
+    frozenset, so no request can change what the next one reads; what does change lives in ``PROCESS``
+    and the memos.
+    """
+    found = [
+        f"{path.relative_to(PACKAGE)}:{name}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for name in mutable_tables_in(path)
+    ]
+
+    assert found == []
+
+
+def test_the_table_reader_sees_every_mutable_display(tmp_path: Path) -> None:
+    """The reader above finds displays and comprehensions, annotated or not, and leaves tuples alone."""
+    probe = tmp_path / "probe.py"
+    probe.write_text("A = {}\nB: list[int] = []\nC = {n for n in ()}\nD = (1,)\nE = frozenset()\n", encoding="utf-8")
+
+    assert mutable_tables_in(probe) == ["A", "B", "C"]
+
+
 def test_no_import_cycle() -> None:
     """No module of the package imports one that imports it back, lazily, for typing only, or not."""
     cycles = [" -> ".join(cycle) for cycle in cycles_in(import_graph(typing=True))]

@@ -6,7 +6,8 @@ import dataclasses
 import operator
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from litellm_budget.typing import Action, PolicyName
@@ -163,12 +164,14 @@ def elapsed_ms(started: float) -> float:
 
 
 #: What a report of a request not sent says was edited and summarized: nothing.
-_NO_EDITS: dict[str, Any] = {
-    **dict.fromkeys(("elided", "dropped_units", "dropped_messages", "cut", "summary_tokens"), 0),
-    **dict.fromkeys(("elided_at", "dropped_at", "cut_at"), ""),
-    **dict.fromkeys(("marker", "edits_kept", "summarized"), False),
-    **dict.fromkeys(("summary_needed", "summary_failed", "first_changed_index"), None),
-}
+_NO_EDITS: Mapping[str, Any] = MappingProxyType(
+    {
+        **dict.fromkeys(("elided", "dropped_units", "dropped_messages", "cut", "summary_tokens"), 0),
+        **dict.fromkeys(("elided_at", "dropped_at", "cut_at"), ""),
+        **dict.fromkeys(("marker", "edits_kept", "summarized"), False),
+        **dict.fromkeys(("summary_needed", "summary_failed", "first_changed_index"), None),
+    }
+)
 
 
 def unsent(report: BudgetReport, action: Action, reason: str) -> BudgetReport:
