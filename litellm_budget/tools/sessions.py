@@ -1,4 +1,7 @@
-"""Read what operators have on disk: a list of messages, a request body, or a recorded session."""
+"""
+Read what operators have on disk (a list of messages, a request body, or a recorded session), and a recorded chat
+session in another API's shape, for replays.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""A pass is frozen (a step that learns or changes something returns the next); each fit is published only once."""
+"""
+One pass per hook: the request read once, then a chain of named steps. A pass is frozen: a step that learns or
+changes something returns the next pass. Each fit is published once, whichever hook, retry or fallback sees it.
+"""
 
 from __future__ import annotations
 

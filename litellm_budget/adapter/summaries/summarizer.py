@@ -1,6 +1,7 @@
 """
 Summaries of dropped blocks, made once each and cached by digest here and in Redis, so replicas send the same bytes
-and keep the prompt prefix. A request waits at most ``summary_timeout``, and no failure here reaches it.
+and keep the prompt prefix, and the hook's step that asks for one (``summary_ahead``). A request waits at most
+``summary_timeout``, and no failure here reaches it.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """
 A conversation's last edits (held in LiteLLM's cache by the adapter), reapplied while they fit so they only grow: fitted
-afresh, a moving learned ratio or a heavy final step would change them for a turn and re-prefill the prompt.
+afresh, a moving learned ratio or a heavy final step would change them for a turn and re-prefill the prompt. Against
+them, a request's re-reads: the calls it makes again for what they hid.
 """
 
 from __future__ import annotations
