@@ -111,9 +111,10 @@ def settled_sizes(ledger: Ledger) -> Sequence[int]:
 def _facts(ledger: Ledger, index: int) -> tuple[bool, int]:
     """Whether the message has a bulky text and what eliding it saves, read per request: a wider memo did not pay."""
     facts = ledger.derived.elision.facts
-    if index not in facts:
-        facts[index] = _read_facts(ledger, index) if ledger.kinds[index] in _ELIDABLE_KINDS else (False, 0)
-    return facts[index]
+    found = facts.get(index)
+    if found is None:
+        found = facts[index] = _read_facts(ledger, index) if ledger.kinds[index] in _ELIDABLE_KINDS else (False, 0)
+    return found
 
 
 def _read_facts(ledger: Ledger, index: int) -> tuple[bool, int]:
@@ -128,10 +129,11 @@ def _read_facts(ledger: Ledger, index: int) -> tuple[bool, int]:
 def elided_entry(ledger: Ledger, index: int) -> Entry:
     """The message at ``index`` with every bulky text replaced by its placeholder."""
     elided = ledger.derived.elision.elided
-    if index not in elided:
+    entry = elided.get(index)
+    if entry is None:
         tokens = ledger.counts[index] - _facts(ledger, index)[1]
-        elided[index] = Entry(index, _elided_copy(ledger, index), tokens)
-    return elided[index]
+        entry = elided[index] = Entry(index, _elided_copy(ledger, index), tokens)
+    return entry
 
 
 def _elided_copy(ledger: Ledger, index: int) -> Message:

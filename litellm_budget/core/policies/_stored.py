@@ -41,9 +41,10 @@ def block_handle(ledger: Ledger, gone: Sequence[int]) -> str | None:
     if ledger.recall is None or not gone:
         return None
     handles, key = ledger.derived.markers.block_handles, tuple(gone)
-    if key not in handles:
-        handles[key] = ledger.recall.handle(block_text(ledger, gone))
-    return handles[key]
+    found = handles.get(key)
+    if found is None:
+        found = handles[key] = ledger.recall.handle(block_text(ledger, gone))
+    return found
 
 
 def _candidates(ledger: Ledger, draft: Draft) -> Iterator[str]:

@@ -33,7 +33,8 @@ def marker_digest(ledger: Ledger, gone: Sequence[int], room: int | None = None) 
     if not settings.digest_chars or not gone:
         return [], 0
     digest_share, names_share = shares(settings)
-    cap = _room(ledger, digest_share) if room is None else min(room, _room(ledger, digest_share))
+    cap = _room(ledger, digest_share)
+    cap = cap if room is None else min(room, cap)
     if cap <= 0:
         return [], 0
     keys, kinds = ledger.keys, ledger.kinds
